@@ -1,0 +1,95 @@
+// Package kerneltree provides the real kernel trees that kpatch's tests and
+// end-to-end runs work on, cached outside the repository.
+//
+// The only tree available on a Debian machine without network access is
+// Debian's linux-source-6.12 package, which installs
+// /usr/src/linux-source-6.12.tar.xz. Debian612 unpacks it once into a git
+// repository whose single commit is tagged v6.12, under the cache directory
+// (see CacheDir), and returns its path on every later call.
+package kerneltree
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// DebianTarball is where Debian's linux-source-6.12 package puts the sources.
+const DebianTarball = "/usr/src/linux-source-6.12.tar.xz"
+
+// ErrNoTarball is returned when the Debian source package is not installed.
+var ErrNoTarball = errors.New("kerneltree: " + DebianTarball + " not found: apt-get install linux-source-6.12")
+
+// CacheDir returns the directory where kpatch keeps kernel trees and builds:
+// $KPATCH_CACHE if set, else $XDG_CACHE_HOME/kpatch, else ~/.cache/kpatch.
+func CacheDir() (string, error) {
+	if d := os.Getenv("KPATCH_CACHE"); d != "" {
+		return d, nil
+	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("kerneltree: no cache directory: set KPATCH_CACHE: %w", err)
+	}
+	return filepath.Join(base, "kpatch"), nil
+}
+
+// Debian612 returns the path of a git repository holding Debian's
+// linux-source-6.12 as one commit tagged v6.12, creating it from
+// DebianTarball if the cache does not have it yet. Progress goes to log.
+// The repository is built in a temporary directory and renamed into place,
+// so an interrupted run leaves nothing half-made behind.
+func Debian612(ctx context.Context, log io.Writer) (string, error) {
+	cache, err := CacheDir()
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(cache, "linux-6.12")
+	if _, err := os.Stat(filepath.Join(dir, ".git", "kpatch-complete")); err == nil {
+		return dir, nil
+	}
+	if _, err := os.Stat(DebianTarball); err != nil {
+		return "", ErrNoTarball
+	}
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		return "", fmt.Errorf("kerneltree: %w", err)
+	}
+	tmp, err := os.MkdirTemp(cache, "linux-6.12.tmp-")
+	if err != nil {
+		return "", fmt.Errorf("kerneltree: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+
+	fmt.Fprintf(log, "kerneltree: unpacking %s into %s (once; takes a minute or two)\n", DebianTarball, dir)
+	steps := [][]string{
+		{"tar", "-xJf", DebianTarball, "--strip-components=1", "-C", tmp},
+		{"git", "init", "-q", "-b", "master", tmp},
+		// Debian's top-level .gitignore ignores everything ("/*"), hence -f.
+		{"git", "-C", tmp, "add", "-f", "-A", "."},
+		{"git", "-C", tmp, "-c", "user.name=kpatch", "-c", "user.email=kpatch@localhost",
+			"commit", "-q", "--no-verify", "-m", "Linux 6.12 (Debian linux-source-6.12)"},
+		{"git", "-C", tmp, "tag", "v6.12"},
+	}
+	for _, s := range steps {
+		cmd := exec.CommandContext(ctx, s[0], s[1:]...)
+		cmd.Env = append(os.Environ(),
+			"GIT_AUTHOR_DATE=2024-11-17T14:15:08-08:00",
+			"GIT_COMMITTER_DATE=2024-11-17T14:15:08-08:00")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return "", fmt.Errorf("kerneltree: %s: %v: %s", strings.Join(s, " "), err, strings.TrimSpace(string(out)))
+		}
+	}
+	if err := os.WriteFile(filepath.Join(tmp, ".git", "kpatch-complete"), nil, 0o644); err != nil {
+		return "", fmt.Errorf("kerneltree: %w", err)
+	}
+	os.RemoveAll(dir) // a stale incomplete tree from an older layout
+	if err := os.Rename(tmp, dir); err != nil {
+		return "", fmt.Errorf("kerneltree: %w", err)
+	}
+	fmt.Fprintf(log, "kerneltree: %s ready (tag v6.12)\n", dir)
+	return dir, nil
+}

@@ -1,0 +1,118 @@
+package spec
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+)
+
+var placeholderFuncs = map[string]any{
+	"created": func(string) (string, error) { return "", nil },
+	"since":   func(string) (bool, error) { return false, nil },
+	"before":  func(string) (bool, error) { return false, nil },
+	"between": func(string, string) (bool, error) { return false, nil },
+}
+
+// RenderData is what a template sees as ".".
+type RenderData struct {
+	Version int    // the revision being rendered
+	Step    int    // the number of patches applied
+	Patch   string // the id of the last applied patch, "" before the first
+}
+
+// knownID reports whether any revision of the spec has a patch with this id.
+func (s *Spec) knownID(id string) bool {
+	for _, r := range s.Revisions {
+		for _, p := range r.Patches {
+			if p.ID == id {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// position returns the number of the patch with that id in r, 0 if r does
+// not have it (a patch of another revision), or an error for an id that no
+// revision has.
+func (r *Revision) position(id string) (int, error) {
+	for _, p := range r.Patches {
+		if p.ID == id {
+			return p.Number, nil
+		}
+	}
+	if r.spec.knownID(id) {
+		return 0, nil
+	}
+	return 0, fmt.Errorf("unknown patch id %q", id)
+}
+
+// Render renders the template of the created file path after step patches
+// of r are applied. exists is false while the patch that creates the file is
+// not applied yet.
+func (r *Revision) Render(path string, step int) (content []byte, exists bool, err error) {
+	f := r.spec.Templates[path]
+	if f == nil {
+		return nil, false, fmt.Errorf("spec: no template for %s", path)
+	}
+	created := -1
+	applied := func(id string) (bool, error) {
+		n, err := r.position(id)
+		return err == nil && n != 0 && n <= step, err
+	}
+	t, err := f.tmpl.Clone()
+	if err != nil {
+		return nil, false, err
+	}
+	t.Funcs(map[string]any{
+		"created": func(id string) (string, error) {
+			n, err := r.position(id)
+			if err != nil {
+				return "", err
+			}
+			if n == 0 {
+				n = len(r.Patches) + 1 // created by a patch of another revision
+			}
+			created = n
+			return "", nil
+		},
+		"since": applied,
+		"before": func(id string) (bool, error) {
+			ok, err := applied(id)
+			return !ok, err
+		},
+		"between": func(a, b string) (bool, error) {
+			okA, err := applied(a)
+			if err != nil {
+				return false, err
+			}
+			okB, err := applied(b)
+			return okA && !okB, err
+		},
+	})
+	d := RenderData{Version: r.Version, Step: step}
+	if step > 0 && step <= len(r.Patches) {
+		d.Patch = r.Patches[step-1].ID
+	}
+	var buf bytes.Buffer
+	if err := t.Execute(&buf, d); err != nil {
+		return nil, false, fmt.Errorf("spec: rendering %s: %w", f.Src, err)
+	}
+	if created < 0 {
+		return nil, false, fmt.Errorf("spec: %s: the template does not start with {{created \"id\"}}", f.Src)
+	}
+	if step < created {
+		return nil, false, nil
+	}
+	return buf.Bytes(), true, nil
+}
+
+// CreatedFiles returns the paths of all templates, sorted.
+func (s *Spec) CreatedFiles() []string {
+	var out []string
+	for p := range s.Templates {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,84 @@
+package spec_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"kpatch/oracle"
+	"kpatch/spec"
+	"kpatch/templates/linux"
+)
+
+// TestTemplatesReproduceSeed renders every created file at every patch of
+// v11 and compares it, byte for byte, with the file rebuilt from the posted
+// series (whose blob hashes oracle checks).
+func TestTemplatesReproduceSeed(t *testing.T) {
+	s, err := spec.Load(linux.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Revision(11)
+	if err != nil {
+		t.Fatal(err)
+	}
+	th, err := oracle.ParseFile(filepath.FromSlash("../../shared/seed/unwind-v11-thread.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := th.CreatedFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) != len(s.Templates) {
+		t.Errorf("spec has %d templates, the series creates %d files", len(s.Templates), len(want))
+	}
+	checked := 0
+	for path, versions := range want {
+		vi := -1
+		for step := 0; step <= len(r.Patches); step++ {
+			for vi+1 < len(versions) && versions[vi+1].Patch <= step {
+				vi++
+			}
+			got, exists, err := r.Render(path, step)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if vi < 0 {
+				if exists {
+					t.Errorf("%s exists after patch %d, before the patch that creates it", path, step)
+				}
+				continue
+			}
+			if !exists {
+				t.Errorf("%s missing after patch %d", path, step)
+				continue
+			}
+			if h := oracle.BlobHash(got); h[:12] != versions[vi].Hash[:12] {
+				t.Errorf("%s after patch %d: blob %s, want %s", path, step, h[:12], versions[vi].Hash)
+			}
+			if versions[vi].Patch == step {
+				checked++
+			}
+		}
+	}
+	if checked != 39 {
+		t.Errorf("checked %d index hashes, want all 39", checked)
+	}
+}
+
+func TestRevisionDefaults(t *testing.T) {
+	s, err := spec.Load(linux.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Revision(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Version != 11 || r.Base != "v6.16-rc2" || len(r.Patches) != 14 {
+		t.Errorf("newest revision: v%d on %s with %d patches", r.Version, r.Base, len(r.Patches))
+	}
+	if _, err := s.Revision(9); err == nil {
+		t.Error("v9 should not exist")
+	}
+}
