@@ -116,3 +116,6 @@ func (s *Spec) CreatedFiles() []string {
 	sort.Strings(out)
 	return out
 }
+
+// Spec returns the series description the revision belongs to.
+func (r *Revision) Spec() *Spec { return r.spec }

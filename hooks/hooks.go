@@ -1,0 +1,460 @@
+// Package hooks places a series' edits into files that already exist in the
+// kernel tree by what they attach to, never by line number or fuzzy context:
+// a Kconfig entry after a named symbol, a select in sorted order inside a
+// named config, a line in sorted order among lines with a prefix, a
+// MAINTAINERS section in sorted order, an #include after a named include, a
+// statement before a named statement inside a named function, a struct
+// member before a named member, a declaration after a named function, and a
+// function moved to another file under a new name with its calls renamed.
+//
+// An anchor that is missing, or that matches more than once, is an
+// *AnchorError (matching ErrAnchorMissing or ErrAnchorAmbiguous with
+// errors.Is) naming the file and the anchor.
+package hooks
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"kpatch/spec"
+)
+
+// Sentinel errors an *AnchorError matches.
+var (
+	ErrAnchorMissing   = errors.New("anchor not found")
+	ErrAnchorAmbiguous = errors.New("anchor is ambiguous")
+	ErrAlreadyPresent  = errors.New("already present")
+)
+
+// AnchorError says which edit could not be placed and why.
+type AnchorError struct {
+	Src    string // where the edit is written in the series description
+	File   string // the file of the tree being edited
+	Anchor string // the operation and its arguments
+	Err    error  // ErrAnchorMissing, ErrAnchorAmbiguous, ErrAlreadyPresent or another cause
+	Detail string // e.g. the matching line numbers
+}
+
+func (e *AnchorError) Error() string {
+	s := fmt.Sprintf("%s: %q: %v", e.File, e.Anchor, e.Err)
+	if e.Detail != "" {
+		s += " (" + e.Detail + ")"
+	}
+	return s
+}
+
+func (e *AnchorError) Unwrap() error { return e.Err }
+
+// Files is the state of the tree's files while a series is applied.
+type Files interface {
+	// Get returns the current content of a file of the tree.
+	Get(path string) ([]byte, error)
+	// Set replaces the content of a file.
+	Set(path string, content []byte)
+}
+
+// Ops lists the operations Apply knows, with their arguments.
+var Ops = map[string]string{
+	"section":          "TITLE: a MAINTAINERS section, in sorted order",
+	"config-after":     "SYMBOL: a Kconfig entry after the entry of SYMBOL",
+	"select-sorted":    "CONFIG: a select line in sorted order inside config CONFIG",
+	"sorted-line":      "PREFIX: a line in sorted order among the lines starting with PREFIX",
+	"line-after":       "LINE: text after the line LINE",
+	"include-after":    "<HEADER>: an #include after the #include of HEADER",
+	"member-before":    "STRUCT MEMBER: a member of struct STRUCT before MEMBER (and its comment)",
+	"statement-before": "FUNCTION STATEMENT: a statement in FUNCTION before the statement that starts with STATEMENT (a bare name means a call)",
+	"after-function":   "FUNCTION: text after the definition of FUNCTION",
+	"move-function":    "FUNCTION DEST BEFORE NEWNAME: move FUNCTION to DEST before function BEFORE, renamed NEWNAME and made global",
+	"rename-calls":     "OLD NEW: rename every call of OLD to NEW",
+}
+
+var nargs = map[string]int{
+	"section": 1, "config-after": 1, "select-sorted": 1, "sorted-line": 1, "line-after": 1,
+	"include-after": 1, "include-before": 1, "member-before": 2, "statement-before": 2, "after-function": 1,
+	"move-function": 4, "rename-calls": 2,
+}
+
+// Apply places one edit.
+func Apply(files Files, e spec.Edit) error {
+	anchor := strings.TrimSpace(e.Op + " " + strings.Join(e.Args, " "))
+	fail := func(err error, detail string, a ...any) error {
+		return &AnchorError{Src: e.Src, File: e.Path, Anchor: anchor, Err: err, Detail: fmt.Sprintf(detail, a...)}
+	}
+	n, ok := nargs[e.Op]
+	if !ok {
+		return fail(fmt.Errorf("unknown operation %q", e.Op), "")
+	}
+	if len(e.Args) != n {
+		return fail(fmt.Errorf("%s takes %d argument(s): %s", e.Op, n, Ops[e.Op]), "")
+	}
+	data, err := files.Get(e.Path)
+	if err != nil {
+		return fail(err, "")
+	}
+	f := split(data)
+	text := split([]byte(e.Text))
+	var at int
+	switch e.Op {
+	case "section":
+		at, err = f.section(e.Args[0])
+	case "config-after":
+		at, err = f.configAfter(e.Args[0])
+	case "select-sorted":
+		at, err = f.selectSorted(e.Args[0], e.Text)
+	case "sorted-line":
+		at, err = f.sortedLine(e.Args[0], e.Text)
+	case "line-after":
+		at, err = f.unique(func(l string) bool { return strings.TrimRight(l, "\n") == e.Args[0] }, 0, len(f))
+		at++
+	case "include-after":
+		re := regexp.MustCompile(`^#\s*include\s+` + regexp.QuoteMeta(e.Args[0]) + `(\s|$)`)
+		at, err = f.unique(re.MatchString, 0, len(f))
+		at++
+	case "include-before":
+		re := regexp.MustCompile(`^#\s*include\s+` + regexp.QuoteMeta(e.Args[0]) + `(\s|$)`)
+		at, err = f.unique(re.MatchString, 0, len(f))
+	case "member-before":
+		at, err = f.memberBefore(e.Args[0], e.Args[1])
+	case "statement-before":
+		at, err = f.statementBefore(e.Args[0], e.Args[1])
+	case "after-function":
+		var fn span
+		fn, err = f.function(e.Args[0])
+		at = fn.end
+		if at < len(f) && strings.TrimSpace(f[at]) == "" {
+			at++
+		}
+	case "move-function":
+		return moveFunction(files, f, e, fail)
+	case "rename-calls":
+		re := regexp.MustCompile(`\b` + regexp.QuoteMeta(e.Args[0]) + `\(`)
+		if !re.Match(data) {
+			return fail(ErrAnchorMissing, "no call of %s", e.Args[0])
+		}
+		files.Set(e.Path, re.ReplaceAll(data, []byte(e.Args[1]+"(")))
+		return nil
+	}
+	if err != nil {
+		var ae *anchorErr
+		if errors.As(err, &ae) {
+			return fail(ae.err, "%s", ae.detail)
+		}
+		return fail(err, "")
+	}
+	if len(text) == 0 {
+		return fail(errors.New("the edit has no text to insert"), "")
+	}
+	files.Set(e.Path, f.insert(at, text).bytes())
+	return nil
+}
+
+type anchorErr struct {
+	err    error
+	detail string
+}
+
+func (a *anchorErr) Error() string { return a.err.Error() }
+
+func missing(format string, args ...any) error {
+	return &anchorErr{ErrAnchorMissing, fmt.Sprintf(format, args...)}
+}
+
+// lines is a file split after every newline.
+type lines []string
+
+func split(b []byte) lines {
+	if len(b) == 0 {
+		return nil
+	}
+	ls := strings.SplitAfter(string(b), "\n")
+	if ls[len(ls)-1] == "" {
+		ls = ls[:len(ls)-1]
+	}
+	return ls
+}
+
+func (f lines) bytes() []byte { return []byte(strings.Join(f, "")) }
+
+func (f lines) insert(at int, text lines) lines {
+	out := make(lines, 0, len(f)+len(text))
+	out = append(out, f[:at]...)
+	out = append(out, text...)
+	return append(out, f[at:]...)
+}
+
+// unique returns the index of the only line in [from, to) that matches.
+func (f lines) unique(match func(string) bool, from, to int) (int, error) {
+	var hits []int
+	for i := from; i < to; i++ {
+		if match(f[i]) {
+			hits = append(hits, i)
+		}
+	}
+	switch len(hits) {
+	case 0:
+		return 0, missing("")
+	case 1:
+		return hits[0], nil
+	}
+	var ns []string
+	for _, h := range hits {
+		ns = append(ns, fmt.Sprint(h+1))
+	}
+	return 0, &anchorErr{ErrAnchorAmbiguous, "lines " + strings.Join(ns, ", ")}
+}
+
+// commentAbove returns the first line of the comment block that ends right
+// above line i, or i when there is none.
+func (f lines) commentAbove(i int) int {
+	j := i
+	for j > 0 {
+		t := strings.TrimSpace(f[j-1])
+		if strings.HasPrefix(t, "/*") || strings.HasPrefix(t, "*") || strings.HasSuffix(t, "*/") || strings.HasPrefix(t, "//") {
+			j--
+			continue
+		}
+		break
+	}
+	return j
+}
+
+var maintainersField = regexp.MustCompile(`^[A-Z]:\t`)
+
+func (f lines) section(title string) (int, error) {
+	at := -1
+	for i := 1; i+1 < len(f); i++ {
+		t := strings.TrimRight(f[i], "\n")
+		if strings.TrimSpace(f[i-1]) != "" || t == "" || maintainersField.MatchString(t) || !maintainersField.MatchString(f[i+1]) {
+			continue
+		}
+		if t == title {
+			return 0, &anchorErr{ErrAlreadyPresent, fmt.Sprintf("section at line %d", i+1)}
+		}
+		if t == "THE REST" {
+			if at < 0 {
+				at = i
+			}
+			break
+		}
+		if at < 0 && strings.ToUpper(t) > strings.ToUpper(title) {
+			at = i
+		}
+	}
+	if at < 0 {
+		return 0, missing("no MAINTAINERS sections")
+	}
+	return at, nil
+}
+
+var kconfigTop = regexp.MustCompile(`^(config|menuconfig|choice|endchoice|menu|endmenu|if|endif|source|comment|mainmenu)\b`)
+
+func (f lines) configAfter(sym string) (int, error) {
+	re := regexp.MustCompile(`^(menu)?config\s+` + regexp.QuoteMeta(sym) + `\s*$`)
+	i, err := f.unique(re.MatchString, 0, len(f))
+	if err != nil {
+		return 0, err
+	}
+	j := i + 1
+	for j < len(f) && !kconfigTop.MatchString(f[j]) {
+		j++
+	}
+	for j > i+1 && strings.HasPrefix(f[j-1], "#") {
+		j--
+	}
+	return j, nil
+}
+
+var selectRE = regexp.MustCompile(`^\s*select\s+(\S+)`)
+
+func (f lines) selectSorted(config, text string) (int, error) {
+	m := selectRE.FindStringSubmatch(text)
+	if m == nil {
+		return 0, fmt.Errorf("the text is not a select line")
+	}
+	re := regexp.MustCompile(`^config\s+` + regexp.QuoteMeta(config) + `\s*$`)
+	i, err := f.unique(re.MatchString, 0, len(f))
+	if err != nil {
+		return 0, err
+	}
+	end := i + 1
+	for end < len(f) && !kconfigTop.MatchString(f[end]) {
+		end++
+	}
+	return f.sortedAmong(i+1, end, m[1], func(l string) (string, bool) {
+		if s := selectRE.FindStringSubmatch(l); s != nil {
+			return s[1], true
+		}
+		return "", false
+	})
+}
+
+func (f lines) sortedLine(prefix, text string) (int, error) {
+	if !strings.HasPrefix(text, prefix) {
+		return 0, fmt.Errorf("the text does not start with %q", prefix)
+	}
+	key := strings.TrimSpace(strings.TrimPrefix(strings.SplitN(text, "\n", 2)[0], prefix))
+	return f.sortedAmong(0, len(f), key, func(l string) (string, bool) {
+		if strings.HasPrefix(l, prefix) {
+			return strings.TrimSpace(strings.TrimPrefix(l, prefix)), true
+		}
+		return "", false
+	})
+}
+
+// sortedAmong returns where key goes among the keyed lines of [from, to):
+// before the first keyed line that sorts after it and follows a keyed line
+// that sorts before it (lists that are sorted only in runs keep their
+// order), or after the last keyed line.
+func (f lines) sortedAmong(from, to int, key string, keyOf func(string) (string, bool)) (int, error) {
+	prev, last := "", -1
+	for i := from; i < to; i++ {
+		k, ok := keyOf(f[i])
+		if !ok {
+			continue
+		}
+		if k == key {
+			return 0, &anchorErr{ErrAlreadyPresent, fmt.Sprintf("line %d", i+1)}
+		}
+		if k > key && (last < 0 || prev < key) {
+			return i, nil
+		}
+		prev, last = k, i
+	}
+	if last < 0 {
+		return 0, missing("no lines to sort among")
+	}
+	return last + 1, nil
+}
+
+func (f lines) memberBefore(strct, member string) (int, error) {
+	start, err := f.unique(regexp.MustCompile(`^struct\s+`+regexp.QuoteMeta(strct)+`\s*\{`).MatchString, 0, len(f))
+	if err != nil {
+		return 0, err
+	}
+	end := start + 1
+	for end < len(f) && !strings.HasPrefix(f[end], "}") {
+		end++
+	}
+	re := regexp.MustCompile(`[\s*]` + regexp.QuoteMeta(member) + `\s*(\[[^]]*\])?\s*(__[a-z_]+(\([^)]*\))?\s*)*;`)
+	i, err := f.unique(re.MatchString, start+1, end)
+	if err != nil {
+		return 0, err
+	}
+	return f.commentAbove(i), nil
+}
+
+type span struct{ start, end int } // lines [start, end), end just past the closing brace
+
+// function finds the one definition of name: a line at column 0 that calls
+// name( and is not a declaration, followed by a body in braces.
+func (f lines) function(name string) (span, error) {
+	re := regexp.MustCompile(`(^|[^A-Za-z0-9_])` + regexp.QuoteMeta(name) + `\(`)
+	var defs []span
+	for i := 0; i < len(f); i++ {
+		l := f[i]
+		if l == "" || l[0] == ' ' || l[0] == '\t' || l[0] == '#' || !re.MatchString(l) {
+			continue
+		}
+		// Find where the signature ends: "{" or ";".
+		j := i
+		for ; j < len(f) && j < i+20; j++ {
+			t := strings.TrimRight(f[j], " \t\n")
+			if strings.HasSuffix(t, ";") || strings.HasSuffix(t, ")") && j+1 < len(f) && strings.HasPrefix(f[j+1], "{") || strings.HasSuffix(t, "{") {
+				break
+			}
+		}
+		if j >= len(f) || strings.HasSuffix(strings.TrimRight(f[j], " \t\n"), ";") {
+			continue
+		}
+		if !strings.HasSuffix(strings.TrimRight(f[j], " \t\n"), "{") {
+			j++
+		}
+		k := j + 1
+		for k < len(f) && !strings.HasPrefix(f[k], "}") {
+			k++
+		}
+		if k >= len(f) {
+			continue
+		}
+		defs = append(defs, span{i, k + 1})
+		i = k
+	}
+	switch len(defs) {
+	case 0:
+		return span{}, missing("no definition of %s()", name)
+	case 1:
+		return defs[0], nil
+	}
+	return span{}, &anchorErr{ErrAnchorAmbiguous, fmt.Sprintf("%d definitions of %s(), at lines %d and %d", len(defs), name, defs[0].start+1, defs[1].start+1)}
+}
+
+var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+func (f lines) statementBefore(fn, stmt string) (int, error) {
+	sp, err := f.function(fn)
+	if err != nil {
+		return 0, err
+	}
+	prefix := stmt
+	if identRE.MatchString(stmt) {
+		prefix = stmt + "("
+	}
+	i, err := f.unique(func(l string) bool { return strings.HasPrefix(strings.TrimSpace(l), prefix) }, sp.start+1, sp.end)
+	if err != nil {
+		var ae *anchorErr
+		if errors.As(err, &ae) && ae.err == ErrAnchorMissing {
+			return 0, missing("no statement starting with %q in %s()", prefix, fn)
+		}
+		return 0, err
+	}
+	return f.commentAbove(i), nil
+}
+
+func moveFunction(files Files, f lines, e spec.Edit, fail func(error, string, ...any) error) error {
+	name, dest, before, newName := e.Args[0], e.Args[1], e.Args[2], e.Args[3]
+	sp, err := f.function(name)
+	if err != nil {
+		var ae *anchorErr
+		if errors.As(err, &ae) {
+			return fail(ae.err, "%s", ae.detail)
+		}
+		return fail(err, "")
+	}
+	start, end := f.commentAbove(sp.start), sp.end
+	if end < len(f) && strings.TrimSpace(f[end]) == "" {
+		end++
+	}
+	body := append(lines{}, f[start:end]...)
+	if sp.end == end {
+		body = append(body, "\n")
+	}
+	def := sp.start - start
+	body[def] = strings.TrimPrefix(body[def], "static ")
+	re := regexp.MustCompile(`(^|[^A-Za-z0-9_])` + regexp.QuoteMeta(name) + `\(`)
+	for i := range body {
+		body[i] = re.ReplaceAllString(body[i], "${1}"+newName+"(")
+	}
+	rest := append(append(lines{}, f[:start]...), f[end:]...)
+
+	dd, err := files.Get(dest)
+	if err != nil {
+		return fail(err, "")
+	}
+	d := split(dd)
+	dsp, err := d.function(before)
+	if err != nil {
+		var ae *anchorErr
+		if errors.As(err, &ae) {
+			return fail(ae.err, "in %s: %s", dest, ae.detail)
+		}
+		return fail(err, "")
+	}
+	if _, err := d.function(newName); err == nil {
+		return fail(ErrAlreadyPresent, "%s() is already defined in %s", newName, dest)
+	}
+	files.Set(e.Path, rest.bytes())
+	files.Set(dest, d.insert(d.commentAbove(dsp.start), body).bytes())
+	return nil
+}

@@ -1,0 +1,136 @@
+// Package kernelsrc reads the kernel tree a series is generated against:
+// a git repository read at a revision with go-git, without touching its
+// working tree, index or HEAD, or a plain directory read as it is.
+package kernelsrc
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// Sentinel errors for the ways a tree can be unusable.
+var (
+	ErrNotKernel   = errors.New("not a Linux kernel tree")
+	ErrUnknownRev  = errors.New("unknown revision")
+	ErrNotAGitRepo = errors.New("not a git repository")
+)
+
+// Tree is a kernel source tree at a base.
+type Tree struct {
+	Dir    string          // the directory given
+	Base   string          // the revision asked for (a label for a plain directory)
+	Commit plumbing.Hash   // the base commit, zero for a plain directory
+	Repo   *git.Repository // nil for a plain directory
+	tree   *object.Tree
+}
+
+// kernelMarkers are files every kernel tree has.
+var kernelMarkers = []string{"MAINTAINERS", "Kconfig", "kernel/fork.c", "arch/x86/Kconfig"}
+
+// OpenGit opens dir as a git repository and resolves base (a tag, branch or
+// commit). It reads objects only.
+func OpenGit(dir, base string) (*Tree, error) {
+	repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: false, EnableDotGitCommonDir: true})
+	if err != nil {
+		if errors.Is(err, git.ErrRepositoryNotExists) {
+			return nil, fmt.Errorf("%s: %w", dir, ErrNotAGitRepo)
+		}
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	h, err := repo.ResolveRevision(plumbing.Revision(base))
+	if err != nil {
+		return nil, fmt.Errorf("%q in %s: %w: give a tag, branch or commit of that repository with --base", base, dir, ErrUnknownRev)
+	}
+	c, err := repo.CommitObject(*h)
+	if err != nil {
+		return nil, fmt.Errorf("%q in %s: %w: %v", base, dir, ErrUnknownRev, err)
+	}
+	t, err := c.Tree()
+	if err != nil {
+		return nil, err
+	}
+	tr := &Tree{Dir: dir, Base: base, Commit: *h, Repo: repo, tree: t}
+	return tr, tr.checkKernel()
+}
+
+// OpenDir opens a plain directory; base only labels the output.
+func OpenDir(dir, base string) (*Tree, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, err
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("%s: not a directory", dir)
+	}
+	tr := &Tree{Dir: dir, Base: base}
+	return tr, tr.checkKernel()
+}
+
+// Open opens dir as a git repository when it is one and plain is false,
+// else as a plain directory.
+func Open(dir, base string, plain bool) (*Tree, error) {
+	if !plain {
+		if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil {
+			return OpenGit(dir, base)
+		}
+	}
+	return OpenDir(dir, base)
+}
+
+func (t *Tree) checkKernel() error {
+	for _, m := range kernelMarkers {
+		if !t.Exists(m) {
+			what := t.Dir
+			if t.Repo != nil {
+				what += " at " + t.Base
+			}
+			return fmt.Errorf("%s: %w (no %s): run kpatch in a kernel tree or give one with --tree", what, ErrNotKernel, m)
+		}
+	}
+	return nil
+}
+
+// IsGit reports whether the tree is read from git objects.
+func (t *Tree) IsGit() bool { return t.Repo != nil }
+
+// ReadFile returns a file of the tree at the base; a missing file is an
+// error matching fs.ErrNotExist.
+func (t *Tree) ReadFile(path string) ([]byte, error) {
+	if t.tree == nil {
+		return os.ReadFile(filepath.Join(t.Dir, filepath.FromSlash(path)))
+	}
+	f, err := t.tree.File(path)
+	if err != nil {
+		if errors.Is(err, object.ErrFileNotFound) || errors.Is(err, object.ErrDirectoryNotFound) || errors.Is(err, object.ErrEntryNotFound) {
+			return nil, fmt.Errorf("%s at %s: %w", path, t.Base, fs.ErrNotExist)
+		}
+		return nil, err
+	}
+	r, err := f.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return io.ReadAll(r)
+}
+
+// Exists reports whether path exists in the tree at the base.
+func (t *Tree) Exists(path string) bool {
+	if t.tree == nil {
+		_, err := os.Stat(filepath.Join(t.Dir, filepath.FromSlash(path)))
+		return err == nil
+	}
+	_, err := t.tree.FindEntry(path)
+	return err == nil
+}
+
+// GitTree returns the base commit's tree object, nil for a plain directory.
+func (t *Tree) GitTree() *object.Tree { return t.tree }

@@ -1,0 +1,167 @@
+package series
+
+import (
+	"errors"
+	"fmt"
+	"net/mail"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/go-git/go-git/v5/storage/memory"
+)
+
+// ErrBranchExists is returned by CreateBranch for a branch that exists.
+var ErrBranchExists = errors.New("branch already exists")
+
+// commits computes the commit of every patch, as CreateBranch would record
+// it, in memory. For a plain directory the trees hold only the files the
+// series touches (there is no base tree to start from).
+func (s *Series) commits() error {
+	_, err := s.writeCommits(memory.NewStorage())
+	return err
+}
+
+func (s *Series) writeCommits(store storer.EncodedObjectStorer) (plumbing.Hash, error) {
+	var base *object.Tree
+	var parent []plumbing.Hash
+	if s.Tree.IsGit() {
+		base = s.Tree.GitTree()
+		parent = []plumbing.Hash{s.Tree.Commit}
+	}
+	changed := map[string][]byte{}
+	var last plumbing.Hash
+	for _, p := range s.Patches {
+		for _, f := range p.Files {
+			changed[f.Path] = f.New
+		}
+		th, err := buildTree(store, base, changed)
+		if err != nil {
+			return last, err
+		}
+		c := &object.Commit{
+			Author:       signature(p.Author, p.Date),
+			Committer:    signature(s.Revision.From, p.Date),
+			Message:      p.Subject + "\n\n" + p.Log,
+			TreeHash:     th,
+			ParentHashes: parent,
+		}
+		obj := store.NewEncodedObject()
+		if err := c.Encode(obj); err != nil {
+			return last, err
+		}
+		last, err = store.SetEncodedObject(obj)
+		if err != nil {
+			return last, err
+		}
+		p.Commit = last.String()
+		parent = []plumbing.Hash{last}
+	}
+	return last, nil
+}
+
+func signature(addr string, when time.Time) object.Signature {
+	a, err := mail.ParseAddress(addr)
+	if err != nil {
+		return object.Signature{Name: addr, When: when}
+	}
+	return object.Signature{Name: a.Name, Email: a.Address, When: when}
+}
+
+// buildTree writes the tree of base with the files in changed replaced
+// (paths relative to base; nil content removes a file) and returns its hash.
+func buildTree(store storer.EncodedObjectStorer, base *object.Tree, changed map[string][]byte) (plumbing.Hash, error) {
+	sub := map[string]map[string][]byte{}
+	files := map[string][]byte{}
+	for p, c := range changed {
+		if dir, rest, ok := strings.Cut(p, "/"); ok {
+			if sub[dir] == nil {
+				sub[dir] = map[string][]byte{}
+			}
+			sub[dir][rest] = c
+		} else {
+			files[p] = c
+		}
+	}
+	entries := map[string]object.TreeEntry{}
+	if base != nil {
+		for _, e := range base.Entries {
+			entries[e.Name] = e
+		}
+	}
+	for name, c := range files {
+		if c == nil {
+			delete(entries, name)
+			continue
+		}
+		obj := store.NewEncodedObject()
+		obj.SetType(plumbing.BlobObject)
+		w, err := obj.Writer()
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		w.Write(c)
+		w.Close()
+		h, err := store.SetEncodedObject(obj)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		mode := filemode.Regular
+		if e, ok := entries[name]; ok {
+			mode = e.Mode
+		}
+		entries[name] = object.TreeEntry{Name: name, Mode: mode, Hash: h}
+	}
+	for dir, ch := range sub {
+		var subBase *object.Tree
+		if base != nil {
+			if t, err := base.Tree(dir); err == nil {
+				subBase = t
+			}
+		}
+		h, err := buildTree(store, subBase, ch)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		entries[dir] = object.TreeEntry{Name: dir, Mode: filemode.Dir, Hash: h}
+	}
+	t := &object.Tree{}
+	for _, e := range entries {
+		t.Entries = append(t.Entries, e)
+	}
+	// git sorts tree entries by name, comparing a directory as name + "/".
+	key := func(e object.TreeEntry) string {
+		if e.Mode == filemode.Dir {
+			return e.Name + "/"
+		}
+		return e.Name
+	}
+	sort.Slice(t.Entries, func(i, j int) bool { return key(t.Entries[i]) < key(t.Entries[j]) })
+	obj := store.NewEncodedObject()
+	if err := t.Encode(obj); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return store.SetEncodedObject(obj)
+}
+
+// CreateBranch records one commit per patch on a new branch of the tree's
+// repository. It writes objects and the branch ref only: the working tree,
+// the index and HEAD are left alone. An existing branch is refused.
+func (s *Series) CreateBranch(name string) error {
+	if !s.Tree.IsGit() {
+		return fmt.Errorf("--branch %s: %s is not a git repository", name, s.Tree.Dir)
+	}
+	ref := plumbing.NewBranchReferenceName(name)
+	if _, err := s.Tree.Repo.Reference(ref, false); err == nil {
+		return fmt.Errorf("--branch %s: %w: choose another name or delete it with git branch -D", name, ErrBranchExists)
+	}
+	tip, err := s.writeCommits(s.Tree.Repo.Storer)
+	if err != nil {
+		return err
+	}
+	return s.Tree.Repo.Storer.SetReference(plumbing.NewHashReference(ref, tip))
+}

@@ -1,0 +1,334 @@
+package series
+
+import (
+	"fmt"
+	"net/mail"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"kpatch/diffstat"
+	"kpatch/linediff"
+	"kpatch/oracle"
+)
+
+// Signature ends every message, as git's version does for format-patch.
+const Signature = "kpatch"
+
+// abbrev is the length of abbreviated hashes: the kernel's core.abbrev.
+const abbrev = 12
+
+// Message is one mail of the series.
+type Message struct {
+	Number   int    // 0 for the cover letter
+	Filename string // as git format-patch names it
+	Text     string // the whole message, starting with the "From <sha>" line
+}
+
+// mode returns the git mode of an existing file of the tree.
+func (s *Series) mode(path string) string {
+	if s.Tree.IsGit() {
+		if e, err := s.Tree.GitTree().FindEntry(path); err == nil {
+			return fmt.Sprintf("%06o", uint32(e.Mode))
+		}
+	} else if st, err := os.Stat(filepath.Join(s.Tree.Dir, path)); err == nil && st.Mode()&0o111 != 0 {
+		return "100755"
+	}
+	return "100644"
+}
+
+// Diff returns the git diff of one file change, from "diff --git" on.
+func (s *Series) Diff(f *FileChange) (text string, stat diffstat.File) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "diff --git a/%s b/%s\n", f.Path, f.Path)
+	newHash := oracle.BlobHash(f.New)[:abbrev]
+	stat = diffstat.File{Path: f.Path, Created: f.Created, Mode: "100644"}
+	if f.Created {
+		fmt.Fprintf(&b, "new file mode 100644\nindex %s..%s\n--- /dev/null\n", strings.Repeat("0", abbrev), newHash)
+	} else {
+		stat.Mode = s.mode(f.Path)
+		fmt.Fprintf(&b, "index %s..%s %s\n--- a/%s\n", oracle.BlobHash(f.Old)[:abbrev], newHash, stat.Mode, f.Path)
+	}
+	fmt.Fprintf(&b, "+++ b/%s\n", f.Path)
+	opt := linediff.DefaultOptions()
+	opt.FuncName = linediff.DriverFuncName(linediff.KernelDriver(f.Path))
+	hunks, add, del := linediff.UnifiedWith(f.Old, f.New, opt)
+	b.WriteString(hunks)
+	stat.Added, stat.Deleted = add, del
+	return b.String(), stat
+}
+
+// messageID returns the Message-Id of message n (0: the cover letter).
+// It depends on the series description only, so the same series generated
+// against another base keeps its threading.
+func (s *Series) messageID(n int) string {
+	r := s.Revision
+	return fmt.Sprintf("<%s-v%d-%d@%s>", r.ChangeID, r.Version, n, r.MessageIDDomain)
+}
+
+func (s *Series) subjectPrefix(n int) string {
+	total := len(s.Patches)
+	w := len(fmt.Sprint(total))
+	return fmt.Sprintf("[PATCH v%d %0*d/%d]", s.Revision.Version, w, n, total)
+}
+
+// foldHeader wraps a header at 78 columns the way git does for Subject.
+func foldHeader(name, value string) string {
+	line := name + ": "
+	var b strings.Builder
+	first := true
+	for _, w := range strings.Fields(value) {
+		if !first && len(line)+1+len(w) > 78 {
+			b.WriteString(line + "\n")
+			line = " " + w
+			continue
+		}
+		if !first {
+			line += " "
+		}
+		line += w
+		first = false
+	}
+	b.WriteString(line + "\n")
+	return b.String()
+}
+
+func addressHeader(name string, addrs []string) string {
+	if len(addrs) == 0 {
+		return ""
+	}
+	return name + ": " + strings.Join(addrs, ",\n    ") + "\n"
+}
+
+func (s *Series) header(sha string, n int, from string, date time.Time, subject string, to, cc []string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "From %s Mon Sep 17 00:00:00 2001\n", sha)
+	fmt.Fprintf(&b, "Message-Id: %s\n", s.messageID(n))
+	if n > 0 {
+		fmt.Fprintf(&b, "In-Reply-To: %s\nReferences: %s\n", s.messageID(0), s.messageID(0))
+	}
+	fmt.Fprintf(&b, "From: %s\n", from)
+	fmt.Fprintf(&b, "Date: %s\n", date.Format("Mon, 2 Jan 2006 15:04:05 -0700"))
+	b.WriteString(foldHeader("Subject", subject))
+	b.WriteString(addressHeader("To", to))
+	b.WriteString(addressHeader("Cc", cc))
+	if !isASCII(subject) || !isASCII(from) {
+		b.WriteString("MIME-Version: 1.0\nContent-Type: text/plain; charset=UTF-8\nContent-Transfer-Encoding: 8bit\n")
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// PatchMessage renders patch p as git format-patch writes it.
+func (s *Series) PatchMessage(p *Patch) Message {
+	var b strings.Builder
+	b.WriteString(s.header(p.Commit, p.Number, p.Author, p.Date, s.subjectPrefix(p.Number)+" "+p.Subject, p.To, p.Cc))
+	b.WriteString(p.Log)
+	b.WriteString("---\n")
+	if p.Changelog != "" {
+		b.WriteString(strings.TrimRight(p.Changelog, "\n") + "\n\n")
+	}
+	var diffs strings.Builder
+	var stats []diffstat.File
+	for _, f := range p.Files {
+		d, st := s.Diff(f)
+		diffs.WriteString(d)
+		stats = append(stats, st)
+	}
+	b.WriteString(diffstat.Format(stats, diffstat.MailWidth))
+	b.WriteString("\n")
+	b.WriteString(diffs.String())
+	b.WriteString("-- \n" + Signature + "\n\n")
+	return Message{Number: p.Number, Filename: s.filename(p.Number, p.Subject), Text: b.String()}
+}
+
+// filename is git format-patch's: "v11-0001-" and the subject sanitized and
+// cut so that the name is at most 64 bytes with ".patch".
+func (s *Series) filename(n int, subject string) string {
+	var b strings.Builder
+	space := 2
+	for i := 0; i < len(subject); i++ {
+		c := subject[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' {
+			if space == 1 {
+				b.WriteByte('-')
+			}
+			space = 0
+			b.WriteByte(c)
+			for c == '.' && i+1 < len(subject) && subject[i+1] == '.' {
+				i++
+			}
+		} else {
+			space |= 1
+		}
+	}
+	slug := strings.TrimRight(b.String(), ".-")
+	name := fmt.Sprintf("v%d-%04d-%s", s.Revision.Version, n, slug)
+	if max := 64 - len(".patch") - 1; len(name) > max {
+		name = name[:max]
+	}
+	return name + ".patch"
+}
+
+// CoverMessage renders the cover letter: the revision's text, the shortlog
+// grouped by author, the diffstat of the whole series and the base commit.
+func (s *Series) CoverMessage() Message {
+	r := s.Revision
+	var b strings.Builder
+	tip := ""
+	if n := len(s.Patches); n > 0 {
+		tip = s.Patches[n-1].Commit
+	}
+	b.WriteString(s.header(tip, 0, r.From, r.Date, s.subjectPrefix(0)+" "+r.Subject, s.To, s.Cc))
+	b.WriteString(strings.TrimRight(r.Cover, "\n") + "\n\n")
+	b.WriteString(s.Shortlog())
+	b.WriteString("\n")
+	b.WriteString(diffstat.Format(s.TotalStat(), diffstat.MailWidth))
+	b.WriteString("\n")
+	if s.Tree.IsGit() {
+		fmt.Fprintf(&b, "\nbase-commit: %s\n", s.Tree.Commit)
+	}
+	b.WriteString("-- \n" + Signature + "\n\n")
+	return Message{Number: 0, Filename: fmt.Sprintf("v%d-0000-cover-letter.patch", r.Version), Text: b.String()}
+}
+
+// Shortlog groups the subjects by author as git shortlog does in a cover
+// letter: authors sorted by name, subjects in series order, wrapped at 72.
+func (s *Series) Shortlog() string {
+	byAuthor := map[string][]string{}
+	var names []string
+	for _, p := range s.Patches {
+		name := p.Author
+		if a, err := mail.ParseAddress(p.Author); err == nil {
+			name = a.Name
+		}
+		if byAuthor[name] == nil {
+			names = append(names, name)
+		}
+		byAuthor[name] = append(byAuthor[name], p.Subject)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for i, n := range names {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "%s (%d):\n", n, len(byAuthor[n]))
+		for _, subj := range byAuthor[n] {
+			b.WriteString(wrap(subj, 2, 4, 72))
+		}
+	}
+	return b.String()
+}
+
+func wrap(text string, indent1, indent2, width int) string {
+	var b strings.Builder
+	line := strings.Repeat(" ", indent1)
+	start := true
+	for _, w := range strings.Fields(text) {
+		if !start && len(line)+1+len(w) > width {
+			b.WriteString(line + "\n")
+			line = strings.Repeat(" ", indent2) + w
+			continue
+		}
+		if !start {
+			line += " "
+		}
+		line += w
+		start = false
+	}
+	b.WriteString(line + "\n")
+	return b.String()
+}
+
+// TotalStat returns the diffstat entries of the whole series: base to tip.
+func (s *Series) TotalStat() []diffstat.File {
+	first := map[string]*FileChange{}
+	var paths []string
+	for _, p := range s.Patches {
+		for _, f := range p.Files {
+			if first[f.Path] == nil {
+				first[f.Path] = f
+				paths = append(paths, f.Path)
+			}
+		}
+	}
+	sort.Strings(paths)
+	var out []diffstat.File
+	for _, path := range paths {
+		f := first[path]
+		_, st := s.Diff(&FileChange{Path: path, Old: f.Old, New: s.final[path], Created: f.Created})
+		out = append(out, st)
+	}
+	return out
+}
+
+// Messages returns the cover letter and the patches, in order.
+func (s *Series) Messages() []Message {
+	out := []Message{s.CoverMessage()}
+	for _, p := range s.Patches {
+		out = append(out, s.PatchMessage(p))
+	}
+	return out
+}
+
+// WriteDir writes every message into dir as its own file, atomically: all
+// messages are first written to temporary files in dir, and only renamed
+// into place once every one is complete.
+func WriteDir(dir string, msgs []Message) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("output directory: %w", err)
+	}
+	var tmps, names []string
+	cleanup := func() {
+		for _, t := range tmps {
+			os.Remove(t)
+		}
+	}
+	for _, m := range msgs {
+		f, err := os.CreateTemp(dir, ".kpatch-*.tmp")
+		if err != nil {
+			cleanup()
+			return nil, fmt.Errorf("output directory: %w", err)
+		}
+		tmps = append(tmps, f.Name())
+		_, err = f.WriteString(m.Text)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			cleanup()
+			return nil, fmt.Errorf("writing %s: %w", m.Filename, err)
+		}
+	}
+	for i, m := range msgs {
+		dst := filepath.Join(dir, m.Filename)
+		os.Chmod(tmps[i], 0o644)
+		if err := os.Rename(tmps[i], dst); err != nil {
+			cleanup()
+			return names, fmt.Errorf("writing %s: %w", dst, err)
+		}
+		names = append(names, dst)
+	}
+	return names, nil
+}
+
+// Mbox concatenates the messages as git format-patch --stdout does.
+func Mbox(msgs []Message) string {
+	var b strings.Builder
+	for _, m := range msgs {
+		b.WriteString(m.Text)
+	}
+	return b.String()
+}

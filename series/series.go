@@ -1,0 +1,287 @@
+// Package series generates a patch series from a series description (package
+// spec) against a kernel tree (package kernelsrc), and writes it as mail the
+// way git format-patch --cover-letter --thread -v N does.
+//
+// Generation renders the created files after every patch and places the
+// edits to existing files with package hooks; patch N is the difference
+// between the states before and after step N, diffed with package linediff.
+package series
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sort"
+	"time"
+
+	"kpatch/hooks"
+	"kpatch/kernelsrc"
+	"kpatch/maintainers"
+	"kpatch/spec"
+	"kpatch/templates/linux"
+)
+
+// ErrAlreadyApplied is returned when the tree already has the series.
+var ErrAlreadyApplied = errors.New("the tree already has the series")
+
+// Options selects what Generate works on.
+type Options struct {
+	Tree    string // kernel tree: a git repository or a plain directory
+	Base    string // revision of the tree; "" means the revision's recorded base
+	Version int    // revision of the series; 0 means the newest
+	SpecDir string // series description directory; "" means the embedded one
+	Plain   bool   // read Tree as a plain directory even if it is a git repository
+}
+
+// Series is a generated series.
+type Series struct {
+	Revision *spec.Revision
+	Tree     *kernelsrc.Tree
+	Patches  []*Patch
+	To, Cc   []string // recipients of the whole series (cover letter)
+	// state after each step: files[step][path]; absent = not in the tree.
+	final map[string][]byte
+}
+
+// Patch is one generated patch.
+type Patch struct {
+	*spec.Patch
+	Date    time.Time
+	Files   []*FileChange // in git's path order
+	To, Cc  []string
+	Commit  string // the commit's hash (what --branch records)
+}
+
+// FileChange is the change of one file by one patch.
+type FileChange struct {
+	Path     string
+	Old, New []byte // Old nil for a created file
+	Created  bool
+}
+
+// state is the tree as the series is applied, loading files lazily.
+type state struct {
+	tree  *kernelsrc.Tree
+	files map[string][]byte // nil value: known absent
+}
+
+func (s *state) Get(path string) ([]byte, error) {
+	if c, ok := s.files[path]; ok {
+		if c == nil {
+			return nil, fmt.Errorf("%s: %w", path, fs.ErrNotExist)
+		}
+		return c, nil
+	}
+	c, err := s.tree.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	s.files[path] = c
+	return c, nil
+}
+
+func (s *state) Set(path string, c []byte) { s.files[path] = c }
+
+// LoadSpec loads the embedded series description, or the one in dir.
+func LoadSpec(dir string) (*spec.Spec, error) {
+	if dir == "" {
+		return spec.Load(linux.FS)
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("--spec %s: not a directory", dir)
+	}
+	return spec.Load(os.DirFS(dir))
+}
+
+// Generate renders the series against the tree.
+func Generate(ctx context.Context, opt Options) (*Series, error) {
+	sp, err := LoadSpec(opt.SpecDir)
+	if err != nil {
+		return nil, err
+	}
+	rev, err := sp.Revision(opt.Version)
+	if err != nil {
+		return nil, err
+	}
+	base := opt.Base
+	if base == "" {
+		base = rev.Base
+	}
+	if opt.Tree == "" {
+		opt.Tree = "."
+	}
+	tree, err := kernelsrc.Open(opt.Tree, base, opt.Plain)
+	if err != nil {
+		return nil, err
+	}
+	return Build(ctx, rev, tree)
+}
+
+// Build applies rev step by step to tree.
+func Build(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree) (*Series, error) {
+	created := rev.Spec().CreatedFiles()
+	for _, p := range created {
+		if tree.Exists(p) {
+			return nil, fmt.Errorf("%s already exists at %s: %w (Linux 6.17 and later include it); choose an older --base", p, tree.Base, ErrAlreadyApplied)
+		}
+	}
+	st := &state{tree: tree, files: map[string][]byte{}}
+	for _, p := range created {
+		st.files[p] = nil
+	}
+	s := &Series{Revision: rev, Tree: tree}
+	for _, sp := range rev.Patches {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		before := map[string][]byte{}
+		snapshot := func(path string) {
+			if _, ok := before[path]; !ok {
+				c, _ := st.Get(path)
+				before[path] = c
+			}
+		}
+		for _, e := range sp.Edits {
+			snapshot(e.Path)
+			if e.Op == "move-function" {
+				snapshot(e.Args[1])
+			}
+			if err := hooks.Apply(st, e); err != nil {
+				return nil, fmt.Errorf("patch %d (%s): %w [%s]", sp.Number, sp.ID, err, e.Src)
+			}
+		}
+		for _, path := range created {
+			c, exists, err := rev.Render(path, sp.Number)
+			if err != nil {
+				return nil, fmt.Errorf("patch %d (%s): %w", sp.Number, sp.ID, err)
+			}
+			if !exists {
+				continue
+			}
+			snapshot(path)
+			st.files[path] = c
+		}
+		p := &Patch{Patch: sp, Date: rev.Date.Add(time.Duration(sp.Number) * time.Second)}
+		paths := make([]string, 0, len(before))
+		for path := range before {
+			paths = append(paths, path)
+		}
+		sort.Strings(paths) // git orders a diff by path
+		for _, path := range paths {
+			old, cur := before[path], st.files[path]
+			if bytes.Equal(old, cur) && old != nil {
+				continue
+			}
+			p.Files = append(p.Files, &FileChange{Path: path, Old: old, New: cur, Created: old == nil})
+		}
+		if len(p.Files) == 0 {
+			return nil, fmt.Errorf("patch %d (%s) changes nothing: check its edits and the templates' guards", sp.Number, sp.ID)
+		}
+		s.Patches = append(s.Patches, p)
+	}
+	s.final = st.files
+	if err := s.recipients(st); err != nil {
+		return nil, err
+	}
+	if err := s.commits(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// recipients fills To and Cc from MAINTAINERS as it stands after the series
+// (so that sections the series adds count) and from the revision.
+func (s *Series) recipients(st *state) error {
+	m, err := st.Get("MAINTAINERS")
+	if err != nil {
+		return err
+	}
+	mf, err := maintainers.Parse(bytes.NewReader(m))
+	if err != nil {
+		return fmt.Errorf("MAINTAINERS of %s: %w", s.Tree.Base, err)
+	}
+	var all []string
+	for _, p := range s.Patches {
+		var paths []string
+		for _, f := range p.Files {
+			paths = append(paths, f.Path)
+		}
+		all = append(all, paths...)
+		to, cc := mf.Recipients(paths)
+		p.To = merge(to, s.Revision.To)
+		p.Cc = merge(cc, s.Revision.Cc)
+		p.Cc = minus(p.Cc, p.To)
+	}
+	to, cc := mf.Recipients(all)
+	s.To = merge(to, s.Revision.To)
+	s.Cc = minus(merge(cc, s.Revision.Cc), s.To)
+	return nil
+}
+
+func merge(a, b []string) []string {
+	out := append([]string{}, a...)
+	for _, x := range b {
+		if !contains(out, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func minus(a, b []string) []string {
+	var out []string
+	for _, x := range a {
+		if !contains(b, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func contains(list []string, x string) bool {
+	ax := addrOf(x)
+	for _, y := range list {
+		if addrOf(y) == ax {
+			return true
+		}
+	}
+	return false
+}
+
+func addrOf(s string) string {
+	if i := bytes.LastIndexByte([]byte(s), '<'); i >= 0 {
+		if j := bytes.LastIndexByte([]byte(s), '>'); j > i {
+			return s[i+1 : j]
+		}
+	}
+	return s
+}
+
+// FinalFiles returns the content after the last patch of every file the
+// series touches.
+func (s *Series) FinalFiles() map[string][]byte {
+	out := map[string][]byte{}
+	for _, p := range s.Patches {
+		for _, f := range p.Files {
+			out[f.Path] = s.final[f.Path]
+		}
+	}
+	return out
+}
+
+// PatchesTouching returns the numbers of the patches that change path.
+func (s *Series) PatchesTouching(path string) []int {
+	var out []int
+	for _, p := range s.Patches {
+		for _, f := range p.Files {
+			if f.Path == path {
+				out = append(out, p.Number)
+				break
+			}
+		}
+	}
+	return out
+}
