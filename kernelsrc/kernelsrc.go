@@ -134,3 +134,13 @@ func (t *Tree) Exists(path string) bool {
 
 // GitTree returns the base commit's tree object, nil for a plain directory.
 func (t *Tree) GitTree() *object.Tree { return t.tree }
+
+// IsDir reports whether path is a directory of the tree at the base.
+func (t *Tree) IsDir(path string) bool {
+	if t.tree == nil {
+		st, err := os.Stat(filepath.Join(t.Dir, filepath.FromSlash(path)))
+		return err == nil && st.IsDir()
+	}
+	_, err := t.tree.Tree(path)
+	return err == nil
+}

@@ -203,6 +203,7 @@ func (s *Series) recipients(st *state) error {
 	if err != nil {
 		return fmt.Errorf("MAINTAINERS of %s: %w", s.Tree.Base, err)
 	}
+	mf.IsDir = s.Tree.IsDir
 	var all []string
 	for _, p := range s.Patches {
 		var paths []string

@@ -1,0 +1,204 @@
+package maintainers
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+)
+
+// File is a parsed MAINTAINERS file.
+type File struct {
+	// All holds the sections in file order.
+	All []*Section
+
+	// IsDir, when set, reports whether the F: or X: pattern name (as
+	// written, without a trailing slash and without "*", "?" or ".")
+	// names a directory of the source tree. get_maintainer.pl makes this
+	// test with the file system; see the package documentation for what
+	// happens when IsDir is nil.
+	IsDir func(name string) bool
+}
+
+// Section is one subsystem entry of a MAINTAINERS file.
+type Section struct {
+	// Name is the section's title line, e.g. "SCHEDULER".
+	Name string
+	// Line is the 1-based line number of Name.
+	Line int
+
+	// Maintainers, Reviewers and Lists hold the M:, R: and L: values as
+	// written, e.g. "Ingo Molnar <mingo@redhat.com>" or
+	// "linux-arm-kernel@lists.infradead.org (moderated for non-subscribers)".
+	Maintainers, Reviewers, Lists []string
+	// Status is the S: value, e.g. "Maintained".
+	Status string
+	// Files and Excludes hold the F: and X: patterns as written.
+	Files, Excludes []string
+	// Regex holds the N: regular expressions as written.
+	Regex []string
+	// Keywords holds the K: regular expressions as written. They are
+	// matched by get_maintainer.pl against patch contents, never against
+	// paths, so they play no part in Sections or Recipients.
+	Keywords []string
+	// Trees, Web and Bugs hold the T:, W: and B: values.
+	Trees, Web, Bugs []string
+
+	// Entries holds every entry of the section, including the ones with
+	// no dedicated field (C:, P:, Q:, ...), in file order.
+	Entries []Entry
+
+	files, excludes []*pattern
+	regex           []*regexp.Regexp
+}
+
+// Entry is one "T: value" line of a section.
+type Entry struct {
+	Tag   byte   // 'M', 'R', 'L', 'S', 'F', 'X', 'N', 'K', ...
+	Value string // value with surrounding white space removed
+	Line  int    // 1-based line number
+}
+
+// tagLine matches an entry line the way get_maintainer.pl does.
+var tagLine = regexp.MustCompile(`^([A-Z]):\s*(.*)$`)
+
+// Parse reads a MAINTAINERS file.
+//
+// As in get_maintainer.pl, blank lines and lines starting with "#" are
+// ignored, an entry line is an upper-case letter followed by ":", and any
+// other line starts a new section and is its name; lines not followed by an
+// entry (such as the introduction of the kernel's MAINTAINERS) are ignored.
+// Errors, which say the line number, are returned for entries before any
+// section name and for F:, X: and N: values that are not valid patterns.
+func Parse(r io.Reader) (*File, error) {
+	f := &File{}
+	br := bufio.NewReader(r)
+	var (
+		cur      *Section
+		name     string
+		nameLine int
+	)
+	for lineno := 1; ; lineno++ {
+		line, err := br.ReadString('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("maintainers: line %d: %w", lineno, err)
+		}
+		if line == "" && err != nil {
+			break
+		}
+		line = strings.TrimRight(line, "\r\n")
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case trimmed == "" || strings.HasPrefix(trimmed, "#"):
+			// Ignored; does not end the current section.
+		case tagLine.MatchString(line):
+			m := tagLine.FindStringSubmatch(line)
+			if cur == nil {
+				if nameLine == 0 {
+					return nil, fmt.Errorf("maintainers: line %d: %s: entry before any section name", lineno, m[1])
+				}
+				cur = &Section{Name: name, Line: nameLine}
+				f.All = append(f.All, cur)
+			}
+			if err := cur.add(Entry{Tag: m[1][0], Value: strings.TrimSpace(m[2]), Line: lineno}); err != nil {
+				return nil, fmt.Errorf("maintainers: line %d: %w", lineno, err)
+			}
+		default:
+			cur = nil
+			name, nameLine = trimmed, lineno
+		}
+		if err != nil {
+			break
+		}
+	}
+	return f, nil
+}
+
+// add records e in s and compiles its pattern, if any.
+func (s *Section) add(e Entry) error {
+	s.Entries = append(s.Entries, e)
+	v := e.Value
+	switch e.Tag {
+	case 'M':
+		s.Maintainers = append(s.Maintainers, v)
+	case 'R':
+		s.Reviewers = append(s.Reviewers, v)
+	case 'L':
+		s.Lists = append(s.Lists, v)
+	case 'S':
+		s.Status = v
+	case 'F', 'X':
+		p, err := compilePattern(v)
+		if err != nil {
+			return fmt.Errorf("%c: %q: %w", e.Tag, v, err)
+		}
+		if e.Tag == 'F' {
+			s.Files = append(s.Files, v)
+			s.files = append(s.files, p)
+		} else {
+			s.Excludes = append(s.Excludes, v)
+			s.excludes = append(s.excludes, p)
+		}
+	case 'N':
+		re, err := regexp.Compile(stripExtended(v))
+		if err != nil {
+			return fmt.Errorf("N: %q: %w", v, err)
+		}
+		s.Regex = append(s.Regex, v)
+		s.regex = append(s.regex, re)
+	case 'K':
+		s.Keywords = append(s.Keywords, v)
+	case 'T':
+		s.Trees = append(s.Trees, v)
+	case 'W':
+		s.Web = append(s.Web, v)
+	case 'B':
+		s.Bugs = append(s.Bugs, v)
+	}
+	return nil
+}
+
+// stripExtended removes the white space and "#" comments that Perl's /x
+// modifier ignores outside character classes.
+func stripExtended(s string) string {
+	var b strings.Builder
+	inClass := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\\' && i+1 < len(s):
+			b.WriteByte(c)
+			i++
+			b.WriteByte(s[i])
+			continue
+		case inClass:
+			if c == ']' {
+				inClass = false
+			}
+		case c == '[':
+			inClass = true
+			// A "]" right after "[" or "[^" is literal.
+			b.WriteByte(c)
+			if i+1 < len(s) && s[i+1] == '^' {
+				i++
+				b.WriteByte('^')
+			}
+			if i+1 < len(s) && s[i+1] == ']' {
+				i++
+				b.WriteByte(']')
+			}
+			continue
+		case c == '#':
+			for i < len(s) && s[i] != '\n' {
+				i++
+			}
+			continue
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}

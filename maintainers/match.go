@@ -1,0 +1,134 @@
+package maintainers
+
+import (
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// pattern is a compiled F: or X: value.
+type pattern struct {
+	raw     string
+	re      *regexp.Regexp // "^" + translated pattern
+	dirRe   *regexp.Regexp // re followed by "/", for plain patterns
+	dir     bool           // raw ends in "/"
+	slashes int            // number of "/" in raw
+	depth   int            // get_maintainer.pl's $value_pd
+}
+
+// compilePattern translates a MAINTAINERS file pattern the way
+// get_maintainer.pl does: "." is escaped, "*" becomes ".*" and "?" becomes
+// ".", and everything else keeps its regular-expression meaning.
+func compilePattern(raw string) (*pattern, error) {
+	var b strings.Builder
+	for _, c := range raw {
+		switch c {
+		case '.':
+			b.WriteString(`\.`)
+		case '*':
+			b.WriteString(`.*`)
+		case '?':
+			b.WriteString(`.`)
+		default:
+			b.WriteRune(c)
+		}
+	}
+	re, err := regexp.Compile("^" + b.String())
+	if err != nil {
+		return nil, err
+	}
+	p := &pattern{
+		raw:     raw,
+		re:      re,
+		dir:     strings.HasSuffix(raw, "/"),
+		slashes: strings.Count(raw, "/"),
+	}
+	p.depth = p.slashes
+	if !p.dir {
+		p.depth++
+	}
+	if strings.HasPrefix(raw, "*") {
+		p.depth = -1
+	}
+	// get_maintainer.pl tests the translated pattern with -d, so only a
+	// pattern without ".", "*" and "?" can name a directory.
+	if !p.dir && raw != "" && !strings.ContainsAny(raw, ".*?") {
+		if p.dirRe, err = regexp.Compile("^" + b.String() + "/"); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// match reports whether p matches path, like get_maintainer.pl's
+// file_match_pattern.
+func (f *File) match(p *pattern, path string) bool {
+	if !p.re.MatchString(path) {
+		return false
+	}
+	if p.dir {
+		return true
+	}
+	if p.dirRe != nil && f.isDir(p, path) {
+		return p.dirRe.MatchString(path)
+	}
+	return strings.Count(path, "/") == p.slashes
+}
+
+// isDir reports whether the plain pattern p names a directory.
+func (f *File) isDir(p *pattern, path string) bool {
+	if f.IsDir != nil && f.IsDir(p.raw) {
+		return true
+	}
+	return strings.HasPrefix(path, p.raw+"/")
+}
+
+// score returns whether s matches path and, if so, get_maintainer.pl's
+// ranking of the match: the depth of the last matching F: pattern, or 0 if
+// an N: regex matched after it.
+func (f *File) score(s *Section, path string) (int, bool) {
+	for _, p := range s.excludes {
+		if f.match(p, path) {
+			return 0, false
+		}
+	}
+	score, ok := 0, false
+	fi, ni := 0, 0
+	for _, e := range s.Entries {
+		switch e.Tag {
+		case 'F':
+			if p := s.files[fi]; f.match(p, path) {
+				score, ok = p.depth, true
+			}
+			fi++
+		case 'N':
+			if s.regex[ni].MatchString(path) {
+				score, ok = 0, true
+			}
+			ni++
+		}
+	}
+	return score, ok
+}
+
+// Sections returns the sections matching path, a path relative to the top
+// of the kernel tree such as "kernel/fork.c", most specific first (see the
+// package documentation).
+func (f *File) Sections(path string) []*Section {
+	type hit struct {
+		s     *Section
+		score int
+	}
+	var hits []hit
+	for _, s := range f.All {
+		if score, ok := f.score(s, path); ok {
+			hits = append(hits, hit{s, score})
+		}
+	}
+	sort.SliceStable(hits, func(i, j int) bool { return hits[i].score > hits[j].score })
+	out := make([]*Section, len(hits))
+	for i, h := range hits {
+		out[i] = h.s
+	}
+	return out
+}

@@ -1,0 +1,250 @@
+package maintainers
+
+import (
+	"regexp"
+	"strings"
+)
+
+// chiefPenguin is get_maintainer.pl's @penguin_chief entry; like the script,
+// it is used as a regular expression.
+var chiefPenguin = regexp.MustCompile(`Linus Torvalds <torvalds@linux-foundation.org>`)
+
+// Recipients returns the recipients of a patch touching paths (relative to
+// the top of the kernel tree), as get_maintainer.pl --no-git
+// --no-git-fallback reports them: to holds the M: and R: addresses and cc the
+// L: mailing lists of every matching section. Paths are taken in the order
+// given, the sections of each path in the order of [File.Sections], and the
+// entries of a section in file order; duplicates are removed as described in
+// the package documentation.
+func (f *File) Recipients(paths []string) (to, cc []string) {
+	c := newCollector()
+	for _, path := range paths {
+		for _, s := range f.Sections(path) {
+			for _, e := range s.Entries {
+				switch e.Tag {
+				case 'M', 'R':
+					c.pushAddresses(e.Value)
+				case 'L':
+					c.pushList(e.Value)
+				}
+			}
+		}
+	}
+	return c.result()
+}
+
+// collector accumulates addresses like get_maintainer.pl's @email_to and
+// @list_to.
+type collector struct {
+	to, cc []string
+	names  map[string]bool // %email_hash_name
+	addrs  map[string]bool // %email_hash_address
+	lists  map[string]bool // %hash_list_to
+}
+
+func newCollector() *collector {
+	return &collector{
+		names: map[string]bool{},
+		addrs: map[string]bool{},
+		lists: map[string]bool{},
+	}
+}
+
+// pushAddresses adds an M: or R: value, which may hold a comma-separated
+// list of addresses (push_email_addresses).
+func (c *collector) pushAddresses(v string) {
+	for _, a := range splitAddressList(v) {
+		c.pushAddress(a)
+	}
+}
+
+// pushAddress is push_email_address: an address is added unless its name or
+// its address was seen before.
+func (c *collector) pushAddress(v string) {
+	name, addr := parseEmail(v)
+	if addr == "" {
+		return
+	}
+	ln, la := strings.ToLower(name), strings.ToLower(addr)
+	if (name != "" && c.names[ln]) || c.addrs[la] {
+		return
+	}
+	c.to = append(c.to, formatEmail(name, addr))
+	if name != "" {
+		c.names[ln] = true
+	}
+	c.addrs[la] = true
+}
+
+// pushList adds an L: value unless the list is subscribers-only or was seen
+// before. The first word is the list address and the rest a comment such as
+// "(moderated for non-subscribers)"; a value of the form "Team <address>"
+// is kept whole, where get_maintainer.pl would report the first word.
+func (c *collector) pushList(v string) {
+	addr, extra := v, ""
+	if i := strings.IndexAny(v, " \t"); i >= 0 {
+		addr, extra = v[:i], strings.TrimSpace(v[i:])
+	}
+	key := strings.ToLower(addr)
+	if !strings.Contains(addr, "@") && strings.Contains(v, "<") {
+		name, a := parseEmail(v)
+		if a == "" {
+			return
+		}
+		addr, extra, key = formatEmail(name, a), "", strings.ToLower(a)
+	}
+	if strings.Contains(extra, "subscribers-only") || c.lists[key] {
+		return
+	}
+	c.lists[key] = true
+	c.cc = append(c.cc, addr)
+}
+
+// result applies deduplicate_email, the removal of the chief penguin and
+// merge_email, in get_maintainer.pl's order.
+func (c *collector) result() (to, cc []string) {
+	d := deduplicator{byName: map[string][2]string{}, byAddr: map[string][2]string{}}
+	for i, e := range c.to {
+		c.to[i] = d.dedup(e)
+	}
+	for i, e := range c.cc {
+		c.cc[i] = d.dedup(e)
+	}
+	seen := map[string]bool{}
+	for _, e := range c.to {
+		if chiefPenguin.MatchString(e) || seen[e] {
+			continue
+		}
+		seen[e] = true
+		to = append(to, e)
+	}
+	for _, e := range c.cc {
+		if seen[e] {
+			continue
+		}
+		seen[e] = true
+		cc = append(cc, e)
+	}
+	return to, cc
+}
+
+// deduplicator is get_maintainer.pl's deduplicate_email without a mailmap:
+// an address whose name or address was seen before is replaced by the first
+// one seen.
+type deduplicator struct {
+	byName, byAddr map[string][2]string
+}
+
+func (d *deduplicator) dedup(email string) string {
+	name, addr := parseEmail(email)
+	name, addr = parseEmail(formatEmail(name, addr))
+	if p, ok := d.byName[strings.ToLower(name)]; ok && name != "" {
+		name, addr = p[0], p[1]
+	} else if p, ok := d.byAddr[strings.ToLower(addr)]; ok {
+		name, addr = p[0], p[1]
+	} else {
+		d.byName[strings.ToLower(name)] = [2]string{name, addr}
+		d.byAddr[strings.ToLower(addr)] = [2]string{name, addr}
+	}
+	return formatEmail(name, addr)
+}
+
+var (
+	emailNameAddr = regexp.MustCompile(`^([^<]+)<(.+@.*)>.*$`)
+	emailAngle    = regexp.MustCompile(`^\s*<(.+@\S*)>.*$`)
+	emailBare     = regexp.MustCompile(`^(.+@\S*).*$`)
+	mustQuote     = regexp.MustCompile(`[^A-Za-z0-9_ \-]`)
+)
+
+// parseEmail is get_maintainer.pl's parse_email: it splits "Name <address>"
+// and returns the name quoted if needed.
+func parseEmail(s string) (name, addr string) {
+	if m := emailNameAddr.FindStringSubmatch(s); m != nil {
+		name, addr = m[1], m[2]
+	} else if m := emailAngle.FindStringSubmatch(s); m != nil {
+		addr = m[1]
+	} else if m := emailBare.FindStringSubmatch(s); m != nil {
+		addr = m[1]
+	}
+	name = escapeName(trimQuotes(strings.TrimSpace(name)))
+	return name, strings.TrimSpace(addr)
+}
+
+// formatEmail is get_maintainer.pl's format_email with names enabled.
+func formatEmail(name, addr string) string {
+	name = escapeName(trimQuotes(strings.TrimSpace(name)))
+	addr = strings.TrimSpace(addr)
+	if name == "" {
+		return addr
+	}
+	return name + " <" + addr + ">"
+}
+
+// trimQuotes removes one leading and one trailing double quote.
+func trimQuotes(s string) string {
+	s = strings.TrimPrefix(s, `"`)
+	return strings.TrimSuffix(s, `"`)
+}
+
+// escapeName quotes a name holding characters other than ASCII word
+// characters, "-" and space, escaping the double quotes not yet escaped.
+func escapeName(name string) string {
+	if !mustQuote.MatchString(name) {
+		return name
+	}
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(name); i++ {
+		if name[i] == '"' && (i == 0 || name[i-1] != '\\') {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(name[i])
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// splitAddressList splits v at commas outside quotes, angle brackets and
+// parentheses when every part holds an address, approximating
+// get_maintainer.pl's RFC 822 list validation; otherwise v is one address
+// (as in "Enrico Weigelt, metux IT consult <info@metux.net>").
+func splitAddressList(v string) []string {
+	var parts []string
+	depthAngle, depthParen, inQuote, start := 0, 0, false, 0
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case c == '\\':
+			i++
+		case c == '"':
+			inQuote = !inQuote
+		case inQuote:
+		case c == '<':
+			depthAngle++
+		case c == '>':
+			depthAngle--
+		case c == '(':
+			depthParen++
+		case c == ')':
+			depthParen--
+		case c == ',' && depthAngle == 0 && depthParen == 0:
+			parts = append(parts, v[start:i])
+			start = i + 1
+		}
+	}
+	parts = append(parts, v[start:])
+	if len(parts) == 1 {
+		return parts
+	}
+	var out []string
+	for _, p := range parts {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue // RFC 822 allows null list items.
+		}
+		if !strings.Contains(p, "@") {
+			return []string{v}
+		}
+		out = append(out, p)
+	}
+	return out
+}

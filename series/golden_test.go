@@ -1,0 +1,199 @@
+package series_test
+
+import (
+	"context"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/bluekeyes/go-gitdiff/gitdiff"
+
+	"kpatch/kerneltree"
+	"kpatch/oracle"
+	"kpatch/series"
+)
+
+const seedPath = "../../shared/seed/unwind-v11-thread.txt"
+
+var (
+	treeOnce sync.Once
+	treeDir  string
+	treeErr  error
+)
+
+// debianTree returns the cached git tree of Debian's linux-source-6.12,
+// building it on first use. The test fails (it does not skip) when the
+// tarball is missing: README's test command installs it.
+func debianTree(t *testing.T) string {
+	t.Helper()
+	treeOnce.Do(func() { treeDir, treeErr = kerneltree.Debian612(context.Background(), testLog{t}) })
+	if treeErr != nil {
+		t.Fatal(treeErr)
+	}
+	return treeDir
+}
+
+type testLog struct{ t *testing.T }
+
+func (l testLog) Write(p []byte) (int, error) { l.t.Log(strings.TrimSpace(string(p))); return len(p), nil }
+
+func seed(t *testing.T) *oracle.Thread {
+	t.Helper()
+	th, err := oracle.ParseFile(filepath.FromSlash(seedPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return th
+}
+
+// parsed is one patch mail of the generated series, parsed like the seed.
+func parseMessages(t *testing.T, s *series.Series) (*oracle.Thread, []series.Message) {
+	t.Helper()
+	msgs := s.Messages()
+	// Render the messages in the seed's thread layout so the same parser
+	// reads both: subject, blank, [sender], blank, body.
+	var b strings.Builder
+	for _, m := range msgs {
+		head, body, _ := strings.Cut(m.Text, "\n\n")
+		subj := regexp.MustCompile(`(?m)^Subject: (.*(\n .*)*)$`).FindStringSubmatch(head)[1]
+		subj = strings.ReplaceAll(subj, "\n ", " ")
+		from := regexp.MustCompile(`(?m)^From: (.*)$`).FindStringSubmatch(head)[1]
+		if m.Number == 0 {
+			b.WriteString(subj + "\n\n")
+		}
+		b.WriteString(subj + "\n\n[sender]\n\n")
+		if m.Number > 0 {
+			b.WriteString("From: " + from + "\n\n")
+		}
+		b.WriteString(body)
+	}
+	th, err := oracle.Parse([]byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return th, msgs
+}
+
+type lineChanges struct{ added, deleted []string }
+
+func changesOf(f *gitdiff.File) lineChanges {
+	var c lineChanges
+	for _, fr := range f.TextFragments {
+		for _, l := range fr.Lines {
+			switch l.Op {
+			case gitdiff.OpAdd:
+				c.added = append(c.added, l.Line)
+			case gitdiff.OpDelete:
+				c.deleted = append(c.deleted, l.Line)
+			}
+		}
+	}
+	return c
+}
+
+// withoutFunction drops the lines of a function definition that starts with
+// a line beginning with start, up to its closing brace: the body of a
+// function a patch moves comes from the tree, not from the series.
+func withoutFunction(lines []string, start string) []string {
+	var out []string
+	in := false
+	for _, l := range lines {
+		switch {
+		case strings.HasPrefix(l, start):
+			in = true
+		case in && strings.HasPrefix(l, "}"):
+			in = false
+			continue
+		}
+		if !in {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// moved lists the functions a patch moves out of the tree: their bodies may
+// differ with the base.
+var moved = map[int][]string{13: {"static unsigned long get_segment_base(", "unsigned long segment_base_address("}}
+
+func TestGoldenV11AgainstDebian612(t *testing.T) {
+	dir := debianTree(t)
+	s, err := series.Generate(context.Background(), series.Options{Tree: dir, Base: "v6.12", Version: 11})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := seed(t)
+	got, _ := parseMessages(t, s)
+	if len(got.Patches) != len(want.Patches) {
+		t.Fatalf("generated %d patches, the seed has %d", len(got.Patches), len(want.Patches))
+	}
+	created, err := want.CreatedFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hashes := 0
+	for i, wp := range want.Patches {
+		gp := got.Patches[i]
+		n := wp.Number
+		if gp.Title != wp.Title {
+			t.Errorf("patch %d subject %q, want %q", n, gp.Title, wp.Title)
+		}
+		if gp.Author != wp.Author {
+			t.Errorf("patch %d author %q, want %q", n, gp.Author, wp.Author)
+		}
+		if gp.Log != wp.Log {
+			t.Errorf("patch %d commit message differs:\n got: %q\nwant: %q", n, gp.Log, wp.Log)
+		}
+		if gp.Changelog != wp.Changelog {
+			t.Errorf("patch %d changelog differs:\n got: %q\nwant: %q", n, gp.Changelog, wp.Changelog)
+		}
+		if _, ok := moved[n]; !ok && gp.Diffstat != wp.Diffstat {
+			t.Errorf("patch %d diffstat differs:\n got:\n%s\nwant:\n%s", n, gp.Diffstat, wp.Diffstat)
+		}
+		if len(gp.Files) != len(wp.Files) {
+			t.Errorf("patch %d touches %d files, want %d", n, len(gp.Files), len(wp.Files))
+			continue
+		}
+		for j, wf := range wp.Files {
+			gf := gp.Files[j]
+			if gf.NewName != wf.NewName || gf.IsNew != wf.IsNew {
+				t.Errorf("patch %d file %d: %s (new %v), want %s (new %v)", n, j, gf.NewName, gf.IsNew, wf.NewName, wf.IsNew)
+				continue
+			}
+			if _, isCreated := created[wf.NewName]; isCreated {
+				// Created files: byte for byte, by blob hash, and the
+				// hunks exactly as posted.
+				if gf.OldOIDPrefix != wf.OldOIDPrefix || gf.NewOIDPrefix != wf.NewOIDPrefix {
+					t.Errorf("patch %d %s: index %s..%s, want %s..%s", n, wf.NewName, gf.OldOIDPrefix, gf.NewOIDPrefix, wf.OldOIDPrefix, wf.NewOIDPrefix)
+				} else {
+					hashes++
+				}
+				if gs, ws := fragments(gf), fragments(wf); gs != ws {
+					t.Errorf("patch %d %s hunks differ:\n got:\n%s\nwant:\n%s", n, wf.NewName, gs, ws)
+				}
+				continue
+			}
+			gc, wc := changesOf(gf), changesOf(wf)
+			for _, start := range moved[n] {
+				gc.added, gc.deleted = withoutFunction(gc.added, start), withoutFunction(gc.deleted, start)
+				wc.added, wc.deleted = withoutFunction(wc.added, start), withoutFunction(wc.deleted, start)
+			}
+			if strings.Join(gc.added, "") != strings.Join(wc.added, "") || strings.Join(gc.deleted, "") != strings.Join(wc.deleted, "") {
+				t.Errorf("patch %d %s: changed lines differ:\n got +%q -%q\nwant +%q -%q", n, wf.NewName, gc.added, gc.deleted, wc.added, wc.deleted)
+			}
+		}
+	}
+	if hashes != 39 {
+		t.Errorf("%d created-file index lines match the seed, want all 39", hashes)
+	}
+}
+
+func fragments(f *gitdiff.File) string {
+	var b strings.Builder
+	for _, fr := range f.TextFragments {
+		b.WriteString(fr.String())
+	}
+	return b.String()
+}
