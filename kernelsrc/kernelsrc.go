@@ -10,6 +10,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+
+	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -38,12 +43,9 @@ var kernelMarkers = []string{"MAINTAINERS", "Kconfig", "kernel/fork.c", "arch/x8
 // OpenGit opens dir as a git repository and resolves base (a tag, branch or
 // commit). It reads objects only.
 func OpenGit(dir, base string) (*Tree, error) {
-	repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: false, EnableDotGitCommonDir: true})
+	repo, err := openRepo(dir)
 	if err != nil {
-		if errors.Is(err, git.ErrRepositoryNotExists) {
-			return nil, fmt.Errorf("%s: %w", dir, ErrNotAGitRepo)
-		}
-		return nil, fmt.Errorf("%s: %w", dir, err)
+		return nil, err
 	}
 	h, err := repo.ResolveRevision(plumbing.Revision(base))
 	if err != nil {
@@ -59,6 +61,31 @@ func OpenGit(dir, base string) (*Tree, error) {
 	}
 	tr := &Tree{Dir: dir, Base: base, Commit: *h, Repo: repo, tree: t}
 	return tr, tr.checkKernel()
+}
+
+// openRepo opens the repository in dir with its object alternates (clones
+// made with --shared or --reference, common among kernel developers) and a
+// .git file pointing elsewhere (worktrees) resolved.
+func openRepo(dir string) (*git.Repository, error) {
+	gitDir := filepath.Join(dir, ".git")
+	if b, err := os.ReadFile(gitDir); err == nil {
+		// A .git file: "gitdir: PATH" (a worktree or a submodule).
+		p := strings.TrimSpace(strings.TrimPrefix(string(b), "gitdir:"))
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		gitDir = p
+	}
+	if st, err := os.Stat(gitDir); err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("%s: %w", dir, ErrNotAGitRepo)
+	}
+	st := filesystem.NewStorageWithOptions(osfs.New(gitDir), cache.NewObjectLRUDefault(),
+		filesystem.Options{AlternatesFS: osfs.New("/", osfs.WithBoundOS())})
+	repo, err := git.Open(st, osfs.New(dir))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w: %v", dir, ErrNotAGitRepo, err)
+	}
+	return repo, nil
 }
 
 // OpenDir opens a plain directory; base only labels the output.

@@ -59,6 +59,7 @@ func (s *Series) writeCommits(store storer.EncodedObjectStorer) (plumbing.Hash, 
 			return last, err
 		}
 		p.Commit = last.String()
+		s.tipTree = th.String()
 		parent = []plumbing.Hash{last}
 	}
 	return last, nil
@@ -165,3 +166,6 @@ func (s *Series) CreateBranch(name string) error {
 	}
 	return s.Tree.Repo.Storer.SetReference(plumbing.NewHashReference(ref, tip))
 }
+
+// TipTree returns the hash of the tree after the last patch.
+func (s *Series) TipTree() string { return s.tipTree }

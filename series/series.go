@@ -43,16 +43,17 @@ type Series struct {
 	Patches  []*Patch
 	To, Cc   []string // recipients of the whole series (cover letter)
 	// state after each step: files[step][path]; absent = not in the tree.
-	final map[string][]byte
+	final   map[string][]byte
+	tipTree string
 }
 
 // Patch is one generated patch.
 type Patch struct {
 	*spec.Patch
-	Date    time.Time
-	Files   []*FileChange // in git's path order
-	To, Cc  []string
-	Commit  string // the commit's hash (what --branch records)
+	Date   time.Time
+	Files  []*FileChange // in git's path order
+	To, Cc []string
+	Commit string // the commit's hash (what --branch records)
 }
 
 // FileChange is the change of one file by one patch.

@@ -1,9 +1,104 @@
+// Command kpatch regenerates, checks and tests the "deferred user-space
+// unwinding" kernel patch series from Go templates.
+//
+//	kpatch gen     write the series as mail, as git format-patch would
+//	kpatch unwind  walk a user stack from a core dump or a snapshot
+//	kpatch test    build, boot and check the series in QEMU
+//	kpatch tree    print (and create once) the cached Debian 6.12 kernel tree
 package main
 
 import (
-	_ "github.com/bluekeyes/go-gitdiff/gitdiff"
-	_ "github.com/go-git/go-git/v5"
-	_ "modernc.org/cc/v4"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
 )
 
-func main() {}
+type command struct {
+	name  string
+	short string
+	run   func(args []string, stdout, stderr io.Writer) error
+}
+
+func commands() []command {
+	return []command{
+		{"gen", "write the series as a cover letter and numbered patches", cmdGen},
+		{"unwind", "walk the user stack of a core dump or a QEMU stack snapshot", cmdUnwind},
+		{"test", "build the kernel with the series, boot it in QEMU, check every trace", cmdTest},
+		{"tree", "print the cached Debian linux-source-6.12 git tree, creating it once", cmdTree},
+	}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintf(w, "usage: kpatch <command> [flags]\n\nkpatch regenerates, checks and tests the deferred user-space unwinding series.\n\nCommands:\n")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.short)
+	}
+	fmt.Fprintf(w, "\nRun 'kpatch <command> --help' for the flags of a command.\n")
+}
+
+// errUsage marks an error already explained by a usage message.
+var errUsage = errors.New("usage")
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return 2
+	}
+	switch args[0] {
+	case "-h", "--help", "help":
+		usage(stdout)
+		return 0
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			err := c.run(args[1:], stdout, stderr)
+			switch {
+			case err == nil:
+				return 0
+			case errors.Is(err, flag.ErrHelp):
+				return 0
+			case errors.Is(err, errUsage):
+				return 2
+			}
+			fmt.Fprintf(stderr, "kpatch %s: %v\n", c.name, err)
+			return 1
+		}
+	}
+	fmt.Fprintf(stderr, "kpatch: unknown command %q\n\n", args[0])
+	usage(stderr)
+	return 2
+}
+
+// newFlags returns a flag set that prints its usage with a description.
+func newFlags(name, synopsis, about string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("kpatch "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: kpatch %s %s\n\n%s\n\nFlags:\n", name, synopsis, about)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseFlags parses args and turns a flag error into errUsage (the flag
+// package has already printed it with the usage).
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(fs.Output(), "kpatch: unexpected argument %q\n", fs.Arg(0))
+		fs.Usage()
+		return errUsage
+	}
+	return nil
+}

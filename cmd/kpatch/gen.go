@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+
+	"kpatch/series"
+)
+
+func cmdGen(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("gen", "[--tree DIR] [--base REV] [-v N] [-o DIR | --stdout] [--branch NAME]",
+		`Render the series against a kernel tree and write it as git format-patch
+--cover-letter --thread -v N would: a cover letter and numbered patches with
+diffstats, changelogs, threading headers and recipients from MAINTAINERS.
+The tree is read at --base with go-git; its working tree, index and HEAD are
+never changed. Edits to existing files are placed by what they attach to, so
+the series applies to bases it was not posted against.`, stderr)
+	tree := fs.String("tree", ".", "kernel tree: a git repository, or a plain directory")
+	base := fs.String("base", "", "base revision (tag, branch or commit); default: the base recorded for the revision (v6.16-rc2 for v11)")
+	version := fs.Int("v", 0, "revision of the series to write; default: the newest")
+	specDir := fs.String("spec", "", "series description directory (an edited copy of templates/linux); default: the one built in")
+	out := fs.String("o", "outgoing", "output directory")
+	stdoutFlag := fs.Bool("stdout", false, "write one mbox to standard output instead of files")
+	branch := fs.String("branch", "", "also record one commit per patch on this new branch of the tree")
+	plain := fs.Bool("plain", false, "read --tree as a plain directory even if it is a git repository (--base then only labels the output)")
+	jsonOut := fs.Bool("json", false, "print a JSON summary of what was written")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	s, err := series.Generate(ctx, series.Options{Tree: *tree, Base: *base, Version: *version, SpecDir: *specDir, Plain: *plain})
+	if err != nil {
+		return err
+	}
+	msgs := s.Messages()
+	if *branch != "" {
+		if err := s.CreateBranch(*branch); err != nil {
+			return err
+		}
+	}
+	if *stdoutFlag {
+		_, err := io.WriteString(stdout, series.Mbox(msgs))
+		return err
+	}
+	files, err := series.WriteDir(*out, msgs)
+	if err != nil {
+		return err
+	}
+	if *jsonOut {
+		type patch struct {
+			Number  int      `json:"number"`
+			Subject string   `json:"subject"`
+			File    string   `json:"file"`
+			Commit  string   `json:"commit,omitempty"`
+			To      []string `json:"to"`
+			Cc      []string `json:"cc"`
+		}
+		rep := struct {
+			Version    int     `json:"version"`
+			Base       string  `json:"base"`
+			BaseCommit string  `json:"base_commit,omitempty"`
+			Branch     string  `json:"branch,omitempty"`
+			Cover      string  `json:"cover_letter"`
+			Patches    []patch `json:"patches"`
+		}{Version: s.Revision.Version, Base: s.Tree.Base, Branch: *branch, Cover: files[0]}
+		if s.Tree.IsGit() {
+			rep.BaseCommit = s.Tree.Commit.String()
+		}
+		for i, p := range s.Patches {
+			rep.Patches = append(rep.Patches, patch{p.Number, p.Subject, files[i+1], p.Commit, p.To, p.Cc})
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	for _, f := range files {
+		fmt.Fprintln(stdout, f)
+	}
+	if *branch != "" {
+		fmt.Fprintf(stderr, "kpatch gen: branch %s records the %d patches on %s\n", *branch, len(s.Patches), s.Tree.Base)
+	}
+	return nil
+}

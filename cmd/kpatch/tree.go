@@ -1,0 +1,24 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"kpatch/kerneltree"
+)
+
+func cmdTree(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("tree", "", `Print the path of the cached git tree of Debian's linux-source-6.12 (tag
+v6.12), unpacking /usr/src/linux-source-6.12.tar.xz into the cache once
+($KPATCH_CACHE, else $XDG_CACHE_HOME/kpatch or ~/.cache/kpatch).`, stderr)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	dir, err := kerneltree.Debian612(context.Background(), stderr)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, dir)
+	return nil
+}
