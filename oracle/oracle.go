@@ -28,10 +28,10 @@ import (
 // Thread is a parsed series thread: the cover letter, the patches in order
 // and the replies.
 type Thread struct {
-	Version int       // the revision, from "[PATCH vN ...]"
-	Total   int       // the number of patches announced in the subjects
-	Cover   *Message  // the 00/NN message, nil if absent
-	Patches []*Patch  // patches 1..Total, in order
+	Version int      // the revision, from "[PATCH vN ...]"
+	Total   int      // the number of patches announced in the subjects
+	Cover   *Message // the 00/NN message, nil if absent
+	Patches []*Patch // patches 1..Total, in order
 	Replies []*Message
 }
 
