@@ -61,8 +61,11 @@ type Entry struct {
 	Line  int    // 1-based line number
 }
 
-// tagLine matches an entry line the way get_maintainer.pl does.
-var tagLine = regexp.MustCompile(`^([A-Z]):\s*(.*)$`)
+// isTagLine reports whether line is an entry line the way get_maintainer.pl
+// sees one (/^([A-Z]):\s*(.*)/): an upper-case letter and a colon.
+func isTagLine(line string) bool {
+	return len(line) >= 2 && line[0] >= 'A' && line[0] <= 'Z' && line[1] == ':'
+}
 
 // Parse reads a MAINTAINERS file.
 //
@@ -93,8 +96,8 @@ func Parse(r io.Reader) (*File, error) {
 		switch {
 		case trimmed == "" || strings.HasPrefix(trimmed, "#"):
 			// Ignored; does not end the current section.
-		case tagLine.MatchString(line):
-			m := tagLine.FindStringSubmatch(line)
+		case isTagLine(line):
+			m := [3]string{line, line[:1], strings.TrimSpace(line[2:])}
 			if cur == nil {
 				if nameLine == 0 {
 					return nil, fmt.Errorf("maintainers: line %d: %s: entry before any section name", lineno, m[1])

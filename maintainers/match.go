@@ -9,7 +9,8 @@ import (
 // pattern is a compiled F: or X: value.
 type pattern struct {
 	raw     string
-	re      *regexp.Regexp // "^" + translated pattern
+	literal bool           // no regular-expression syntax: match by prefix
+	re      *regexp.Regexp // "^" + translated pattern, nil when literal
 	dirRe   *regexp.Regexp // re followed by "/", for plain patterns
 	dir     bool           // raw ends in "/"
 	slashes int            // number of "/" in raw
@@ -20,6 +21,17 @@ type pattern struct {
 // get_maintainer.pl does: "." is escaped, "*" becomes ".*" and "?" becomes
 // ".", and everything else keeps its regular-expression meaning.
 func compilePattern(raw string) (*pattern, error) {
+	if !strings.ContainsAny(raw, `*?[](){}+|^$\`) {
+		// Most patterns are plain paths: "." is the only character the
+		// translation touches, so a prefix test is the same match and
+		// saves compiling thousands of regular expressions.
+		p := &pattern{raw: raw, literal: true, dir: strings.HasSuffix(raw, "/"), slashes: strings.Count(raw, "/")}
+		p.depth = p.slashes
+		if !p.dir {
+			p.depth++
+		}
+		return p, nil
+	}
 	var b strings.Builder
 	for _, c := range raw {
 		switch c {
@@ -63,6 +75,18 @@ func compilePattern(raw string) (*pattern, error) {
 // match reports whether p matches path, like get_maintainer.pl's
 // file_match_pattern.
 func (f *File) match(p *pattern, path string) bool {
+	if p.literal {
+		if !strings.HasPrefix(path, p.raw) {
+			return false
+		}
+		if p.dir {
+			return true
+		}
+		if p.raw != "" && !strings.Contains(p.raw, ".") && f.isDir(p, path) {
+			return strings.HasPrefix(path, p.raw+"/")
+		}
+		return strings.Count(path, "/") == p.slashes
+	}
 	if !p.re.MatchString(path) {
 		return false
 	}

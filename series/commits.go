@@ -34,12 +34,13 @@ func (s *Series) writeCommits(store storer.EncodedObjectStorer) (plumbing.Hash, 
 		parent = []plumbing.Hash{s.Tree.Commit}
 	}
 	changed := map[string][]byte{}
+	tb := &treeBuilder{store: store, subtrees: map[string]*object.Tree{}, blobs: map[string]plumbing.Hash{}}
 	var last plumbing.Hash
 	for _, p := range s.Patches {
 		for _, f := range p.Files {
 			changed[f.Path] = f.New
 		}
-		th, err := buildTree(store, base, changed)
+		th, err := tb.build(base, "", changed)
 		if err != nil {
 			return last, err
 		}
@@ -73,9 +74,19 @@ func signature(addr string, when time.Time) object.Signature {
 	return object.Signature{Name: a.Name, Email: a.Address, When: when}
 }
 
-// buildTree writes the tree of base with the files in changed replaced
-// (paths relative to base; nil content removes a file) and returns its hash.
-func buildTree(store storer.EncodedObjectStorer, base *object.Tree, changed map[string][]byte) (plumbing.Hash, error) {
+// treeBuilder writes trees, remembering the base's subtrees it decoded and
+// the blobs it wrote, since every patch rebuilds the same few directories.
+type treeBuilder struct {
+	store    storer.EncodedObjectStorer
+	subtrees map[string]*object.Tree // by directory path
+	blobs    map[string]plumbing.Hash
+}
+
+// build writes the tree of base (the directory dir of the base tree) with
+// the files in changed replaced (paths relative to dir; nil content removes
+// a file) and returns its hash.
+func (tb *treeBuilder) build(base *object.Tree, dir string, changed map[string][]byte) (plumbing.Hash, error) {
+	store := tb.store
 	sub := map[string]map[string][]byte{}
 	files := map[string][]byte{}
 	for p, c := range changed {
@@ -99,17 +110,20 @@ func buildTree(store storer.EncodedObjectStorer, base *object.Tree, changed map[
 			delete(entries, name)
 			continue
 		}
-		obj := store.NewEncodedObject()
-		obj.SetType(plumbing.BlobObject)
-		w, err := obj.Writer()
-		if err != nil {
-			return plumbing.ZeroHash, err
-		}
-		w.Write(c)
-		w.Close()
-		h, err := store.SetEncodedObject(obj)
-		if err != nil {
-			return plumbing.ZeroHash, err
+		h, ok := tb.blobs[string(c)]
+		if !ok {
+			obj := store.NewEncodedObject()
+			obj.SetType(plumbing.BlobObject)
+			w, err := obj.Writer()
+			if err != nil {
+				return plumbing.ZeroHash, err
+			}
+			w.Write(c)
+			w.Close()
+			if h, err = store.SetEncodedObject(obj); err != nil {
+				return plumbing.ZeroHash, err
+			}
+			tb.blobs[string(c)] = h
 		}
 		mode := filemode.Regular
 		if e, ok := entries[name]; ok {
@@ -117,18 +131,20 @@ func buildTree(store storer.EncodedObjectStorer, base *object.Tree, changed map[
 		}
 		entries[name] = object.TreeEntry{Name: name, Mode: mode, Hash: h}
 	}
-	for dir, ch := range sub {
-		var subBase *object.Tree
-		if base != nil {
-			if t, err := base.Tree(dir); err == nil {
+	for name, ch := range sub {
+		path := dir + name + "/"
+		subBase, ok := tb.subtrees[path]
+		if !ok && base != nil {
+			if t, err := base.Tree(name); err == nil {
 				subBase = t
 			}
+			tb.subtrees[path] = subBase
 		}
-		h, err := buildTree(store, subBase, ch)
+		h, err := tb.build(subBase, path, ch)
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
-		entries[dir] = object.TreeEntry{Name: dir, Mode: filemode.Dir, Hash: h}
+		entries[name] = object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: h}
 	}
 	t := &object.Tree{}
 	for _, e := range entries {

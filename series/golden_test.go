@@ -2,6 +2,7 @@ package series_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -28,12 +29,14 @@ var (
 // tarball is missing: README's test command installs it.
 func debianTree(t *testing.T) string {
 	t.Helper()
-	treeOnce.Do(func() { treeDir, treeErr = kerneltree.Debian612(context.Background(), testLog{t}) })
+	treeOnce.Do(func() { treeDir, treeErr = kernelTree() })
 	if treeErr != nil {
 		t.Fatal(treeErr)
 	}
 	return treeDir
 }
+
+func kernelTree() (string, error) { return kerneltree.Debian612(context.Background(), os.Stderr) }
 
 type testLog struct{ t *testing.T }
 

@@ -1,0 +1,66 @@
+package series_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"kpatch/series"
+)
+
+// BenchmarkGenerate measures kpatch gen's work: read the Debian 6.12 tree
+// with go-git, render and place the 14 patches, diff, and format the mail.
+func BenchmarkGenerate(b *testing.B) {
+	dir := benchTree(b)
+	for i := 0; i < b.N; i++ {
+		s, err := series.Generate(context.Background(), series.Options{Tree: dir, Base: "v6.12"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(s.Messages()) != 15 {
+			b.Fatal("not 15 messages")
+		}
+	}
+}
+
+// BenchmarkGitFormatPatch measures git format-patch --cover-letter --thread
+// -v 11 writing the same 14 patches from a branch of the same repository
+// (the branch kpatch gen --branch records).
+func BenchmarkGitFormatPatch(b *testing.B) {
+	dir := benchTree(b)
+	clone := filepath.Join(b.TempDir(), "linux")
+	if out, err := exec.Command("git", "clone", "-q", "--shared", "--no-checkout", dir, clone).CombinedOutput(); err != nil {
+		b.Fatalf("%v: %s", err, out)
+	}
+	s, err := series.Generate(context.Background(), series.Options{Tree: clone, Base: "v6.12"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := s.CreateBranch("bench"); err != nil {
+		b.Fatal(err)
+	}
+	out := b.TempDir()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		cmd := exec.Command("git", "-C", clone, "format-patch", "-q", "--cover-letter", "--thread", "-v", "11",
+			"--base=v6.12", "-o", out, "v6.12..bench")
+		if o, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("%v: %s", err, o)
+		}
+	}
+	b.StopTimer()
+	if ents, _ := os.ReadDir(out); len(ents) != 15 {
+		b.Fatalf("git wrote %d files", len(ents))
+	}
+}
+
+func benchTree(b *testing.B) string {
+	b.Helper()
+	treeOnce.Do(func() { treeDir, treeErr = kernelTree() })
+	if treeErr != nil {
+		b.Fatal(treeErr)
+	}
+	return treeDir
+}
