@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs what kpatch's tests and end-to-end run need on a bare Debian 12
+# machine: Debian's kernel sources (linux-source-6.12), the kernel build
+# tools, QEMU, gcc-multilib for -m32 test programs, gdb for the walker's
+# tests, perl for get_maintainer.pl, and the Go modules. Idempotent.
+set -euo pipefail
+pkgs=(git make gcc gcc-multilib flex bison bc libelf-dev libssl-dev cpio xz-utils perl gdb
+      qemu-system-x86 linux-source-6.12)
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
+	echo "setup: installing ${missing[*]}" >&2
+	$SUDO apt-get update -q
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+command -v go >/dev/null || { echo "setup: Go is not installed (need Go 1.26 in PATH)" >&2; exit 1; }
+cd "$(dirname "$0")/.."
+go mod download

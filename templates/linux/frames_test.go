@@ -1,0 +1,38 @@
+package linux_test
+
+import (
+	"strings"
+	"testing"
+
+	"kpatch/spec"
+	"kpatch/templates/linux"
+	"kpatch/unwind"
+)
+
+// TestFrameLayoutMatchesWalker renders the x86 unwind_user.h template of
+// every revision after its last patch and checks that the frames its
+// ARCH_INIT_USER_*FP_FRAME macros describe are the ones package unwind
+// walks with: one source of truth for the frame layout.
+func TestFrameLayoutMatchesWalker(t *testing.T) {
+	s, err := spec.Load(linux.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range s.Revisions {
+		hdr, ok, err := r.Render("arch/x86/include/asm/unwind_user.h", len(r.Patches))
+		if err != nil || !ok {
+			t.Fatalf("v%d: render: %v (exists %v)", r.Version, err, ok)
+		}
+		if err := unwind.CheckX86Frames(hdr); err != nil {
+			t.Errorf("v%d: %v", r.Version, err)
+		}
+		// The check must be able to fail: a wrong ra_off is caught.
+		bad := strings.Replace(string(hdr), "* -1,", "* -2,", 1)
+		if bad == string(hdr) {
+			t.Fatalf("v%d: the header has no \"* -1,\" to break", r.Version)
+		}
+		if err := unwind.CheckX86Frames([]byte(bad)); err == nil {
+			t.Errorf("v%d: a wrong ra_off passed the check", r.Version)
+		}
+	}
+}
