@@ -17,9 +17,20 @@ var chiefPenguin = regexp.MustCompile(`Linus Torvalds <torvalds@linux-foundation
 // entries of a section in file order; duplicates are removed as described in
 // the package documentation.
 func (f *File) Recipients(paths []string) (to, cc []string) {
+	sections := make([][]*Section, len(paths))
+	for i, path := range paths {
+		sections[i] = f.Sections(path)
+	}
+	return RecipientsOf(sections...)
+}
+
+// RecipientsOf is Recipients for paths whose sections, as [File.Sections]
+// returns them, are already known: a caller that computes recipients for
+// many overlapping sets of paths matches each path once.
+func RecipientsOf(sections ...[]*Section) (to, cc []string) {
 	c := newCollector()
-	for _, path := range paths {
-		for _, s := range f.Sections(path) {
+	for _, secs := range sections {
+		for _, s := range secs {
 			for _, e := range s.Entries {
 				switch e.Tag {
 				case 'M', 'R':

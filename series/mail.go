@@ -142,9 +142,8 @@ func (s *Series) PatchMessage(p *Patch) Message {
 	var diffs strings.Builder
 	var stats []diffstat.File
 	for _, f := range p.Files {
-		d, st := s.Diff(f)
-		diffs.WriteString(d)
-		stats = append(stats, st)
+		diffs.WriteString(f.diff)
+		stats = append(stats, f.stat)
 	}
 	b.WriteString(diffstat.Format(stats, diffstat.MailWidth))
 	b.WriteString("\n")
@@ -252,8 +251,20 @@ func wrap(text string, indent1, indent2, width int) string {
 	return b.String()
 }
 
+// diffAll computes the diff of every file change and of the whole series.
+func (s *Series) diffAll() {
+	for _, p := range s.Patches {
+		for _, f := range p.Files {
+			f.diff, f.stat = s.Diff(f)
+		}
+	}
+	s.total = s.totalStat()
+}
+
 // TotalStat returns the diffstat entries of the whole series: base to tip.
-func (s *Series) TotalStat() []diffstat.File {
+func (s *Series) TotalStat() []diffstat.File { return s.total }
+
+func (s *Series) totalStat() []diffstat.File {
 	first := map[string]*FileChange{}
 	var paths []string
 	for _, p := range s.Patches {

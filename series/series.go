@@ -15,8 +15,10 @@ import (
 	"io/fs"
 	"os"
 	"sort"
+	"sync"
 	"time"
 
+	"kpatch/diffstat"
 	"kpatch/hooks"
 	"kpatch/kernelsrc"
 	"kpatch/maintainers"
@@ -45,6 +47,7 @@ type Series struct {
 	// state after each step: files[step][path]; absent = not in the tree.
 	final   map[string][]byte
 	tipTree string
+	total   []diffstat.File
 }
 
 // Patch is one generated patch.
@@ -61,6 +64,9 @@ type FileChange struct {
 	Path     string
 	Old, New []byte // Old nil for a created file
 	Created  bool
+
+	diff string        // the git diff, from "diff --git" on
+	stat diffstat.File // its diffstat entry
 }
 
 // state is the tree as the series is applied, loading files lazily.
@@ -184,11 +190,20 @@ func Build(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree) (*Seri
 		s.Patches = append(s.Patches, p)
 	}
 	s.final = st.files
-	if err := s.recipients(st); err != nil {
-		return nil, err
+	// Three independent jobs: recipients (MAINTAINERS matching), the commit
+	// objects, and the diffs the mail shows.
+	var wg sync.WaitGroup
+	var recErr, comErr error
+	wg.Add(2)
+	go func() { defer wg.Done(); recErr = s.recipients(st) }()
+	go func() { defer wg.Done(); comErr = s.commits() }()
+	s.diffAll()
+	wg.Wait()
+	if recErr != nil {
+		return nil, recErr
 	}
-	if err := s.commits(); err != nil {
-		return nil, err
+	if comErr != nil {
+		return nil, comErr
 	}
 	return s, nil
 }
@@ -205,19 +220,24 @@ func (s *Series) recipients(st *state) error {
 		return fmt.Errorf("MAINTAINERS of %s: %w", s.Tree.Base, err)
 	}
 	mf.IsDir = s.Tree.IsDir
-	var all []string
+	// Match each path once; patches share paths.
+	sections := map[string][]*maintainers.Section{}
+	var all [][]*maintainers.Section
 	for _, p := range s.Patches {
-		var paths []string
+		var secs [][]*maintainers.Section
 		for _, f := range p.Files {
-			paths = append(paths, f.Path)
+			if _, ok := sections[f.Path]; !ok {
+				sections[f.Path] = mf.Sections(f.Path)
+			}
+			secs = append(secs, sections[f.Path])
 		}
-		all = append(all, paths...)
-		to, cc := mf.Recipients(paths)
+		all = append(all, secs...)
+		to, cc := maintainers.RecipientsOf(secs...)
 		p.To = merge(to, s.Revision.To)
 		p.Cc = merge(cc, s.Revision.Cc)
 		p.Cc = minus(p.Cc, p.To)
 	}
-	to, cc := mf.Recipients(all)
+	to, cc := maintainers.RecipientsOf(all...)
 	s.To = merge(to, s.Revision.To)
 	s.Cc = minus(merge(cc, s.Revision.Cc), s.To)
 	return nil
