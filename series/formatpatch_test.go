@@ -1,0 +1,81 @@
+package series_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"kpatch/series"
+)
+
+// TestMatchesGitFormatPatch records the series on a branch of a clone of
+// the Debian tree, runs real git format-patch --cover-letter --thread -v 11
+// on it (with the kernel's .gitattributes, so hunk headers use diff=cpp),
+// and compares git's messages with kpatch's: the "From <sha>" line, From,
+// Date, Subject, the commit message, the changelog-free part below "---"
+// (diffstat and diff, byte for byte). Only the headers kpatch chooses
+// differently are left out: Message-Id, In-Reply-To, References (kpatch's
+// ids do not depend on the base), To and Cc (git was given none), and the
+// signature.
+func TestMatchesGitFormatPatch(t *testing.T) {
+	dir := debianTree(t)
+	clone := filepath.Join(t.TempDir(), "linux")
+	if out, err := exec.Command("git", "clone", "-q", "--shared", "--no-checkout", dir, clone).CombinedOutput(); err != nil {
+		t.Fatalf("git clone: %v\n%s", err, out)
+	}
+	s, err := series.Generate(context.Background(), series.Options{Tree: clone, Base: "v6.12"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateBranch("v11"); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	cmd := exec.Command("git", "-C", clone, "-c", "core.attributesFile="+filepath.Join(dir, ".gitattributes"),
+		"-c", "core.abbrev=12", "format-patch", "-q", "--cover-letter", "--thread", "-v", "11", "--base=v6.12", "-o", out, "v6.12..v11")
+	if o, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git format-patch: %v\n%s", err, o)
+	}
+	drop := regexp.MustCompile(`(?m)^(Message-Id|In-Reply-To|References): .*\n|^(To|Cc): .*\n(    .*\n)*`)
+	normalize := func(text string) string {
+		text = drop.ReplaceAllString(text, "")
+		if i := strings.LastIndex(text, "\n-- \n"); i >= 0 {
+			text = text[:i+1] // the signature names the tool
+		}
+		return text
+	}
+	for _, m := range s.Messages()[1:] {
+		gb, err := os.ReadFile(filepath.Join(out, m.Filename))
+		if err != nil {
+			t.Errorf("git did not write %s: %v", m.Filename, err)
+			continue
+		}
+		got := normalize(m.Text)
+		// git puts the changelog nowhere: it is not in the commit. Remove
+		// kpatch's notes between "---" and the diffstat to compare.
+		p := s.Patches[m.Number-1]
+		if p.Changelog != "" {
+			got = strings.Replace(got, "---\n"+strings.TrimRight(p.Changelog, "\n")+"\n\n", "---\n", 1)
+		}
+		if want := normalize(string(gb)); got != want {
+			t.Errorf("%s differs from git format-patch:\n%s", m.Filename, firstDiff(got, want))
+		}
+	}
+}
+
+func firstDiff(got, want string) string {
+	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
+	for i := 0; i < len(g) && i < len(w); i++ {
+		if g[i] != w[i] {
+			return "line " + itoa(i+1) + ":\n kpatch: " + g[i] + "\n    git: " + w[i]
+		}
+	}
+	return "lengths differ: kpatch " + itoa(len(g)) + " lines, git " + itoa(len(w))
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
