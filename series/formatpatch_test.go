@@ -49,6 +49,19 @@ func TestMatchesGitFormatPatch(t *testing.T) {
 		}
 		return text
 	}
+	// The cover letter: git writes a blurb placeholder where kpatch writes
+	// the revision's text; the shortlog, diffstat and base-commit that
+	// follow must be the same.
+	cover := s.Messages()[0]
+	gb, err := os.ReadFile(filepath.Join(out, cover.Filename))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, gitTail, ok := strings.Cut(normalize(string(gb)), "*** BLURB HERE ***\n\n")
+	_, ourTail, ok2 := strings.Cut(normalize(cover.Text), strings.TrimRight(s.Revision.Cover, "\n")+"\n\n")
+	if !ok || !ok2 || gitTail != ourTail {
+		t.Errorf("cover letter shortlog/diffstat/base-commit differ from git's:\n%s", firstDiff(ourTail, gitTail))
+	}
 	for _, m := range s.Messages()[1:] {
 		gb, err := os.ReadFile(filepath.Join(out, m.Filename))
 		if err != nil {
