@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"crypto/sha256"
 	"fmt"
 	"io/fs"
@@ -201,5 +202,55 @@ func TestHelp(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestGenOutputs checks that --stdout is the files of -o concatenated, as
+// with git format-patch, and that --json lists what was written.
+func TestGenOutputs(t *testing.T) {
+	tree := debianTree(t)
+	out := filepath.Join(t.TempDir(), "out")
+	var files, mbox, js, stderr bytes.Buffer
+	if code := run([]string{"gen", "--tree", tree, "--base", "v6.12", "-o", out}, &files, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	var cat strings.Builder
+	names := strings.Fields(files.String())
+	if len(names) != 15 {
+		t.Fatalf("wrote %d files, want 15", len(names))
+	}
+	for _, n := range names {
+		b, err := os.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cat.Write(b)
+	}
+	if code := run([]string{"gen", "--tree", tree, "--base", "v6.12", "--stdout"}, &mbox, &stderr); code != 0 {
+		t.Fatalf("--stdout: exit %d: %s", code, stderr.String())
+	}
+	if mbox.String() != cat.String() {
+		t.Error("--stdout differs from the files of -o")
+	}
+	if code := run([]string{"gen", "--tree", tree, "--base", "v6.12", "-o", out, "--json"}, &js, &stderr); code != 0 {
+		t.Fatalf("--json: exit %d: %s", code, stderr.String())
+	}
+	var rep struct {
+		Version int    `json:"version"`
+		Base    string `json:"base"`
+		Patches []struct {
+			Number int      `json:"number"`
+			File   string   `json:"file"`
+			To     []string `json:"to"`
+		} `json:"patches"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Version != 11 || rep.Base != "v6.12" || len(rep.Patches) != 14 || rep.Patches[13].File != names[14] {
+		t.Errorf("json summary: %+v", rep)
+	}
+	if ents, _ := os.ReadDir(out); len(ents) != 15 {
+		t.Errorf("output directory holds %d entries, want 15 (no temporary files left)", len(ents))
 	}
 }
