@@ -30,6 +30,11 @@ func Weave(versions []Version) (string, error) {
 	if len(versions) == 0 {
 		return "", fmt.Errorf("weave: no versions")
 	}
+	for _, v := range versions {
+		if v.Content != "" && !strings.HasSuffix(v.Content, "\n") {
+			return "", fmt.Errorf("weave: the version after %q does not end in a newline: not supported", v.ID)
+		}
+	}
 	var w []line
 	for _, l := range splitLines(versions[0].Content) {
 		w = append(w, line{text: l, born: 0, died: -1})
@@ -125,11 +130,7 @@ func Weave(versions []Version) (string, error) {
 
 func writeLines(b *strings.Builder, ls []line) {
 	for _, l := range ls {
-		t := strings.ReplaceAll(l.text, "{{", "{{\"{{\"}}")
-		b.WriteString(t)
-		if !strings.HasSuffix(t, "\n") {
-			b.WriteString("{{/* no newline at end of file */}}")
-		}
+		b.WriteString(strings.ReplaceAll(l.text, "{{", "{{\"{{\"}}"))
 	}
 }
 
