@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -80,15 +79,3 @@ func TestMatchesGitFormatPatch(t *testing.T) {
 		}
 	}
 }
-
-func firstDiff(got, want string) string {
-	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
-	for i := 0; i < len(g) && i < len(w); i++ {
-		if g[i] != w[i] {
-			return "line " + itoa(i+1) + ":\n kpatch: " + g[i] + "\n    git: " + w[i]
-		}
-	}
-	return "lengths differ: kpatch " + itoa(len(g)) + " lines, git " + itoa(len(w))
-}
-
-func itoa(i int) string { return strconv.Itoa(i) }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -202,4 +203,83 @@ func fragments(f *gitdiff.File) string {
 		b.WriteString(fr.String())
 	}
 	return b.String()
+}
+
+// TestGoldenCoverLetter checks the cover letter against the seed's: the
+// text with its "Changes since v10" list, the shortlog grouped by author,
+// and the total diffstat with its create-mode lines. The seed's diffstat was
+// printed 80 columns wide (not git format-patch's 72), so files and counts
+// are compared, not the graph; the files a moved function touches differ
+// with the base.
+func TestGoldenCoverLetter(t *testing.T) {
+	s, err := series.Generate(context.Background(), series.Options{Tree: debianTree(t), Base: "v6.12"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := seed(t).Cover.Body
+	got := s.Messages()[0].Text
+	_, got, _ = strings.Cut(got, "\n\n") // the body
+	// The text: the seed's, up to the shortlog, without the note about the
+	// v10..v11 diff it appended (kpatch has no v10 to diff against).
+	wantText, _, _ := strings.Cut(want, "Josh Poimboeuf (8):")
+	wantText = strings.Replace(wantText, "[ Full diff between v11 and 10 at end of this message. ]\n\n", "", 1)
+	if !strings.HasPrefix(got, strings.TrimRight(wantText, "\n")+"\n\n") {
+		t.Errorf("cover text differs from the seed's:\n%s", firstDiff(got, wantText))
+	}
+	// Shortlog: the same authors, counts and subjects in the same order.
+	shortlog := func(text string) string {
+		var out []string
+		for _, l := range strings.Split(text, "\n") {
+			if regexp.MustCompile(`^\S.* \(\d+\):$`).MatchString(l) || regexp.MustCompile(`^\s+\S`).MatchString(l) && !strings.Contains(l, "|") && !strings.Contains(l, "mode 100644") && !strings.Contains(l, "changed,") {
+				out = append(out, strings.TrimSpace(l))
+			}
+		}
+		return strings.Join(out, "\n")
+	}
+	_, wantTail, _ := strings.Cut(want, "Josh Poimboeuf (8):")
+	wantTail = "Josh Poimboeuf (8):" + wantTail
+	wantTail, _, _ = strings.Cut(wantTail, "Diff between v10 and v11")
+	_, gotTail, _ := strings.Cut(got, "Josh Poimboeuf (8):")
+	gotTail = "Josh Poimboeuf (8):" + gotTail
+	if g, w := shortlog(gotTail), shortlog(wantTail); !strings.Contains(g, w) {
+		t.Errorf("shortlog differs:\n got:\n%s\nwant:\n%s", g, w)
+	}
+	// Diffstat: files, counts and create-mode lines.
+	statLine := regexp.MustCompile(`(?m)^ (\S+)\s+\|\s+(\d+) [+-]*$`)
+	stats := func(text string) map[string]string {
+		m := map[string]string{}
+		for _, sm := range statLine.FindAllStringSubmatch(text, -1) {
+			m[sm[1]] = sm[2]
+		}
+		return m
+	}
+	gs, ws := stats(gotTail), stats(wantTail)
+	if len(gs) != len(ws) || len(ws) != 23 {
+		t.Errorf("diffstat lists %d files, the seed %d (want 23)", len(gs), len(ws))
+	}
+	for f, n := range ws {
+		if f == "arch/x86/events/core.c" || f == "arch/x86/kernel/ptrace.c" {
+			continue // the moved get_segment_base() is shorter in 6.12
+		}
+		if gs[f] != n {
+			t.Errorf("diffstat of %s: %s, want %s", f, gs[f], n)
+		}
+	}
+	createRE := regexp.MustCompile(`(?m)^ create mode 100644 .*$`)
+	if g, w := createRE.FindAllString(gotTail, -1), createRE.FindAllString(wantTail, -1); strings.Join(g, "\n") != strings.Join(w, "\n") || len(w) != 11 {
+		t.Errorf("create-mode lines:\n got %q\nwant %q", g, w)
+	}
+	if !strings.Contains(got, "\nbase-commit: "+s.Tree.Commit.String()+"\n") {
+		t.Error("no base-commit line for a git base")
+	}
+}
+
+func firstDiff(got, want string) string {
+	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
+	for i := 0; i < len(g) && i < len(w); i++ {
+		if g[i] != w[i] {
+			return "line " + strconv.Itoa(i+1) + ":\n  got: " + g[i] + "\n want: " + w[i]
+		}
+	}
+	return "one is a prefix of the other"
 }
