@@ -254,3 +254,44 @@ func TestGenOutputs(t *testing.T) {
 		t.Errorf("output directory holds %d entries, want 15 (no temporary files left)", len(ents))
 	}
 }
+
+// TestGenEditedSpec exports the series description, edits it, and
+// generates from the copy: the edit shows in the output; a template that
+// names an unknown patch id fails with the template's name.
+func TestGenEditedSpec(t *testing.T) {
+	tree := debianTree(t)
+	dir := filepath.Join(t.TempDir(), "spec")
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"spec", "-o", dir}, &stdout, &stderr); code != 0 {
+		t.Fatalf("spec: exit %d: %s", code, stderr.String())
+	}
+	if code := run([]string{"spec", "-o", dir}, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), "already exists") {
+		t.Errorf("spec into an existing directory: exit %d, %q", code, stderr.String())
+	}
+	p := filepath.Join(dir, "v11", "01-user-api.patch")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(p, bytes.Replace(b, []byte("Subject: unwind_user: Add user space unwinding API"), []byte("Subject: unwind_user: Add the user space unwinding API"), 1), 0o644)
+	tp := filepath.Join(dir, "files", "kernel", "unwind", "user.c.tmpl")
+	c, _ := os.ReadFile(tp)
+	os.WriteFile(tp, bytes.Replace(c, []byte("/* stack going in wrong direction? */"), []byte("/* stack going the wrong way? */"), 1), 0o644)
+	stdout.Reset()
+	stderr.Reset()
+	if code := run([]string{"gen", "--tree", tree, "--base", "v6.12", "--spec", dir, "--stdout"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("gen --spec: exit %d: %s", code, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "Subject: [PATCH v11 01/14] unwind_user: Add the user space unwinding API\n") {
+		t.Error("the edited subject is not in the output")
+	}
+	if !strings.Contains(stdout.String(), "+\t/* stack going the wrong way? */\n") {
+		t.Error("the edited template is not in the output")
+	}
+	os.WriteFile(tp, append(c, []byte("{{if since \"no-such-patch\"}}x\n{{end}}\n")...), 0o644)
+	stderr.Reset()
+	if code := run([]string{"gen", "--tree", tree, "--base", "v6.12", "--spec", dir, "--stdout"}, &stdout, &stderr); code != 1 ||
+		!strings.Contains(stderr.String(), "user.c.tmpl") || !strings.Contains(stderr.String(), `unknown patch id "no-such-patch"`) {
+		t.Errorf("unknown id: exit %d, %q", code, stderr.String())
+	}
+}

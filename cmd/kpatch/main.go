@@ -5,6 +5,7 @@
 //	kpatch unwind  walk a user stack from a core dump or a snapshot
 //	kpatch test    build, boot and check the series in QEMU
 //	kpatch tree    print (and create once) the cached Debian 6.12 kernel tree
+//	kpatch spec    write the built-in series description out for editing
 package main
 
 import (
@@ -27,6 +28,7 @@ func commands() []command {
 		{"unwind", "walk the user stack of a core dump or a QEMU stack snapshot", cmdUnwind},
 		{"test", "build the kernel with the series, boot it in QEMU, check every trace", cmdTest},
 		{"tree", "print the cached Debian linux-source-6.12 git tree, creating it once", cmdTree},
+		{"spec", "write the built-in series description into a directory to edit", cmdSpec},
 	}
 }
 
