@@ -1,0 +1,396 @@
+package diffstat
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func requireGit(t testing.TB) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not in PATH")
+	}
+}
+
+// gitEnviron isolates git from the user's and the system's configuration.
+func gitEnviron(home string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "GIT_") || strings.HasPrefix(kv, "HOME=") ||
+			strings.HasPrefix(kv, "XDG_CONFIG_HOME=") || strings.HasPrefix(kv, "LC_") ||
+			strings.HasPrefix(kv, "LANG=") || strings.HasPrefix(kv, "COLUMNS=") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env,
+		"HOME="+home,
+		"XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
+		"GIT_CONFIG_NOSYSTEM=1",
+		"GIT_CONFIG_GLOBAL="+os.DevNull,
+		"LC_ALL=C",
+		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
+		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com",
+		"GIT_AUTHOR_DATE=1700000000 +0000", "GIT_COMMITTER_DATE=1700000000 +0000",
+	)
+}
+
+func runGit(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = gitEnviron(dir)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	return string(out)
+}
+
+// filesFromGit builds the File list of the diff between two commits from
+// git's raw and numstat output, in git's order, so that Format can be
+// checked against git's own rendering of the same diff.
+func filesFromGit(t testing.TB, dir string, diffArgs ...string) []File {
+	t.Helper()
+	raw := strings.Split(runGit(t, dir, append([]string{"diff", "--raw", "-z", "--no-abbrev"}, diffArgs...)...), "\x00")
+	var blobs [][2]string // old and new blob ids, for binary sizes
+	num := strings.Split(runGit(t, dir, append([]string{"diff", "--numstat", "-z"}, diffArgs...)...), "\x00")
+	var files []File
+	for i := 0; i+1 < len(raw); {
+		meta := strings.Fields(strings.TrimPrefix(raw[i], ":"))
+		if len(meta) != 5 {
+			t.Fatalf("cannot parse raw line %q", raw[i])
+		}
+		f := File{Path: raw[i+1]}
+		blobs = append(blobs, [2]string{meta[2], meta[3]})
+		i += 2
+		status := meta[4]
+		switch status[0] {
+		case 'R', 'C':
+			f.OldPath, f.Path = f.Path, raw[i]
+			i++
+			f.Copied = status[0] == 'C'
+			f.Similarity, _ = strconv.Atoi(status[1:])
+			f.Mode, f.OldMode = meta[1], meta[0]
+		case 'A':
+			f.Created, f.Mode = true, meta[1]
+		case 'D':
+			f.Removed, f.Mode = true, meta[0]
+		default:
+			f.Mode, f.OldMode = meta[1], meta[0]
+		}
+		files = append(files, f)
+	}
+	// numstat: "added\tdeleted\tpath" or, for renames and copies,
+	// "added\tdeleted\t" followed by two path fields.
+	k := 0
+	for j := 0; j+1 < len(num) && k < len(files); k++ {
+		parts := strings.SplitN(num[j], "\t", 3)
+		if len(parts) != 3 {
+			t.Fatalf("cannot parse numstat field %q", num[j])
+		}
+		j++
+		if parts[2] == "" {
+			j += 2
+		}
+		if parts[0] == "-" {
+			// Binary: git shows the blob sizes in bytes.
+			// Unchanged contents (a mode change) count as 0 -> 0.
+			files[k].Binary = true
+			if blobs[k][0] != blobs[k][1] {
+				files[k].Deleted = blobSize(t, dir, blobs[k][0])
+				files[k].Added = blobSize(t, dir, blobs[k][1])
+			}
+			continue
+		}
+		files[k].Added, _ = strconv.Atoi(parts[0])
+		files[k].Deleted, _ = strconv.Atoi(parts[1])
+	}
+	if k != len(files) {
+		t.Fatalf("numstat has %d entries, raw %d", k, len(files))
+	}
+	return files
+}
+
+func blobSize(t testing.TB, dir, id string) int {
+	if strings.Trim(id, "0") == "" {
+		return 0
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(runGit(t, dir, "cat-file", "-s", id)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// randomTree describes the contents of a commit: path -> content and
+// path -> executable bit.
+type randomTree struct {
+	content map[string][]byte
+	exec    map[string]bool
+}
+
+var pathParts = []string{
+	"kernel", "mm", "include", "linux", "arch", "x86", "drivers", "net", "ethernet",
+	"a_really_quite_long_directory_name_for_testing", "unwind", "sched", "fs", "tools",
+	"testing", "selftests", "Documentation", "core-api", "x",
+}
+
+var fileNames = []string{
+	"core.c", "Makefile", "Kconfig", "user.c", "deferred.c", "unwind_user_types.h",
+	"a.h", "very_long_file_name_that_keeps_going_and_going_and_going.c", "README",
+	"with space.txt", "t\u00e9st.c", "quote\".c", "tab\there.c", "back\\slash.c",
+}
+
+func randomPath(r *rand.Rand) string {
+	var parts []string
+	for i := r.IntN(6); i > 0; i-- {
+		parts = append(parts, pathParts[r.IntN(len(pathParts))])
+	}
+	return strings.Join(append(parts, fileNames[r.IntN(len(fileNames))]), "/")
+}
+
+func randomContent(r *rand.Rand, lines int) []byte {
+	var b bytes.Buffer
+	for i := 0; i < lines; i++ {
+		fmt.Fprintf(&b, "line %d %d\n", i, r.IntN(1000000))
+	}
+	return b.Bytes()
+}
+
+// editContent deletes and inserts random lines.
+func editContent(r *rand.Rand, data []byte, maxChange int) []byte {
+	lines := strings.SplitAfter(string(data), "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	for k := r.IntN(4) + 1; k > 0; k-- {
+		pos := r.IntN(len(lines) + 1)
+		if r.IntN(2) == 0 && len(lines) > 0 {
+			end := min(pos+r.IntN(maxChange+1), len(lines))
+			lines = append(lines[:pos:pos], lines[end:]...)
+		} else {
+			var ins []string
+			for i := r.IntN(maxChange + 1); i > 0; i-- {
+				ins = append(ins, fmt.Sprintf("new %d\n", r.IntN(1000000)))
+			}
+			lines = append(lines[:pos:pos], append(ins, lines[pos:]...)...)
+		}
+	}
+	return []byte(strings.Join(lines, ""))
+}
+
+// writeTree makes the work tree of dir hold exactly tree (besides .git).
+func writeTree(t testing.TB, dir string, tree randomTree) {
+	t.Helper()
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if e.Name() != ".git" {
+			os.RemoveAll(filepath.Join(dir, e.Name()))
+		}
+	}
+	for p, data := range tree.content {
+		full := filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		mode := os.FileMode(0o644)
+		if tree.exec[p] {
+			mode = 0o755
+		}
+		if err := os.WriteFile(full, data, mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(full, mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// randomScenario commits a random tree and a random change of it to a
+// fresh repository and returns the repository.
+func randomScenario(t testing.TB, r *rand.Rand) string {
+	dir := t.TempDir()
+	runGit(t, dir, "init", "-q", ".")
+	before := randomTree{content: map[string][]byte{}, exec: map[string]bool{}}
+	scale := []int{3, 20, 200, 2000}[r.IntN(4)]
+	for i := r.IntN(12) + 1; i > 0; i-- {
+		p := randomPath(r)
+		before.content[p] = randomContent(r, r.IntN(scale)+1)
+		before.exec[p] = r.IntN(8) == 0
+	}
+	if r.IntN(6) == 0 {
+		before.content["bin/blob.bin"] = append([]byte{0, 1, 2}, randomContent(r, r.IntN(50))...)
+	}
+	// Paths must not be both a file and a directory.
+	for p := range before.content {
+		for q := range before.content {
+			if strings.HasPrefix(q, p+"/") {
+				delete(before.content, p)
+			}
+		}
+	}
+	writeTree(t, dir, before)
+	runGit(t, dir, "add", "-A")
+	runGit(t, dir, "commit", "-q", "--allow-empty", "-m", "before")
+
+	after := randomTree{content: map[string][]byte{}, exec: map[string]bool{}}
+	for _, p := range sortedKeys(before.content) {
+		data := before.content[p]
+		after.exec[p] = before.exec[p]
+		switch k := r.IntN(10); {
+		case k == 0:
+			// removed
+		case k == 1:
+			after.content[p] = data // unchanged
+		case k == 2:
+			after.content[p] = data
+			after.exec[p] = !after.exec[p] // mode change only
+		case k == 3 && strings.HasSuffix(p, ".bin"):
+			after.content[p] = append([]byte{0}, randomContent(r, r.IntN(80))...)
+		default:
+			after.content[p] = editContent(r, data, []int{1, 5, 50, 500}[r.IntN(4)])
+			if r.IntN(10) == 0 {
+				after.exec[p] = !after.exec[p]
+			}
+		}
+	}
+	for i := r.IntN(4); i > 0; i-- {
+		p := randomPath(r)
+		if _, ok := after.content[p]; !ok {
+			if r.IntN(8) == 0 {
+				after.content[p] = nil // empty new file
+			} else {
+				after.content[p] = randomContent(r, r.IntN(scale)+1)
+			}
+			after.exec[p] = r.IntN(8) == 0
+		}
+	}
+	if r.IntN(8) == 0 {
+		after.content["bin/new.bin"] = []byte{0, 0, 0}
+	}
+	// Renames: move a file, possibly editing it a little.
+	for _, p := range sortedKeys(after.content) {
+		data := after.content[p]
+		if r.IntN(6) == 0 && len(data) > 0 && !strings.HasSuffix(p, ".bin") {
+			np := randomPath(r) + ".moved"
+			if _, ok := after.content[np]; !ok {
+				delete(after.content, p)
+				if r.IntN(2) == 0 {
+					data = editContent(r, data, 1)
+				}
+				after.content[np] = data
+				after.exec[np] = after.exec[p]
+			}
+			break
+		}
+	}
+	for p := range after.content {
+		for q := range after.content {
+			if strings.HasPrefix(q, p+"/") {
+				delete(after.content, p)
+			}
+		}
+	}
+	writeTree(t, dir, after)
+	runGit(t, dir, "add", "-A")
+	runGit(t, dir, "commit", "-q", "--allow-empty", "-m", "after")
+	return dir
+}
+
+func sortedKeys(m map[string][]byte) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// TestFormatAgainstGit renders random diffs (long and quoted names,
+// created, deleted, renamed, binary and mode-changed files, changes from
+// 0 to thousands of lines) at many widths and compares with git diff
+// --stat=WIDTH --summary.
+func TestFormatAgainstGit(t *testing.T) {
+	requireGit(t)
+	r := rand.New(rand.NewPCG(2024, 1))
+	scenarios := 60
+	if testing.Short() {
+		scenarios = 15
+	}
+	widths := []int{72, 80, 20, 30, 40, 50, 60, 100, 120, 200}
+	compared := 0
+	kinds := map[string]int{}
+	for s := 0; s < scenarios; s++ {
+		dir := randomScenario(t, r)
+		for _, renames := range []string{"--no-renames", "-M"} {
+			files := filesFromGit(t, dir, renames, "HEAD~1", "HEAD")
+			if len(files) == 0 {
+				continue
+			}
+			for _, f := range files {
+				switch {
+				case f.OldPath != "":
+					kinds["renamed"]++
+				case f.Created:
+					kinds["created"]++
+				case f.Removed:
+					kinds["removed"]++
+				case f.OldMode != f.Mode:
+					kinds["mode change"]++
+				}
+				if f.Binary {
+					kinds["binary"]++
+				}
+				if f.Path != Quote(f.Path) {
+					kinds["quoted"]++
+				}
+			}
+			for _, w := range widths {
+				want := runGit(t, dir, "diff", renames, "--stat="+strconv.Itoa(w), "--summary", "HEAD~1", "HEAD")
+				got := Format(files, w)
+				if got != want {
+					t.Fatalf("scenario %d, %s, width %d: differs from git\n--- git\n%s--- diffstat\n%s\nfiles: %+v", s, renames, w, want, got, files)
+				}
+				compared++
+			}
+		}
+		// format-patch's own default width and layout.
+		files := filesFromGit(t, dir, "HEAD~1", "HEAD")
+		if len(files) > 0 {
+			patch := runGit(t, dir, "format-patch", "--stdout", "-1", "HEAD")
+			want := statBlock(t, patch)
+			if got := Format(files, MailWidth); got != want {
+				t.Fatalf("scenario %d, format-patch: differs from git\n--- git\n%s--- diffstat\n%s", s, want, got)
+			}
+			compared++
+		}
+	}
+	t.Logf("%d diffstats compared with git; files seen: %v", compared, kinds)
+}
+
+// statBlock extracts the diffstat of a git format-patch mail: the lines
+// between the "---" separator and the blank line before the first diff.
+func statBlock(t testing.TB, patch string) string {
+	t.Helper()
+	i := strings.Index(patch, "\n---\n")
+	if i < 0 {
+		t.Fatalf("no --- separator in\n%s", patch)
+	}
+	rest := patch[i+len("\n---\n"):]
+	j := strings.Index(rest, "\n\ndiff --git ")
+	if j < 0 {
+		t.Fatalf("no diff after the stat in\n%s", patch)
+	}
+	return rest[:j+1]
+}

@@ -1,0 +1,229 @@
+package linediff
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// gitCase is one old/new pair to be diffed by a real git.
+type gitCase struct {
+	name     string // file name inside the scratch repository
+	old, new []byte
+}
+
+// requireGit skips the test when no git binary is available.
+func requireGit(t testing.TB) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not in PATH")
+	}
+}
+
+// gitEnviron isolates git from the user's and the system's configuration
+// so that only git's defaults apply.
+func gitEnviron(home string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "GIT_") || strings.HasPrefix(kv, "HOME=") ||
+			strings.HasPrefix(kv, "XDG_CONFIG_HOME=") || strings.HasPrefix(kv, "LC_") ||
+			strings.HasPrefix(kv, "LANG=") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env,
+		"HOME="+home,
+		"XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
+		"GIT_CONFIG_NOSYSTEM=1",
+		"GIT_CONFIG_GLOBAL="+os.DevNull,
+		"LC_ALL=C",
+		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
+		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com",
+	)
+}
+
+func runGit(t testing.TB, dir string, args ...string) []byte {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = gitEnviron(dir)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	return out
+}
+
+// gitHunks lets git diff every case in one scratch repository (old
+// versions committed, new versions staged) and returns, per case, the
+// text git prints after the "+++ b/..." line. attributes, if not empty,
+// becomes the repository's .gitattributes.
+func gitHunks(t testing.TB, cases []gitCase, attributes string, extraArgs ...string) []string {
+	t.Helper()
+	dir := t.TempDir()
+	runGit(t, dir, "init", "-q", ".")
+	if attributes != "" {
+		if err := os.WriteFile(filepath.Join(dir, ".gitattributes"), []byte(attributes), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write := func(old bool) {
+		for _, c := range cases {
+			data := c.new
+			if old {
+				data = c.old
+			}
+			p := filepath.Join(dir, c.name)
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	write(true)
+	runGit(t, dir, "add", "-A")
+	runGit(t, dir, "commit", "-q", "--allow-empty", "-m", "old")
+	write(false)
+	runGit(t, dir, "add", "-A")
+	args := append([]string{"diff", "--cached", "--no-color", "--no-renames", "--no-ext-diff"}, extraArgs...)
+	out := runGit(t, dir, args...)
+
+	byName := map[string]string{}
+	var cur string
+	var buf strings.Builder
+	inHunks := false
+	flush := func() {
+		if cur != "" {
+			byName[cur] = buf.String()
+		}
+		buf.Reset()
+	}
+	for len(out) > 0 {
+		i := bytes.IndexByte(out, '\n')
+		var line []byte
+		if i < 0 {
+			line, out = out, nil
+		} else {
+			line, out = out[:i+1], out[i+1:]
+		}
+		if bytes.HasPrefix(line, []byte("diff --git a/")) {
+			flush()
+			rest := strings.TrimSuffix(string(line[len("diff --git a/"):]), "\n")
+			j := strings.Index(rest, " b/")
+			if j < 0 {
+				t.Fatalf("cannot parse %q", line)
+			}
+			cur = rest[:j]
+			inHunks = false
+			continue
+		}
+		if !inHunks {
+			if bytes.HasPrefix(line, []byte("+++ ")) {
+				inHunks = true
+			}
+			if bytes.HasPrefix(line, []byte("Binary files ")) {
+				t.Fatalf("git considers %s binary", cur)
+			}
+			continue
+		}
+		buf.Write(line)
+	}
+	flush()
+	res := make([]string, len(cases))
+	for i, c := range cases {
+		res[i] = byName[c.name]
+	}
+	return res
+}
+
+// compareWithGit diffs all cases with git and with UnifiedWith and
+// reports every mismatch. funcName picks the hunk-header rule per case
+// name; attributes is handed to gitHunks. It returns the number of cases
+// compared.
+func compareWithGit(t *testing.T, cases []gitCase, attributes string, opt Options, funcName func(name string) FuncNameFunc, extraArgs ...string) int {
+	t.Helper()
+	want := gitHunks(t, cases, attributes, extraArgs...)
+	failures := 0
+	for i, c := range cases {
+		o := opt
+		if funcName != nil {
+			o.FuncName = funcName(c.name)
+		}
+		got, added, deleted := UnifiedWith(c.old, c.new, o)
+		if got != want[i] {
+			failures++
+			if failures <= 5 {
+				t.Errorf("case %s differs from git:\n%s", c.name, sideBySide(want[i], got))
+				dumpCase(t, c, want[i], got)
+			}
+			continue
+		}
+		wa, wd := countLines(want[i])
+		if wa != added || wd != deleted {
+			t.Errorf("case %s: counts +%d -%d, hunks say +%d -%d", c.name, added, deleted, wa, wd)
+		}
+	}
+	if failures > 5 {
+		t.Errorf("%d of %d cases differ from git", failures, len(cases))
+	}
+	return len(cases)
+}
+
+// countLines counts the added and deleted lines of a hunk text.
+func countLines(hunks string) (added, deleted int) {
+	for _, l := range strings.SplitAfter(hunks, "\n") {
+		if strings.HasPrefix(l, "+") {
+			added++
+		} else if strings.HasPrefix(l, "-") {
+			deleted++
+		}
+	}
+	return added, deleted
+}
+
+// dumpCase saves a failing case for inspection when
+// LINEDIFF_DUMP=<dir> is set.
+func dumpCase(t *testing.T, c gitCase, want, got string) {
+	dir := os.Getenv("LINEDIFF_DUMP")
+	if dir == "" {
+		return
+	}
+	base := filepath.Join(dir, strings.ReplaceAll(c.name, "/", "_"))
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(base+".old", c.old, 0o644)
+	os.WriteFile(base+".new", c.new, 0o644)
+	os.WriteFile(base+".git", []byte(want), 0o644)
+	os.WriteFile(base+".got", []byte(got), 0o644)
+	t.Logf("dumped %s.*", base)
+}
+
+// sideBySide renders the first differing line of two texts with some
+// surrounding lines.
+func sideBySide(want, got string) string {
+	wl := strings.SplitAfter(want, "\n")
+	gl := strings.SplitAfter(got, "\n")
+	i := 0
+	for i < len(wl) && i < len(gl) && wl[i] == gl[i] {
+		i++
+	}
+	from := max(i-3, 0)
+	var b strings.Builder
+	fmt.Fprintf(&b, "first difference at line %d\n--- git\n", i+1)
+	for j := from; j < min(len(wl), i+6); j++ {
+		fmt.Fprintf(&b, "  %q\n", wl[j])
+	}
+	b.WriteString("--- linediff\n")
+	for j := from; j < min(len(gl), i+6); j++ {
+		fmt.Fprintf(&b, "  %q\n", gl[j])
+	}
+	return b.String()
+}

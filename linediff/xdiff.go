@@ -1,0 +1,475 @@
+package linediff
+
+import (
+	"bytes"
+	"math"
+)
+
+// Tuning constants of xdiff's Myers implementation (xdiff/xdiffi.h,
+// xdiff/xprepare.c). They determine which of several equally long edit
+// scripts is produced, so they must match git's values exactly.
+const (
+	maxEqLimit   = 1024 // XDL_MAX_EQLIMIT: cap on the "many matches" limit
+	simscanWin   = 100  // XDL_SIMSCAN_WINDOW: window of xdl_clean_mmatch
+	kpdisRun     = 4    // XDL_KPDIS_RUN
+	maxCostMin   = 256  // XDL_MAX_COST_MIN
+	heurMinCost  = 256  // XDL_HEUR_MIN_COST
+	snakeCnt     = 20   // XDL_SNAKE_CNT
+	kHeur        = 4    // XDL_K_HEUR
+	lineMaxValue = math.MaxInt
+)
+
+// side holds one input of a diff: its lines, their equivalence classes and
+// the per-line change marks, plus the reduced view that the Myers search
+// works on.
+type side struct {
+	lines [][]byte // records, each including its trailing '\n' if any
+	class []int    // equivalence class of every line
+	// chg has len(lines)+2 entries; chg[i+1] != 0 marks line i as changed.
+	// chg[0] and chg[len(lines)+1] are sentinels that stay zero.
+	chg []byte
+
+	dstart, dend int   // range left after trimming common prefix/suffix
+	rindex       []int // reduced index -> line index
+	ha           []int // reduced index -> class
+}
+
+func (s *side) n() int { return len(s.lines) }
+
+// changed reports whether line i (which may be -1 or n) is marked changed.
+func (s *side) changed(i int) bool { return s.chg[i+1] != 0 }
+
+// splitLines cuts data into records the way xdiff does: every record ends
+// after a '\n', and a final record may lack it.
+func splitLines(data []byte) [][]byte {
+	if len(data) == 0 {
+		return nil
+	}
+	n := bytes.Count(data, []byte{'\n'})
+	if data[len(data)-1] != '\n' {
+		n++
+	}
+	lines := make([][]byte, 0, n)
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			lines = append(lines, data)
+			break
+		}
+		lines = append(lines, data[:i+1:i+1])
+		data = data[i+1:]
+	}
+	return lines
+}
+
+// env is the state of one diff computation (xdfenv_t).
+type env struct {
+	a, b side
+}
+
+// bogosqrt is xdl_bogosqrt: a power of two close to sqrt(n).
+func bogosqrt(n int) int {
+	i := 1
+	for ; n > 0; n >>= 2 {
+		i <<= 1
+	}
+	return i
+}
+
+// prepare splits and classifies both inputs, then trims the common ends and
+// discards lines that cannot match (xdl_prepare_env).
+func prepare(old, new []byte) *env {
+	e := &env{}
+	e.a.lines = splitLines(old)
+	e.b.lines = splitLines(new)
+
+	classes := make(map[string]int, len(e.a.lines)+len(e.b.lines))
+	var len1, len2 []int // occurrences of each class in a and b
+	classify := func(s *side, counts *[]int) {
+		s.class = make([]int, len(s.lines))
+		for i, l := range s.lines {
+			c, ok := classes[string(l)]
+			if !ok {
+				c = len(classes)
+				classes[string(l)] = c
+				len1 = append(len1, 0)
+				len2 = append(len2, 0)
+			}
+			(*counts)[c]++
+			s.class[i] = c
+		}
+	}
+	classify(&e.a, &len1)
+	classify(&e.b, &len2)
+
+	for _, s := range []*side{&e.a, &e.b} {
+		s.chg = make([]byte, s.n()+2)
+		s.dstart = 0
+		s.dend = s.n() - 1
+	}
+
+	e.trimEnds()
+	e.cleanupRecords(len1, len2)
+	return e
+}
+
+// trimEnds skips the common prefix and suffix of the two inputs
+// (xdl_trim_ends).
+func (e *env) trimEnds() {
+	a, b := &e.a, &e.b
+	lim := min(a.n(), b.n())
+	i := 0
+	for i < lim && a.class[i] == b.class[i] {
+		i++
+	}
+	a.dstart, b.dstart = i, i
+	lim -= i
+	j := 0
+	for j < lim && a.class[a.n()-1-j] == b.class[b.n()-1-j] {
+		j++
+	}
+	a.dend = a.n() - j - 1
+	b.dend = b.n() - j - 1
+}
+
+// cleanupRecords builds the reduced line lists that the Myers search runs
+// on, marking lines without any counterpart, and lines with many
+// counterparts that sit among such lines, as changed right away
+// (xdl_cleanup_records).
+func (e *env) cleanupRecords(len1, len2 []int) {
+	a, b := &e.a, &e.b
+	dis1 := make([]byte, a.n()+1)
+	dis2 := make([]byte, b.n()+1)
+
+	mark := func(s *side, dis []byte, other []int) {
+		mlim := min(bogosqrt(s.n()), maxEqLimit)
+		for i := s.dstart; i <= s.dend; i++ {
+			nm := other[s.class[i]]
+			switch {
+			case nm == 0:
+				dis[i] = 0
+			case nm >= mlim:
+				dis[i] = 2
+			default:
+				dis[i] = 1
+			}
+		}
+	}
+	mark(a, dis1, len2)
+	mark(b, dis2, len1)
+
+	reduce := func(s *side, dis []byte) {
+		cnt := s.dend - s.dstart + 1
+		if cnt < 0 {
+			cnt = 0
+		}
+		s.rindex = make([]int, 0, cnt)
+		s.ha = make([]int, 0, cnt)
+		for i := s.dstart; i <= s.dend; i++ {
+			if dis[i] == 1 || (dis[i] == 2 && !cleanMmatch(dis, i, s.dstart, s.dend)) {
+				s.rindex = append(s.rindex, i)
+				s.ha = append(s.ha, s.class[i])
+			} else {
+				s.chg[i+1] = 1
+			}
+		}
+	}
+	reduce(a, dis1)
+	reduce(b, dis2)
+}
+
+// cleanMmatch decides whether the multi-match line i is surrounded by
+// enough unmatched lines to be discarded (xdl_clean_mmatch).
+func cleanMmatch(dis []byte, i, s, e int) bool {
+	if i-s > simscanWin {
+		s = i - simscanWin
+	}
+	if e-i > simscanWin {
+		e = i + simscanWin
+	}
+
+	rdis0, rpdis0 := 0, 1
+	for r := 1; i-r >= s; r++ {
+		if dis[i-r] == 0 {
+			rdis0++
+		} else if dis[i-r] == 2 {
+			rpdis0++
+		} else {
+			break
+		}
+	}
+	if rdis0 == 0 {
+		return false
+	}
+	rdis1, rpdis1 := 0, 1
+	for r := 1; i+r <= e; r++ {
+		if dis[i+r] == 0 {
+			rdis1++
+		} else if dis[i+r] == 2 {
+			rpdis1++
+		} else {
+			break
+		}
+	}
+	if rdis1 == 0 {
+		return false
+	}
+	rdis1 += rdis0
+	rpdis1 += rpdis0
+	return rpdis1*kpdisRun < rpdis1+rdis1
+}
+
+// myers holds the state shared by the recursive Myers search
+// (xdalgoenv_t plus the K vectors).
+type myers struct {
+	ha1, ha2 []int
+	rchg1    []byte
+	rchg2    []byte
+	rindex1  []int
+	rindex2  []int
+	kf, kb   []int // forward and backward furthest-reaching vectors
+	koff     int   // offset of diagonal 0 inside kf and kb
+	mxcost   int
+	snakeCnt int
+	heurMin  int
+}
+
+// split is the result of one middle-snake search (xdpsplit_t).
+type split struct {
+	i1, i2       int
+	minLo, minHi bool
+}
+
+// diff runs the Myers search over the reduced line lists (xdl_do_diff).
+func (e *env) diff() {
+	n1, n2 := len(e.a.ha), len(e.b.ha)
+	ndiags := n1 + n2 + 3
+	m := &myers{
+		ha1:      e.a.ha,
+		ha2:      e.b.ha,
+		rchg1:    e.a.chg,
+		rchg2:    e.b.chg,
+		rindex1:  e.a.rindex,
+		rindex2:  e.b.rindex,
+		kf:       make([]int, ndiags),
+		kb:       make([]int, ndiags),
+		koff:     n2 + 1,
+		mxcost:   max(bogosqrt(ndiags), maxCostMin),
+		snakeCnt: snakeCnt,
+		heurMin:  heurMinCost,
+	}
+	m.compare(0, n1, 0, n2, false)
+}
+
+// compare is xdl_recs_cmp: it marks the changed lines between the reduced
+// ranges [off1,lim1) and [off2,lim2).
+func (m *myers) compare(off1, lim1, off2, lim2 int, needMin bool) {
+	ha1, ha2 := m.ha1, m.ha2
+	for off1 < lim1 && off2 < lim2 && ha1[off1] == ha2[off2] {
+		off1++
+		off2++
+	}
+	for off1 < lim1 && off2 < lim2 && ha1[lim1-1] == ha2[lim2-1] {
+		lim1--
+		lim2--
+	}
+	switch {
+	case off1 == lim1:
+		for ; off2 < lim2; off2++ {
+			m.rchg2[m.rindex2[off2]+1] = 1
+		}
+	case off2 == lim2:
+		for ; off1 < lim1; off1++ {
+			m.rchg1[m.rindex1[off1]+1] = 1
+		}
+	default:
+		spl := m.split(off1, lim1, off2, lim2, needMin)
+		m.compare(off1, spl.i1, off2, spl.i2, spl.minLo)
+		m.compare(spl.i1, lim1, spl.i2, lim2, spl.minHi)
+	}
+}
+
+// split is xdl_split: it finds the middle snake of the box
+// [off1,lim1)x[off2,lim2), or, when the search becomes too expensive, a
+// good-enough split point chosen by xdiff's heuristics.
+func (m *myers) split(off1, lim1, off2, lim2 int, needMin bool) split {
+	ha1, ha2 := m.ha1, m.ha2
+	ko := m.koff
+	kf, kb := m.kf, m.kb
+	dmin, dmax := off1-lim2, lim1-off2
+	fmid, bmid := off1-off2, lim1-lim2
+	odd := (fmid-bmid)&1 != 0
+	fmin, fmax := fmid, fmid
+	bmin, bmax := bmid, bmid
+
+	kf[fmid+ko] = off1
+	kb[bmid+ko] = lim1
+
+	for ec := 1; ; ec++ {
+		gotSnake := false
+
+		// Extend the forward diagonal domain by one in each direction,
+		// or shrink it where it would leave the box.
+		if fmin > dmin {
+			fmin--
+			kf[fmin-1+ko] = -1
+		} else {
+			fmin++
+		}
+		if fmax < dmax {
+			fmax++
+			kf[fmax+1+ko] = -1
+		} else {
+			fmax--
+		}
+
+		for d := fmax; d >= fmin; d -= 2 {
+			var i1 int
+			if kf[d-1+ko] >= kf[d+1+ko] {
+				i1 = kf[d-1+ko] + 1
+			} else {
+				i1 = kf[d+1+ko]
+			}
+			prev1 := i1
+			i2 := i1 - d
+			for i1 < lim1 && i2 < lim2 && ha1[i1] == ha2[i2] {
+				i1++
+				i2++
+			}
+			if i1-prev1 > m.snakeCnt {
+				gotSnake = true
+			}
+			kf[d+ko] = i1
+			if odd && bmin <= d && d <= bmax && kb[d+ko] <= i1 {
+				return split{i1: i1, i2: i2, minLo: true, minHi: true}
+			}
+		}
+
+		// Same for the backward search.
+		if bmin > dmin {
+			bmin--
+			kb[bmin-1+ko] = lineMaxValue
+		} else {
+			bmin++
+		}
+		if bmax < dmax {
+			bmax++
+			kb[bmax+1+ko] = lineMaxValue
+		} else {
+			bmax--
+		}
+
+		for d := bmax; d >= bmin; d -= 2 {
+			var i1 int
+			if kb[d-1+ko] < kb[d+1+ko] {
+				i1 = kb[d-1+ko]
+			} else {
+				i1 = kb[d+1+ko] - 1
+			}
+			prev1 := i1
+			i2 := i1 - d
+			for i1 > off1 && i2 > off2 && ha1[i1-1] == ha2[i2-1] {
+				i1--
+				i2--
+			}
+			if prev1-i1 > m.snakeCnt {
+				gotSnake = true
+			}
+			kb[d+ko] = i1
+			if !odd && fmin <= d && d <= fmax && i1 <= kf[d+ko] {
+				return split{i1: i1, i2: i2, minLo: true, minHi: true}
+			}
+		}
+
+		if needMin {
+			continue
+		}
+
+		// Past the heuristic threshold, accept a diagonal that has
+		// made good progress and ends in a long enough snake.
+		if gotSnake && ec > m.heurMin {
+			best := 0
+			var spl split
+			for d := fmax; d >= fmin; d -= 2 {
+				dd := d - fmid
+				if dd < 0 {
+					dd = -dd
+				}
+				i1 := kf[d+ko]
+				i2 := i1 - d
+				v := (i1 - off1) + (i2 - off2) - dd
+				if v > kHeur*ec && v > best &&
+					off1+m.snakeCnt <= i1 && i1 < lim1 &&
+					off2+m.snakeCnt <= i2 && i2 < lim2 {
+					for k := 1; ha1[i1-k] == ha2[i2-k]; k++ {
+						if k == m.snakeCnt {
+							best = v
+							spl.i1, spl.i2 = i1, i2
+							break
+						}
+					}
+				}
+			}
+			if best > 0 {
+				spl.minLo, spl.minHi = true, false
+				return spl
+			}
+
+			best = 0
+			for d := bmax; d >= bmin; d -= 2 {
+				dd := d - bmid
+				if dd < 0 {
+					dd = -dd
+				}
+				i1 := kb[d+ko]
+				i2 := i1 - d
+				v := (lim1 - i1) + (lim2 - i2) - dd
+				if v > kHeur*ec && v > best &&
+					off1 < i1 && i1 <= lim1-m.snakeCnt &&
+					off2 < i2 && i2 <= lim2-m.snakeCnt {
+					for k := 0; ha1[i1+k] == ha2[i2+k]; k++ {
+						if k == m.snakeCnt-1 {
+							best = v
+							spl.i1, spl.i2 = i1, i2
+							break
+						}
+					}
+				}
+			}
+			if best > 0 {
+				spl.minLo, spl.minHi = false, true
+				return spl
+			}
+		}
+
+		// Too expensive: take the furthest reaching path found so far.
+		if ec >= m.mxcost {
+			fbest, fbest1 := -1, -1
+			for d := fmax; d >= fmin; d -= 2 {
+				i1 := min(kf[d+ko], lim1)
+				i2 := i1 - d
+				if lim2 < i2 {
+					i1, i2 = lim2+d, lim2
+				}
+				if fbest < i1+i2 {
+					fbest, fbest1 = i1+i2, i1
+				}
+			}
+			bbest, bbest1 := lineMaxValue, lineMaxValue
+			for d := bmax; d >= bmin; d -= 2 {
+				i1 := max(off1, kb[d+ko])
+				i2 := i1 - d
+				if i2 < off2 {
+					i1, i2 = off2+d, off2
+				}
+				if i1+i2 < bbest {
+					bbest, bbest1 = i1+i2, i1
+				}
+			}
+			if (lim1+lim2)-bbest < fbest-(off1+off2) {
+				return split{i1: fbest1, i2: fbest - fbest1, minLo: true, minHi: false}
+			}
+			return split{i1: bbest1, i2: bbest - bbest1, minLo: false, minHi: true}
+		}
+	}
+}
