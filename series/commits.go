@@ -27,20 +27,20 @@ func (s *Series) commits() error {
 }
 
 func (s *Series) writeCommits(store storer.EncodedObjectStorer) (plumbing.Hash, error) {
-	var base *object.Tree
 	var parent []plumbing.Hash
+	tb := &treeBuilder{store: store, dirs: map[string]*dirState{}}
 	if s.Tree.IsGit() {
-		base = s.Tree.GitTree()
+		tb.base = s.Tree.GitTree()
 		parent = []plumbing.Hash{s.Tree.Commit}
 	}
-	changed := map[string][]byte{}
-	tb := &treeBuilder{store: store, subtrees: map[string]*object.Tree{}, blobs: map[string]plumbing.Hash{}}
 	var last plumbing.Hash
 	for _, p := range s.Patches {
 		for _, f := range p.Files {
-			changed[f.Path] = f.New
+			if err := tb.set(f.Path, f.New); err != nil {
+				return last, err
+			}
 		}
-		th, err := tb.build(base, "", changed)
+		th, err := tb.flush()
 		if err != nil {
 			return last, err
 		}
@@ -74,95 +74,136 @@ func signature(addr string, when time.Time) object.Signature {
 	return object.Signature{Name: a.Name, Email: a.Address, When: when}
 }
 
-// treeBuilder writes trees, remembering the base's subtrees it decoded and
-// the blobs it wrote, since every patch rebuilds the same few directories.
+// treeBuilder keeps the directories a series touches, starting from the
+// base tree, and after each patch writes only the trees that changed: the
+// directories of the files the patch changed and their parents.
 type treeBuilder struct {
-	store    storer.EncodedObjectStorer
-	subtrees map[string]*object.Tree // by directory path
-	blobs    map[string]plumbing.Hash
+	store storer.EncodedObjectStorer
+	base  *object.Tree         // nil for a plain directory
+	dirs  map[string]*dirState // by path, "" for the root, "a/b/" below it
 }
 
-// build writes the tree of base (the directory dir of the base tree) with
-// the files in changed replaced (paths relative to dir; nil content removes
-// a file) and returns its hash.
-func (tb *treeBuilder) build(base *object.Tree, dir string, changed map[string][]byte) (plumbing.Hash, error) {
-	store := tb.store
-	sub := map[string]map[string][]byte{}
-	files := map[string][]byte{}
-	for p, c := range changed {
-		if dir, rest, ok := strings.Cut(p, "/"); ok {
-			if sub[dir] == nil {
-				sub[dir] = map[string][]byte{}
+type dirState struct {
+	entries map[string]object.TreeEntry
+	dirty   bool
+}
+
+// dir returns the state of directory path ("" or "a/b/"), loading it from
+// the base tree on first use.
+func (tb *treeBuilder) dir(path string) (*dirState, error) {
+	if d, ok := tb.dirs[path]; ok {
+		return d, nil
+	}
+	d := &dirState{entries: map[string]object.TreeEntry{}}
+	if tb.base != nil {
+		t := tb.base
+		if path != "" {
+			sub, err := tb.base.Tree(strings.TrimSuffix(path, "/"))
+			if err != nil && !errors.Is(err, object.ErrDirectoryNotFound) {
+				return nil, err
 			}
-			sub[dir][rest] = c
-		} else {
-			files[p] = c
+			t = sub
+		}
+		if t != nil {
+			for _, e := range t.Entries {
+				d.entries[e.Name] = e
+			}
 		}
 	}
-	entries := map[string]object.TreeEntry{}
-	if base != nil {
-		for _, e := range base.Entries {
-			entries[e.Name] = e
-		}
+	tb.dirs[path] = d
+	return d, nil
+}
+
+// set records a file's new content (nil removes it).
+func (tb *treeBuilder) set(path string, content []byte) error {
+	i := strings.LastIndexByte(path, '/')
+	dirPath, name := path[:i+1], path[i+1:]
+	d, err := tb.dir(dirPath)
+	if err != nil {
+		return err
 	}
-	for name, c := range files {
-		if c == nil {
-			delete(entries, name)
-			continue
+	if content == nil {
+		delete(d.entries, name)
+	} else {
+		obj := tb.store.NewEncodedObject()
+		obj.SetType(plumbing.BlobObject)
+		w, err := obj.Writer()
+		if err != nil {
+			return err
 		}
-		h, ok := tb.blobs[string(c)]
-		if !ok {
-			obj := store.NewEncodedObject()
-			obj.SetType(plumbing.BlobObject)
-			w, err := obj.Writer()
-			if err != nil {
-				return plumbing.ZeroHash, err
-			}
-			w.Write(c)
-			w.Close()
-			if h, err = store.SetEncodedObject(obj); err != nil {
-				return plumbing.ZeroHash, err
-			}
-			tb.blobs[string(c)] = h
+		w.Write(content)
+		w.Close()
+		h, err := tb.store.SetEncodedObject(obj)
+		if err != nil {
+			return err
 		}
 		mode := filemode.Regular
-		if e, ok := entries[name]; ok {
+		if e, ok := d.entries[name]; ok {
 			mode = e.Mode
 		}
-		entries[name] = object.TreeEntry{Name: name, Mode: mode, Hash: h}
+		d.entries[name] = object.TreeEntry{Name: name, Mode: mode, Hash: h}
 	}
-	for name, ch := range sub {
-		path := dir + name + "/"
-		subBase, ok := tb.subtrees[path]
-		if !ok && base != nil {
-			if t, err := base.Tree(name); err == nil {
-				subBase = t
-			}
-			tb.subtrees[path] = subBase
+	// Mark the directory and its parents for rewriting.
+	for p := dirPath; ; {
+		pd, err := tb.dir(p)
+		if err != nil {
+			return err
 		}
-		h, err := tb.build(subBase, path, ch)
+		pd.dirty = true
+		if p == "" {
+			return nil
+		}
+		j := strings.LastIndexByte(strings.TrimSuffix(p, "/"), '/')
+		p = p[:j+1]
+	}
+}
+
+// flush writes the dirty trees, deepest first, and returns the root's hash.
+func (tb *treeBuilder) flush() (plumbing.Hash, error) {
+	var dirty []string
+	for p, d := range tb.dirs {
+		if d.dirty {
+			dirty = append(dirty, p)
+		}
+	}
+	sort.Slice(dirty, func(i, j int) bool { return strings.Count(dirty[i], "/") > strings.Count(dirty[j], "/") })
+	var root plumbing.Hash
+	for _, p := range dirty {
+		d := tb.dirs[p]
+		t := &object.Tree{}
+		for _, e := range d.entries {
+			t.Entries = append(t.Entries, e)
+		}
+		// git sorts tree entries by name, a directory compared as name + "/".
+		key := func(e object.TreeEntry) string {
+			if e.Mode == filemode.Dir {
+				return e.Name + "/"
+			}
+			return e.Name
+		}
+		sort.Slice(t.Entries, func(i, j int) bool { return key(t.Entries[i]) < key(t.Entries[j]) })
+		obj := tb.store.NewEncodedObject()
+		if err := t.Encode(obj); err != nil {
+			return plumbing.ZeroHash, err
+		}
+		h, err := tb.store.SetEncodedObject(obj)
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
-		entries[name] = object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: h}
-	}
-	t := &object.Tree{}
-	for _, e := range entries {
-		t.Entries = append(t.Entries, e)
-	}
-	// git sorts tree entries by name, comparing a directory as name + "/".
-	key := func(e object.TreeEntry) string {
-		if e.Mode == filemode.Dir {
-			return e.Name + "/"
+		d.dirty = false
+		if p == "" {
+			root = h
+			continue
 		}
-		return e.Name
+		trimmed := strings.TrimSuffix(p, "/")
+		j := strings.LastIndexByte(trimmed, '/')
+		parent, err := tb.dir(trimmed[:j+1])
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		parent.entries[trimmed[j+1:]] = object.TreeEntry{Name: trimmed[j+1:], Mode: filemode.Dir, Hash: h}
 	}
-	sort.Slice(t.Entries, func(i, j int) bool { return key(t.Entries[i]) < key(t.Entries[j]) })
-	obj := store.NewEncodedObject()
-	if err := t.Encode(obj); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	return store.SetEncodedObject(obj)
+	return root, nil
 }
 
 // CreateBranch records one commit per patch on a new branch of the tree's
