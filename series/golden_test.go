@@ -283,3 +283,58 @@ func firstDiff(got, want string) string {
 	}
 	return "one is a prefix of the other"
 }
+
+// TestGoldenOnShiftedBase generates v11 against a base that differs from
+// every real one: the files the series edits get extra lines at the top
+// (and MAINTAINERS an extra section), so every line number and much of the
+// context moves. The added and removed lines of every patch must stay those
+// of the posted series.
+func TestGoldenOnShiftedBase(t *testing.T) {
+	src := debianTree(t)
+	dir := t.TempDir()
+	files := []string{"MAINTAINERS", "Kconfig", "arch/Kconfig", "arch/x86/Kconfig", "kernel/Makefile",
+		"include/asm-generic/Kbuild", "include/linux/sched.h", "include/linux/entry-common.h", "kernel/fork.c",
+		"kernel/exit.c", "arch/x86/events/core.c", "arch/x86/include/asm/ptrace.h", "arch/x86/kernel/ptrace.c"}
+	for _, p := range files {
+		b, err := os.ReadFile(filepath.Join(src, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pre string
+		switch {
+		case strings.HasSuffix(p, ".c") || strings.HasSuffix(p, ".h"):
+			pre = "/* a line of another tree */\n#include <linux/other.h>\n\n"
+		case p == "MAINTAINERS":
+			b = []byte(strings.Replace(string(b), "\nUTIL-LINUX PACKAGE\n", "\nUSERSPACE ZSWAP HELPERS\nM:\tSomeone <someone@example.org>\nS:\tMaintained\nF:\tmm/uzswap.c\n\nUTIL-LINUX PACKAGE\n", 1))
+		default:
+			pre = "# a line of another tree\n\n"
+		}
+		os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755)
+		if err := os.WriteFile(filepath.Join(dir, p), append([]byte(pre), b...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := series.Generate(context.Background(), series.Options{Tree: dir, Base: "shifted"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := parseMessages(t, s)
+	want := seed(t)
+	for i, wp := range want.Patches {
+		gp := got.Patches[i]
+		if len(gp.Files) != len(wp.Files) {
+			t.Errorf("patch %d touches %d files, want %d", wp.Number, len(gp.Files), len(wp.Files))
+			continue
+		}
+		for j, wf := range wp.Files {
+			gc, wc := changesOf(gp.Files[j]), changesOf(wf)
+			for _, start := range moved[wp.Number] {
+				gc.added, gc.deleted = withoutFunction(gc.added, start), withoutFunction(gc.deleted, start)
+				wc.added, wc.deleted = withoutFunction(wc.added, start), withoutFunction(wc.deleted, start)
+			}
+			if strings.Join(gc.added, "") != strings.Join(wc.added, "") || strings.Join(gc.deleted, "") != strings.Join(wc.deleted, "") {
+				t.Errorf("patch %d %s: changed lines differ:\n got +%q -%q\nwant +%q -%q", wp.Number, wf.NewName, gc.added, gc.deleted, wc.added, wc.deleted)
+			}
+		}
+	}
+}
