@@ -18,6 +18,7 @@ import (
 	"crypto/sha1"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -207,4 +208,40 @@ func (t *Thread) CreatedFiles() (map[string][]Version, error) {
 		}
 	}
 	return out, nil
+}
+
+// SeedName is the file name of the posted v11 thread in shared/seed.
+const SeedName = "unwind-v11-thread.txt"
+
+// SeedPath finds the posted v11 thread: $KPATCH_SEED if set, else
+// shared/seed/unwind-v11-thread.txt in the working directory or any of its
+// parents (the repository's checkout has shared/ beside it).
+func SeedPath() (string, error) {
+	if p := os.Getenv("KPATCH_SEED"); p != "" {
+		return p, nil
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		p := filepath.Join(dir, "shared", "seed", SeedName)
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("oracle: shared/seed/%s not found above the working directory: set KPATCH_SEED", SeedName)
+		}
+		dir = parent
+	}
+}
+
+// ParseSeed finds the posted v11 thread with SeedPath and parses it.
+func ParseSeed() (*Thread, error) {
+	p, err := SeedPath()
+	if err != nil {
+		return nil, err
+	}
+	return ParseFile(p)
 }

@@ -1,14 +1,11 @@
 package oracle
 
 import (
-	"path/filepath"
 	"testing"
 )
 
-const seed = "../../shared/seed/unwind-v11-thread.txt"
-
 func TestParseSeed(t *testing.T) {
-	th, err := ParseFile(filepath.FromSlash(seed))
+	th, err := ParseSeed()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +35,7 @@ func TestParseSeed(t *testing.T) {
 }
 
 func TestCreatedFilesMatchIndexHashes(t *testing.T) {
-	th, err := ParseFile(filepath.FromSlash(seed))
+	th, err := ParseSeed()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,8 +17,6 @@ import (
 	"kpatch/series"
 )
 
-const seedPath = "../../shared/seed/unwind-v11-thread.txt"
-
 var (
 	treeOnce sync.Once
 	treeDir  string
@@ -48,7 +46,7 @@ func (l testLog) Write(p []byte) (int, error) {
 
 func seed(t *testing.T) *oracle.Thread {
 	t.Helper()
-	th, err := oracle.ParseFile(filepath.FromSlash(seedPath))
+	th, err := oracle.ParseSeed()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package spec_test
 
 import (
-	"path/filepath"
 	"testing"
 
 	"kpatch/oracle"
@@ -21,7 +20,7 @@ func TestTemplatesReproduceSeed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	th, err := oracle.ParseFile(filepath.FromSlash("../../shared/seed/unwind-v11-thread.txt"))
+	th, err := oracle.ParseSeed()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,283 @@
+package main
+
+import (
+	"debug/elf"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"kpatch/unwind"
+	"kpatch/unwind/core"
+	"kpatch/unwind/report"
+	"kpatch/unwind/symtab"
+)
+
+const unwindUsage = `usage: kpatch unwind (--core FILE | --snapshot FILE) [flags]
+
+Walks a user stack with the frame-pointer unwinder of the deferred
+user-space unwinding series (v11), with the kernel's semantics at a chosen
+patch, and prints one frame a line: index, address, function+offset and
+object. The input is an ELF core dump of an x86_64 or i386 (compat) process,
+or a stack snapshot in the text form the QEMU self-tests print (see
+unwind/doc.go); a snapshot's own kernel trace is shown beside the walk.
+
+Flags:
+`
+
+// cmdUnwind implements "kpatch unwind".
+func cmdUnwind(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("kpatch unwind", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	corePath := fs.String("core", "", "walk the ELF core dump `FILE`: registers from NT_PRSTATUS, memory from PT_LOAD\nsegments and, where they hold no bytes, from the files NT_FILE maps")
+	snapPath := fs.String("snapshot", "", "walk the stack snapshot in `FILE` (\"-\" for standard input)")
+	index := fs.Int("index", 0, "walk snapshot number `N` (from 0) of a --snapshot file holding several")
+	exe := fs.String("exe", "", "read function symbols from the executable `ELF`; a core places it at its AT_ENTRY,\na snapshot by its map: line or --exe-bias")
+	exeBias := fs.String("exe-bias", "", "load bias `ADDR` of --exe for a snapshot without a map: line for it (default 0)")
+	root := fs.String("root", "", "open the files a core or snapshot maps under `DIR` instead of /, for symbols and\nfor memory a core does not hold")
+	thread := fs.Int("thread", 0, "walk the core's thread `TID` (default: the first NT_PRSTATUS, the thread that dumped)")
+	patch := fs.Int("patch", 14, "apply the kernel's semantics after patch `N` of the series (12 to 14; x86_64 has no\nuser unwinder before 12, and 12-13 walk compat tasks as 64-bit)")
+	maxEntries := fs.Int("max", 0, "stop after `N` entries (default: the kernel's, 511 on x86_64)")
+	csBase := fs.String("cs-base", "", "code segment base `ADDR` of a compat task (default: the snapshot's, 0 for a core)")
+	ssBase := fs.String("ss-base", "", "stack segment base `ADDR` of a compat task (default: the snapshot's, 0 for a core)")
+	jsonOut := fs.Bool("json", false, "print the walk as JSON (addresses as \"0x...\" strings)")
+	check := fs.Bool("check", false, "fail unless the snapshot's kernel trace equals the walker's")
+	writeSnap := fs.String("write-snapshot", "", "also write the core thread's registers and stack to `FILE` as a snapshot")
+	stackBytes := fs.Int("stack-bytes", 0, "with --write-snapshot, capture at most `N` bytes of stack (default: up to the\nend of the stack's segment)")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), unwindUsage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return errUsage // the flag set has printed the error and the usage
+	}
+	usageError := func(msg string) error {
+		fmt.Fprintf(stderr, "kpatch unwind: %s\n\n", msg)
+		fs.Usage()
+		return errUsage
+	}
+	if fs.NArg() > 0 {
+		return usageError(fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
+	}
+	if (*corePath == "") == (*snapPath == "") {
+		return usageError("give exactly one of --core and --snapshot")
+	}
+	if *writeSnap != "" && *corePath == "" {
+		return usageError("--write-snapshot needs --core")
+	}
+	if *check && *snapPath == "" {
+		return usageError("--check needs --snapshot")
+	}
+	cfg, err := unwind.X86_64(*patch)
+	if err != nil {
+		return fmt.Errorf("--patch: %w", err)
+	}
+	if *maxEntries < 0 {
+		return errors.New("--max must be positive")
+	}
+	if *maxEntries > 0 {
+		cfg.MaxEntries = *maxEntries
+	}
+	bases := func(r *unwind.Regs) error {
+		for _, b := range []struct {
+			flag string
+			val  string
+			dst  *uint64
+		}{{"cs-base", *csBase, &r.CSBase}, {"ss-base", *ssBase, &r.SSBase}} {
+			if b.val == "" {
+				continue
+			}
+			v, err := strconv.ParseUint(b.val, 0, 64)
+			if err != nil {
+				return fmt.Errorf("--%s: %v", b.flag, err)
+			}
+			*b.dst = v
+		}
+		return nil
+	}
+
+	var (
+		mem    unwind.Memory
+		regs   unwind.Regs
+		tab    *symtab.Table
+		kernel []uint64
+		source string
+	)
+	warn := func(err error) { fmt.Fprintf(stderr, "kpatch unwind: warning: %v\n", err) }
+	if *corePath != "" {
+		source = "core"
+		c, err := core.Open(*corePath)
+		if err != nil {
+			return fmt.Errorf("%w", err)
+		}
+		defer c.Close()
+		c.Root = *root
+		t := c.Threads[0]
+		if *thread != 0 {
+			found := false
+			var tids []string
+			for _, th := range c.Threads {
+				tids = append(tids, strconv.Itoa(th.PID))
+				if th.PID == *thread {
+					t, found = th, true
+				}
+			}
+			if !found {
+				return fmt.Errorf("no thread %d in %s (threads: %s)", *thread, *corePath, strings.Join(tids, " "))
+			}
+		}
+		regs = t.Regs
+		if regs.Compat && (*csBase == "" || *ssBase == "") && (t.CS&4 != 0 || t.SS&4 != 0) {
+			warn(fmt.Errorf("thread %d uses LDT segments (cs=%#x ss=%#x) whose bases a core does not record; assuming 0, set --cs-base/--ss-base", t.PID, t.CS, t.SS))
+		}
+		if err := bases(&regs); err != nil {
+			return err
+		}
+		mem = c
+		var errs []error
+		tab, errs = c.Symbols(*exe)
+		for _, err := range errs {
+			warn(err)
+		}
+		if *writeSnap != "" {
+			snap, err := c.Snapshot(t, *stackBytes)
+			if err != nil {
+				return fmt.Errorf("--write-snapshot: %w", err)
+			}
+			snap.Regs = regs
+			snap.Fields = map[string]string{"pid": strconv.Itoa(t.PID), "source": filepath.Base(*corePath)}
+			if err := writeSnapshotFile(*writeSnap, snap); err != nil {
+				return err
+			}
+		}
+	} else {
+		source = "snapshot"
+		snap, err := readSnapshot(*snapPath, *index)
+		if err != nil {
+			return err
+		}
+		regs = snap.Regs
+		if err := bases(&regs); err != nil {
+			return err
+		}
+		mem = snap.Memory()
+		kernel = snap.Kernel
+		tab = &symtab.Table{}
+		tab.AddMappings(snap.Maps)
+		var exeInfo os.FileInfo
+		if *exe != "" {
+			bias, err := snapshotExeBias(*exe, *exeBias, snap.Maps, *root)
+			if err != nil {
+				return err
+			}
+			if err := tab.AddFile(*exe, bias); err != nil {
+				return fmt.Errorf("--exe: %w", err)
+			}
+			exeInfo, _ = os.Stat(*exe)
+		}
+		// The files a snapshot from a QEMU guest maps are usually not on
+		// this machine: only say so when --root says where they are.
+		for _, err := range tab.AddMapped(snap.Maps, *root, exeInfo) {
+			if *root != "" || !errors.Is(err, os.ErrNotExist) {
+				warn(err)
+			}
+		}
+	}
+
+	trace, err := cfg.Walk(mem, regs)
+	if err != nil {
+		return fmt.Errorf("%w", err)
+	}
+	r := report.New(trace, tab, report.Options{Source: source, Patch: *patch, Config: cfg, Compat: regs.Compat, Kernel: kernel})
+	if *jsonOut {
+		err = r.WriteJSON(stdout)
+	} else {
+		err = r.WriteText(stdout)
+	}
+	if err != nil {
+		return err
+	}
+	if *check {
+		switch {
+		case r.Match == nil:
+			return errors.New("--check: the snapshot has no kernel trace")
+		case !*r.Match:
+			return fmt.Errorf("--check: the kernel's trace differs from the walker's at entry %d", r.Mismatch)
+		}
+	}
+	return nil
+}
+
+func readSnapshot(path string, index int) (*unwind.Snapshot, error) {
+	var in io.Reader = os.Stdin
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, fmt.Errorf("%w", err)
+		}
+		defer f.Close()
+		in = f
+	}
+	snaps, err := unwind.ParseSnapshots(in)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(snaps) == 0 {
+		return nil, fmt.Errorf("%s: %w", path, unwind.ErrNoSnapshot)
+	}
+	if index < 0 || index >= len(snaps) {
+		return nil, fmt.Errorf("--index %d: %s holds %d snapshots", index, path, len(snaps))
+	}
+	return snaps[index], nil
+}
+
+// snapshotExeBias finds where a snapshot's executable is loaded: from
+// --exe-bias, else from the map: line of the same file, else 0.
+func snapshotExeBias(exe, flagBias string, maps []unwind.Mapping, root string) (uint64, error) {
+	if flagBias != "" {
+		v, err := strconv.ParseUint(flagBias, 0, 64)
+		if err != nil {
+			return 0, fmt.Errorf("--exe-bias: %v", err)
+		}
+		return v, nil
+	}
+	fi, err := os.Stat(exe)
+	if err != nil {
+		return 0, fmt.Errorf("--exe: %w", err)
+	}
+	f, err := elf.Open(exe)
+	if err != nil {
+		return 0, fmt.Errorf("--exe: %w", err)
+	}
+	defer f.Close()
+	for _, m := range maps {
+		mi, err := os.Stat(filepath.Join(root, m.Path))
+		same := err == nil && os.SameFile(mi, fi)
+		if !same && filepath.Base(m.Path) != filepath.Base(exe) {
+			continue
+		}
+		if bias, ok := symtab.Bias(f, m.Start, m.Offset); ok {
+			return bias, nil
+		}
+	}
+	return 0, nil
+}
+
+func writeSnapshotFile(path string, s *unwind.Snapshot) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--write-snapshot: %w", err)
+	}
+	if _, err := s.WriteTo(f); err != nil {
+		f.Close()
+		return fmt.Errorf("--write-snapshot: %w", err)
+	}
+	return f.Close()
+}

@@ -1,0 +1,104 @@
+// Package unwind is a reference implementation, in Go, of the user-space
+// frame-pointer stack walk of the deferred unwinding series (v11): the
+// walk kernel/unwind/user.c does, with the frames of
+// arch/x86/include/asm/unwind_user.h and the entry limit of
+// kernel/unwind/deferred.c, at any revision of the series. The QEMU
+// self-tests judge the kernel's traces against it; it also walks core
+// dumps (package kpatch/unwind/core) and captured stacks on its own.
+//
+// # The walk
+//
+// A walk starts from the user registers (Regs): ip, sp and fp. Its kind
+// (Kind) is chosen once: KindCompatFP for a compat task when the kernel has
+// a compat frame, else KindFP when it has a native frame, else KindNone.
+// A Frame says where the caller's state is: the canonical frame address is
+// cfa = (UseFP ? fp : sp) + CFAOff, the return address is the word at
+// cfa + RAOff and, when FPOff is not zero, the caller's frame pointer is
+// the word at cfa + FPOff. On x86_64 the native frame is cfa = fp + 16,
+// ra at cfa - 8, fp at cfa - 16 (FrameX86_64); the compat frame uses
+// 4-byte words: cfa = fp + 8, ra at cfa - 4, fp at cfa - 8
+// (FrameX86Compat). A step sets ip = ra, sp = cfa and fp to the word read.
+//
+// Addresses are computed in the kernel's unsigned long (Config.LongSize)
+// and wrap at its width; native words are that wide and compat words are 4
+// bytes, zero-extended. With Config.SegmentBases (x86, patch 14) a compat
+// walk adds the cs segment base to ip and the ss base to sp and fp when it
+// starts, and the cs base to the new ip and the ss base to the new fp after
+// each step, as arch_unwind_user_init() and arch_unwind_user_next() do.
+//
+// The walk ends (Stop) when the kind has no frame (StopNoUnwinder), when
+// the cfa is not above sp (StopWrongDirection: "stack going in wrong
+// direction", which also ends walks whose cfa wraps around), when reading
+// the return address or the saved frame pointer faults (StopFaultRA,
+// StopFaultFP; a read that reaches Config.UserMax, TASK_SIZE_MAX, faults
+// like get_user()), or when the trace is full (StopMaxEntries). The trace
+// (Trace) is what unwind_user() fills in: the first entry is the initial
+// ip, then one entry per step, at most Config.MaxEntries: 511 on x86_64
+// from patch 5 on, the longs that fit in a 4096-byte allocation after the
+// 8-byte struct unwind_cache header (MaxEntries).
+//
+// X86_64 returns the configuration of each revision: x86 has no user
+// unwinder before patch 12; patches 12 and 13 walk every task, compat ones
+// too, with the 64-bit frame; patch 14 adds the compat frame and the
+// segment bases. Other revisions of the generic code are Configs too (for
+// example NextStub for patch 1, whose unwind_user_next() is a stub); the
+// package's tests compile the series' own user.c at each revision and
+// check that it and the walker agree.
+//
+// Memory is an interface, so the same walk runs on a captured stack
+// (Segments, Snapshot), a core dump (core.File) or a live process
+// (ProcessMemory).
+//
+// # One source of truth for the frames
+//
+// ParseFrameMacros evaluates the ARCH_INIT_USER_*_FRAME macros of a header
+// as C, with modernc.org/cc/v4, for a given ABI and configuration
+// (ParseFrameMacrosEnv), and CheckX86Frames compares them with the
+// walker's frames, so a header generated from templates can be checked
+// against the walker.
+//
+// # Snapshot text form
+//
+// A Snapshot is a task's registers and the bytes of its user stack from sp
+// up, with, optionally, the trace the kernel produced, in a line-oriented
+// text form a kernel test module can print with printk on a serial console:
+//
+//	snapshot: v=1 mode=64 ip=0x401136 sp=0x7ffc0000 bp=0x7ffc0010 cs_base=0x0 ss_base=0x0 tag=recurse
+//	map: 0x400000 0x401000 0x0 /usr/bin/chain
+//	stack: 0x7ffc0000 00112233445566778899aabbccddeeff3000fc7f000000005011400000000000
+//	stack: 0x7ffc0020 0000000000000000000000000000000000000000000000007011400000000000
+//	kernel: 0x401136 0x401150 0x401170
+//	end: stack=64 kernel=3
+//
+// Each line starts with a tag; the tag may follow a prefix that ends in a
+// space or "]" (printk's "[    3.141592] module: "), and lines without a
+// tag are ignored, so a whole console log can be parsed (ParseSnapshots).
+// Numbers are hexadecimal, with or without "0x", except the counts of the
+// end line, which are decimal.
+//
+//   - "snapshot:" starts a snapshot. Its fields are key=value: v=1 (the
+//     version), mode=64 or mode=compat (32 is taken for compat), ip, sp, bp
+//     (fp is taken for bp), and optionally cs_base and ss_base (the segment
+//     bases of a compat task, 0 if absent). Other keys (lowercase letters,
+//     digits and _, with values without spaces), such as tag=, pid= or
+//     comm=, are kept in Snapshot.Fields.
+//   - "map: START END OFFSET PATH" is a file mapping of the task, for
+//     symbols; the path is the rest of the line. Optional, any number.
+//   - "stack: ADDR HEX" gives the bytes at ADDR, as hexadecimal pairs,
+//     with or without spaces between bytes. ADDR is the address get_user()
+//     reads, so for a compat task with a stack segment base it is
+//     ss_base + offset. The writer puts 64 bytes on a line; lines may come
+//     in any order, but may not overlap. The first line's address is
+//     normally sp (plus ss_base).
+//   - "kernel: IP IP ..." are entries of the kernel's trace, in order,
+//     any number per line (the writer puts 8); a "kernel:" line with no
+//     entries says the kernel's trace is empty.
+//   - "end: stack=N kernel=M" ends the snapshot and says how many stack
+//     bytes and kernel entries it has, so that lines lost on the console
+//     are detected; both counts are optional. A snapshot also ends at the
+//     next "snapshot:" line or at the end of the input.
+//
+// The lines Snapshot.WriteTo writes stay under 160 characters (a map line
+// with a long path may be longer), so with a printk prefix they fit in 200.
+// Errors are *SyntaxError, with the line number.
+package unwind
