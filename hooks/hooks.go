@@ -72,7 +72,7 @@ var Ops = map[string]string{
 
 var nargs = map[string]int{
 	"section": 1, "config-after": 1, "select-sorted": 1, "sorted-line": 1, "line-after": 1,
-	"include-after": 1, "include-before": 1, "member-before": 2, "statement-before": 2, "after-function": 1,
+	"include-after": 1, "include-before": 1, "member-before": 2, "statement-before": 2, "statement-after": 2, "after-function": 1,
 	"move-function": 4, "rename-calls": 2,
 }
 
@@ -119,6 +119,8 @@ func Apply(files Files, e spec.Edit) error {
 		at, err = f.memberBefore(e.Args[0], e.Args[1])
 	case "statement-before":
 		at, err = f.statementBefore(e.Args[0], e.Args[1])
+	case "statement-after":
+		at, err = f.statementAfter(e.Args[0], e.Args[1])
 	case "after-function":
 		var fn span
 		fn, err = f.function(e.Args[0])
@@ -393,9 +395,32 @@ func (f lines) function(name string) (span, error) {
 var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 func (f lines) statementBefore(fn, stmt string) (int, error) {
-	sp, err := f.function(fn)
+	i, _, err := f.statement(fn, stmt)
 	if err != nil {
 		return 0, err
+	}
+	return f.commentAbove(i), nil
+}
+
+// statementAfter returns the line after the end of the statement (the line
+// that ends it with ";").
+func (f lines) statementAfter(fn, stmt string) (int, error) {
+	i, sp, err := f.statement(fn, stmt)
+	if err != nil {
+		return 0, err
+	}
+	for i < sp.end-1 && !strings.HasSuffix(strings.TrimRight(f[i], " \t\n"), ";") {
+		i++
+	}
+	return i + 1, nil
+}
+
+// statement finds the one line of function fn that starts with stmt (a
+// call when stmt is a bare name).
+func (f lines) statement(fn, stmt string) (int, span, error) {
+	sp, err := f.function(fn)
+	if err != nil {
+		return 0, sp, err
 	}
 	prefix := stmt
 	if identRE.MatchString(stmt) {
@@ -405,11 +430,11 @@ func (f lines) statementBefore(fn, stmt string) (int, error) {
 	if err != nil {
 		var ae *anchorErr
 		if errors.As(err, &ae) && ae.err == ErrAnchorMissing {
-			return 0, missing("no statement starting with %q in %s()", prefix, fn)
+			return 0, sp, missing("no statement starting with %q in %s()", prefix, fn)
 		}
-		return 0, err
+		return 0, sp, err
 	}
-	return f.commentAbove(i), nil
+	return i, sp, nil
 }
 
 func moveFunction(files Files, f lines, e spec.Edit, fail func(error, string, ...any) error) error {

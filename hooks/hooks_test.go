@@ -69,6 +69,8 @@ func TestApply(t *testing.T) {
 			before: "\t/* now run it */", after: "\tprepare(t);"},
 		{name: "statement before a call", edit: spec.Edit{Path: "code.c", Op: "statement-before", Args: []string{"work", "finish"}, Text: "\tnew(t);\n"},
 			before: "\tfinish(t);", after: "\tr = run(t, 1);"},
+		{name: "statement after a call", edit: spec.Edit{Path: "code.c", Op: "statement-after", Args: []string{"work", "prepare"}, Text: "\tnew(t);\n"},
+			before: "\t/* now run it */", after: "\tprepare(t);"},
 		{name: "statement missing in function", edit: spec.Edit{Path: "code.c", Op: "statement-before", Args: []string{"helper", "run"}, Text: "x\n"},
 			wantErr: ErrAnchorMissing},
 		{name: "function defined twice", edit: spec.Edit{Path: "code.c", Op: "after-function", Args: []string{"dup"}, Text: "x\n"},
