@@ -75,25 +75,7 @@ func (s *Series) subjectPrefix(n int) string {
 }
 
 // foldHeader wraps a header at 78 columns the way git does for Subject.
-func foldHeader(name, value string) string {
-	line := name + ": "
-	var b strings.Builder
-	first := true
-	for _, w := range strings.Fields(value) {
-		if !first && len(line)+1+len(w) > 78 {
-			b.WriteString(line + "\n")
-			line = " " + w
-			continue
-		}
-		if !first {
-			line += " "
-		}
-		line += w
-		first = false
-	}
-	b.WriteString(line + "\n")
-	return b.String()
-}
+func foldHeader(name, value string) string { return wrap(value, name+": ", " ", 78) }
 
 func addressHeader(name string, addrs []string) string {
 	if len(addrs) == 0 {
@@ -225,27 +207,29 @@ func (s *Series) Shortlog() string {
 		}
 		fmt.Fprintf(&b, "%s (%d):\n", n, len(byAuthor[n]))
 		for _, subj := range byAuthor[n] {
-			b.WriteString(wrap(subj, 2, 4, 72))
+			b.WriteString(wrap(subj, "  ", "    ", 72))
 		}
 	}
 	return b.String()
 }
 
-func wrap(text string, indent1, indent2, width int) string {
+// wrap fills words into lines of at most width columns (a word longer than
+// that stands alone), the first line starting with first and the others
+// with next, as git's strbuf_add_wrapped_text does for subjects and the
+// shortlog.
+func wrap(text, first, next string, width int) string {
 	var b strings.Builder
-	line := strings.Repeat(" ", indent1)
-	start := true
+	line, empty := first, true
 	for _, w := range strings.Fields(text) {
-		if !start && len(line)+1+len(w) > width {
+		if !empty && len(line)+1+len(w) > width {
 			b.WriteString(line + "\n")
-			line = strings.Repeat(" ", indent2) + w
-			continue
+			line, empty = next, true
 		}
-		if !start {
+		if !empty {
 			line += " "
 		}
 		line += w
-		start = false
+		empty = false
 	}
 	b.WriteString(line + "\n")
 	return b.String()
