@@ -10,6 +10,7 @@ import (
 type pattern struct {
 	raw     string
 	literal bool           // no regular-expression syntax: match by prefix
+	glob    bool           // only "*" and "?" besides literal text: match as a glob
 	re      *regexp.Regexp // "^" + translated pattern, nil when literal
 	dirRe   *regexp.Regexp // re followed by "/", for plain patterns
 	dir     bool           // raw ends in "/"
@@ -29,6 +30,19 @@ func compilePattern(raw string) (*pattern, error) {
 		p.depth = p.slashes
 		if !p.dir {
 			p.depth++
+		}
+		return p, nil
+	}
+	if !strings.ContainsAny(raw, `[](){}+|^$\`) {
+		// "*" and "?" only: the same match as the regular expression,
+		// without compiling one.
+		p := &pattern{raw: raw, glob: true, dir: strings.HasSuffix(raw, "/"), slashes: strings.Count(raw, "/")}
+		p.depth = p.slashes
+		if !p.dir {
+			p.depth++
+		}
+		if strings.HasPrefix(raw, "*") {
+			p.depth = -1
 		}
 		return p, nil
 	}
@@ -84,6 +98,15 @@ func (f *File) match(p *pattern, path string) bool {
 		}
 		if p.raw != "" && !strings.Contains(p.raw, ".") && f.isDir(p, path) {
 			return strings.HasPrefix(path, p.raw+"/")
+		}
+		return strings.Count(path, "/") == p.slashes
+	}
+	if p.glob {
+		if !globPrefix(p.raw, path) {
+			return false
+		}
+		if p.dir {
+			return true
 		}
 		return strings.Count(path, "/") == p.slashes
 	}
@@ -155,4 +178,30 @@ func (f *File) Sections(path string) []*Section {
 		out[i] = h.s
 	}
 	return out
+}
+
+// globPrefix reports whether a prefix of s matches pattern, where "*" is
+// any sequence of bytes ("/" included) and "?" any one byte: the regular
+// expression "^" + pattern with "*" as ".*" and "?" as ".".
+func globPrefix(pattern, s string) bool {
+	p, i := 0, 0
+	star, mark := -1, 0
+	for {
+		if p == len(pattern) {
+			return true // the rest of s is outside the prefix
+		}
+		switch {
+		case pattern[p] == '*':
+			star, mark = p, i
+			p++
+		case i < len(s) && (pattern[p] == '?' || pattern[p] == s[i]):
+			p++
+			i++
+		case star >= 0 && mark < len(s):
+			mark++
+			p, i = star+1, mark
+		default:
+			return false
+		}
+	}
 }

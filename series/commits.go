@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/mail"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -84,8 +85,49 @@ type treeBuilder struct {
 }
 
 type dirState struct {
-	entries map[string]object.TreeEntry
+	entries []object.TreeEntry // in git's order (see treeKey)
 	dirty   bool
+}
+
+// treeKey is what git sorts tree entries by: the name, a directory's
+// compared as name + "/".
+func treeKey(e object.TreeEntry) string {
+	if e.Mode == filemode.Dir {
+		return e.Name + "/"
+	}
+	return e.Name
+}
+
+// find returns the index of the entry named name, or -1.
+func (d *dirState) find(name string) int {
+	for _, k := range []string{name, name + "/"} {
+		i := sort.Search(len(d.entries), func(i int) bool { return treeKey(d.entries[i]) >= k })
+		if i < len(d.entries) && d.entries[i].Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// put adds or replaces an entry, keeping the order.
+func (d *dirState) put(e object.TreeEntry) {
+	if i := d.find(e.Name); i >= 0 && d.entries[i].Mode == e.Mode {
+		d.entries[i] = e
+		return
+	} else if i >= 0 {
+		d.remove(e.Name)
+	}
+	k := treeKey(e)
+	i := sort.Search(len(d.entries), func(i int) bool { return treeKey(d.entries[i]) >= k })
+	d.entries = append(d.entries, object.TreeEntry{})
+	copy(d.entries[i+1:], d.entries[i:])
+	d.entries[i] = e
+}
+
+func (d *dirState) remove(name string) {
+	if i := d.find(name); i >= 0 {
+		d.entries = append(d.entries[:i], d.entries[i+1:]...)
+	}
 }
 
 // dir returns the state of directory path ("" or "a/b/"), loading it from
@@ -94,7 +136,7 @@ func (tb *treeBuilder) dir(path string) (*dirState, error) {
 	if d, ok := tb.dirs[path]; ok {
 		return d, nil
 	}
-	d := &dirState{entries: map[string]object.TreeEntry{}}
+	d := &dirState{}
 	if tb.base != nil {
 		t := tb.base
 		if path != "" {
@@ -105,9 +147,7 @@ func (tb *treeBuilder) dir(path string) (*dirState, error) {
 			t = sub
 		}
 		if t != nil {
-			for _, e := range t.Entries {
-				d.entries[e.Name] = e
-			}
+			d.entries = append([]object.TreeEntry(nil), t.Entries...) // git's order already
 		}
 	}
 	tb.dirs[path] = d
@@ -123,7 +163,7 @@ func (tb *treeBuilder) set(path string, content []byte) error {
 		return err
 	}
 	if content == nil {
-		delete(d.entries, name)
+		d.remove(name)
 	} else {
 		obj := tb.store.NewEncodedObject()
 		obj.SetType(plumbing.BlobObject)
@@ -138,10 +178,10 @@ func (tb *treeBuilder) set(path string, content []byte) error {
 			return err
 		}
 		mode := filemode.Regular
-		if e, ok := d.entries[name]; ok {
-			mode = e.Mode
+		if i := d.find(name); i >= 0 {
+			mode = d.entries[i].Mode
 		}
-		d.entries[name] = object.TreeEntry{Name: name, Mode: mode, Hash: h}
+		d.put(object.TreeEntry{Name: name, Mode: mode, Hash: h})
 	}
 	// Mark the directory and its parents for rewriting.
 	for p := dirPath; ; {
@@ -170,20 +210,8 @@ func (tb *treeBuilder) flush() (plumbing.Hash, error) {
 	var root plumbing.Hash
 	for _, p := range dirty {
 		d := tb.dirs[p]
-		t := &object.Tree{}
-		for _, e := range d.entries {
-			t.Entries = append(t.Entries, e)
-		}
-		// git sorts tree entries by name, a directory compared as name + "/".
-		key := func(e object.TreeEntry) string {
-			if e.Mode == filemode.Dir {
-				return e.Name + "/"
-			}
-			return e.Name
-		}
-		sort.Slice(t.Entries, func(i, j int) bool { return key(t.Entries[i]) < key(t.Entries[j]) })
 		obj := tb.store.NewEncodedObject()
-		if err := t.Encode(obj); err != nil {
+		if err := encodeTree(obj, d.entries); err != nil {
 			return plumbing.ZeroHash, err
 		}
 		h, err := tb.store.SetEncodedObject(obj)
@@ -201,9 +229,31 @@ func (tb *treeBuilder) flush() (plumbing.Hash, error) {
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
-		parent.entries[trimmed[j+1:]] = object.TreeEntry{Name: trimmed[j+1:], Mode: filemode.Dir, Hash: h}
+		parent.put(object.TreeEntry{Name: trimmed[j+1:], Mode: filemode.Dir, Hash: h})
 	}
 	return root, nil
+}
+
+// encodeTree writes a tree object: "MODE NAME\0" and the binary hash of
+// each entry, entries in git's order.
+func encodeTree(obj plumbing.EncodedObject, entries []object.TreeEntry) error {
+	obj.SetType(plumbing.TreeObject)
+	var b []byte
+	for _, e := range entries {
+		b = strconv.AppendUint(b, uint64(e.Mode), 8)
+		b = append(b, ' ')
+		b = append(b, e.Name...)
+		b = append(b, 0)
+		b = append(b, e.Hash[:]...)
+	}
+	w, err := obj.Writer()
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(b); err != nil {
+		return err
+	}
+	return w.Close()
 }
 
 // CreateBranch records one commit per patch on a new branch of the tree's

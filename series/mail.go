@@ -250,6 +250,7 @@ func (s *Series) TotalStat() []diffstat.File { return s.total }
 
 func (s *Series) totalStat() []diffstat.File {
 	first := map[string]*FileChange{}
+	touches := map[string]int{}
 	var paths []string
 	for _, p := range s.Patches {
 		for _, f := range p.Files {
@@ -257,12 +258,17 @@ func (s *Series) totalStat() []diffstat.File {
 				first[f.Path] = f
 				paths = append(paths, f.Path)
 			}
+			touches[f.Path]++
 		}
 	}
 	sort.Strings(paths)
 	var out []diffstat.File
 	for _, path := range paths {
 		f := first[path]
+		if touches[path] == 1 {
+			out = append(out, f.stat) // one patch: its diff is the series'
+			continue
+		}
 		_, st := s.Diff(&FileChange{Path: path, Old: f.Old, New: s.final[path], Created: f.Created})
 		out = append(out, st)
 	}
