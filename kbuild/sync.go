@@ -1,0 +1,183 @@
+package kbuild
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Dir is a build directory: Src is the source tree, Obj the O= output.
+type Dir struct {
+	Root string // the build directory
+	Src  string // Root/src
+	Obj  string // Root/obj
+}
+
+// NewDir returns the layout of the build directory root; nothing is created.
+func NewDir(root string) *Dir {
+	return &Dir{Root: root, Src: filepath.Join(root, "src"), Obj: filepath.Join(root, "obj")}
+}
+
+const (
+	baseStamp = ".kpatch-base"    // in Src: "<tree>\n<commit>\n" of the unpacked base
+	manifest  = ".kpatch-overlay" // in Src: files laid over the base by the last Sync
+)
+
+// UnpackBase fills Src with the tree of rev in the git repository tree,
+// unless Src already holds that commit. It returns the commit hash.
+func (d *Dir) UnpackBase(ctx context.Context, tree, rev string) (string, error) {
+	out, err := exec.CommandContext(ctx, "git", "-C", tree, "rev-parse", "--verify", rev+"^{commit}").Output()
+	if err != nil {
+		return "", fmt.Errorf("kbuild: %s is not a commit in %s: %v", rev, tree, err)
+	}
+	commit := strings.TrimSpace(string(out))
+	stamp := filepath.Join(d.Src, baseStamp)
+	if b, err := os.ReadFile(stamp); err == nil {
+		if f := strings.Fields(string(b)); len(f) > 0 && f[len(f)-1] == commit {
+			return commit, nil
+		}
+	}
+	if err := os.RemoveAll(d.Src); err != nil {
+		return "", fmt.Errorf("kbuild: %w", err)
+	}
+	// A new base invalidates the object tree's dependency information only
+	// through mtimes; start it afresh to be safe.
+	if err := os.RemoveAll(d.Obj); err != nil {
+		return "", fmt.Errorf("kbuild: %w", err)
+	}
+	if err := os.MkdirAll(d.Src, 0o755); err != nil {
+		return "", fmt.Errorf("kbuild: %w", err)
+	}
+	archive := exec.CommandContext(ctx, "git", "-C", tree, "archive", "--format=tar", commit)
+	untar := exec.CommandContext(ctx, "tar", "-x", "-C", d.Src)
+	pipe, err := archive.StdoutPipe()
+	if err != nil {
+		return "", err
+	}
+	untar.Stdin = pipe
+	var errb bytes.Buffer
+	archive.Stderr, untar.Stderr = &errb, &errb
+	if err := untar.Start(); err != nil {
+		return "", fmt.Errorf("kbuild: tar: %w", err)
+	}
+	if err := archive.Run(); err != nil {
+		untar.Wait()
+		return "", fmt.Errorf("kbuild: git archive %s: %v: %s", rev, err, errb.String())
+	}
+	if err := untar.Wait(); err != nil {
+		return "", fmt.Errorf("kbuild: tar: %v: %s", err, errb.String())
+	}
+	if err := os.WriteFile(stamp, []byte(tree+"\n"+commit+"\n"), 0o644); err != nil {
+		return "", err
+	}
+	return commit, nil
+}
+
+// WriteIfChanged writes data to path unless the file already holds exactly
+// data, in which case it is left alone with its mtime. It reports whether
+// it wrote.
+func WriteIfChanged(path string, data []byte, perm os.FileMode) (bool, error) {
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
+		return false, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return false, err
+	}
+	tmp := path + ".kpatch-tmp"
+	if err := os.WriteFile(tmp, data, perm); err != nil {
+		return false, err
+	}
+	return true, os.Rename(tmp, path)
+}
+
+// BaseFile returns the content of path at the base revision and whether it
+// exists there.
+type BaseFile func(path string) ([]byte, bool, error)
+
+// GitBaseFile returns a BaseFile reading from commit in the git repository tree.
+func GitBaseFile(ctx context.Context, tree, commit string) BaseFile {
+	return func(path string) ([]byte, bool, error) {
+		cmd := exec.CommandContext(ctx, "git", "-C", tree, "cat-file", "blob", commit+":"+path)
+		var errb bytes.Buffer
+		cmd.Stderr = &errb
+		out, err := cmd.Output()
+		if err != nil {
+			if strings.Contains(errb.String(), "does not exist") || strings.Contains(errb.String(), "Not a valid object") ||
+				strings.Contains(errb.String(), "exists on disk, but not in") {
+				return nil, false, nil
+			}
+			return nil, false, fmt.Errorf("kbuild: git cat-file %s:%s: %v: %s", commit, path, err, errb.String())
+		}
+		return out, true, nil
+	}
+}
+
+// Sync lays files (paths relative to Src) over the source tree. Files laid
+// by the previous Sync that are not in files any more are restored from
+// base (or removed if base does not have them). Only changed files are
+// written. It returns the paths written or restored, sorted.
+func (d *Dir) Sync(files map[string][]byte, base BaseFile) ([]string, error) {
+	var changed []string
+	prev := map[string]bool{}
+	if b, err := os.ReadFile(filepath.Join(d.Src, manifest)); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if l != "" {
+				prev[l] = true
+			}
+		}
+	}
+	names := make([]string, 0, len(files))
+	for n := range files {
+		if filepath.IsAbs(n) || strings.HasPrefix(filepath.Clean(n), "..") {
+			return nil, fmt.Errorf("kbuild: overlay path %q escapes the tree", n)
+		}
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		w, err := WriteIfChanged(filepath.Join(d.Src, n), files[n], 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("kbuild: %w", err)
+		}
+		if w {
+			changed = append(changed, n)
+		}
+		delete(prev, n)
+	}
+	stale := make([]string, 0, len(prev))
+	for n := range prev {
+		stale = append(stale, n)
+	}
+	sort.Strings(stale)
+	for _, n := range stale {
+		data, ok, err := base(n)
+		if err != nil {
+			return nil, err
+		}
+		p := filepath.Join(d.Src, n)
+		if !ok {
+			if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
+				return nil, err
+			}
+			changed = append(changed, n)
+			continue
+		}
+		w, err := WriteIfChanged(p, data, 0o644)
+		if err != nil {
+			return nil, err
+		}
+		if w {
+			changed = append(changed, n)
+		}
+	}
+	sort.Strings(changed)
+	if _, err := WriteIfChanged(filepath.Join(d.Src, manifest), []byte(strings.Join(names, "\n")+"\n"), 0o644); err != nil {
+		return nil, err
+	}
+	return changed, nil
+}

@@ -1,0 +1,420 @@
+package qemu
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Accel selects the QEMU accelerator.
+type Accel string
+
+// The accelerators understood by WithAccel.
+const (
+	AccelAuto Accel = "auto" // KVM if a short probe boots, else TCG
+	AccelTCG  Accel = "tcg"  // software emulation; always works
+	AccelKVM  Accel = "kvm"  // hardware virtualization; may hang on broken hosts
+)
+
+// ParseAccel converts "auto", "tcg" or "kvm" to an Accel.
+func ParseAccel(s string) (Accel, error) {
+	switch a := Accel(s); a {
+	case AccelAuto, AccelTCG, AccelKVM:
+		return a, nil
+	}
+	return "", fmt.Errorf("qemu: unknown accelerator %q (want auto, tcg or kvm)", s)
+}
+
+// DefaultBinary is the QEMU system emulator used unless WithBinary is given.
+const DefaultBinary = "qemu-system-x86_64"
+
+type config struct {
+	binary     string
+	kernel     string
+	initrd     string
+	appendLine string
+	timeout    time.Duration
+	probe      time.Duration
+	accel      Accel
+	memMB      int
+	cpus       int
+	cpu        string
+	console    []io.Writer
+	extra      []string
+	log        io.Writer
+	marker     string
+}
+
+// Option configures a run.
+type Option func(*config)
+
+// WithBinary sets the QEMU executable (default DefaultBinary).
+func WithBinary(path string) Option { return func(c *config) { c.binary = path } }
+
+// WithKernel sets the kernel image (bzImage or ELF vmlinux) passed with -kernel.
+func WithKernel(path string) Option { return func(c *config) { c.kernel = path } }
+
+// WithInitrd sets the initramfs passed with -initrd.
+func WithInitrd(path string) Option { return func(c *config) { c.initrd = path } }
+
+// WithAppend sets the kernel command line (default "console=ttyS0").
+func WithAppend(cmdline string) Option { return func(c *config) { c.appendLine = cmdline } }
+
+// WithTimeout bounds the whole run, probe included (default 2 minutes).
+func WithTimeout(d time.Duration) Option { return func(c *config) { c.timeout = d } }
+
+// WithProbeTimeout bounds the KVM probe of AccelAuto (default 5 seconds).
+func WithProbeTimeout(d time.Duration) Option { return func(c *config) { c.probe = d } }
+
+// WithAccel selects the accelerator (default AccelTCG).
+func WithAccel(a Accel) Option { return func(c *config) { c.accel = a } }
+
+// WithMemory sets the guest memory in MiB (default 256).
+func WithMemory(mb int) Option { return func(c *config) { c.memMB = mb } }
+
+// WithCPUs sets the number of virtual CPUs (default 1).
+func WithCPUs(n int) Option { return func(c *config) { c.cpus = n } }
+
+// WithCPU sets the -cpu model (default "max" under TCG, "host" under KVM).
+func WithCPU(model string) Option { return func(c *config) { c.cpu = model } }
+
+// WithConsole adds a writer that receives the guest's serial console as
+// it is produced. It may be given several times; every writer gets all
+// the output.
+func WithConsole(w io.Writer) Option { return func(c *config) { c.console = append(c.console, w) } }
+
+// WithExtraArgs appends raw arguments to the QEMU command line.
+func WithExtraArgs(args ...string) Option {
+	return func(c *config) { c.extra = append(c.extra, args...) }
+}
+
+// WithBootMarker sets the console text that shows a KVM guest is really
+// running (default "Linux version"). Under AccelAuto, a KVM boot that has
+// not printed it within the probe timeout is killed and the run is redone
+// with TCG: on some hosts KVM passes the firmware probe and then hangs.
+func WithBootMarker(s string) Option { return func(c *config) { c.marker = s } }
+
+// WithLog sets where the runner reports what it does (accelerator choice,
+// probe result). Default: discarded.
+func WithLog(w io.Writer) Option { return func(c *config) { c.log = w } }
+
+func newConfig(opts []Option) *config {
+	c := &config{
+		binary:     DefaultBinary,
+		appendLine: "console=ttyS0",
+		timeout:    2 * time.Minute,
+		probe:      5 * time.Second,
+		accel:      AccelTCG,
+		memMB:      256,
+		cpus:       1,
+		log:        io.Discard,
+		marker:     "Linux version",
+	}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
+}
+
+// Args returns the QEMU command line (binary first) for the given options
+// and a concrete accelerator (AccelTCG or AccelKVM).
+func Args(accel Accel, opts ...Option) ([]string, error) {
+	c := newConfig(opts)
+	return c.args(accel)
+}
+
+func (c *config) args(accel Accel) ([]string, error) {
+	if accel != AccelTCG && accel != AccelKVM {
+		return nil, fmt.Errorf("qemu: Args needs tcg or kvm, not %q", accel)
+	}
+	if c.kernel == "" {
+		return nil, errors.New("qemu: no kernel (WithKernel)")
+	}
+	cpu := c.cpu
+	if cpu == "" {
+		cpu = "max"
+		if accel == AccelKVM {
+			cpu = "host"
+		}
+	}
+	a := []string{c.binary,
+		"-accel", string(accel),
+		"-cpu", cpu,
+		"-m", strconv.Itoa(c.memMB),
+		"-smp", strconv.Itoa(c.cpus),
+		"-nographic", "-no-reboot",
+		"-nic", "none",
+		"-nodefaults",
+		"-serial", "stdio",
+		"-monitor", "none",
+		"-kernel", c.kernel,
+	}
+	if c.initrd != "" {
+		a = append(a, "-initrd", c.initrd)
+	}
+	a = append(a, "-append", c.appendLine)
+	a = append(a, c.extra...)
+	return a, nil
+}
+
+// ShellQuote joins args into a command line that a POSIX shell reads back
+// as the same words.
+func ShellQuote(args []string) string {
+	q := make([]string, len(args))
+	for i, s := range args {
+		if s != "" && strings.IndexFunc(s, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%", r))
+		}) < 0 {
+			q[i] = s
+			continue
+		}
+		q[i] = "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	}
+	return strings.Join(q, " ")
+}
+
+// Result describes a finished run.
+type Result struct {
+	Args     []string      // the command line that ran
+	Accel    Accel         // the accelerator used (tcg or kvm)
+	Duration time.Duration // wall time of the boot (probe excluded)
+	ExitCode int           // QEMU's exit status
+	Console  []byte        // everything the guest wrote to its serial console
+}
+
+// Error is a failed run. Error() includes the command line to reproduce it.
+type Error struct {
+	Args     []string
+	Err      error
+	TimedOut bool
+	Stderr   string // QEMU's own stderr (not the guest console)
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "qemu: %v", e.Err)
+	if e.TimedOut {
+		b.WriteString(" (timed out)")
+	}
+	if s := strings.TrimSpace(e.Stderr); s != "" {
+		fmt.Fprintf(&b, "\nqemu stderr: %s", s)
+	}
+	fmt.Fprintf(&b, "\nto reproduce: %s", ShellQuote(e.Args))
+	return b.String()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Run boots the guest and waits until QEMU exits (the guest rebooted,
+// powered off or panicked: -no-reboot turns all of them into an exit), the
+// timeout passes or ctx is done. Res is non-nil whenever QEMU was started,
+// even on error, so that the console can be shown.
+//
+// With AccelAuto, KVM is used only if the firmware probe boots and the
+// guest then prints the boot marker within the probe timeout; otherwise
+// the run falls back to TCG (the console writers only see the run that
+// counts).
+func Run(ctx context.Context, opts ...Option) (*Result, error) {
+	c := newConfig(opts)
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	switch c.accel {
+	case AccelAuto:
+		if err := ProbeKVM(ctx, c.binary, c.probe); err != nil {
+			fmt.Fprintf(c.log, "qemu: KVM unusable (%v); using TCG\n", firstLine(err.Error()))
+			return c.run(ctx, AccelTCG, 0)
+		}
+		res, err := c.run(ctx, AccelKVM, c.probe)
+		var stall *stallError
+		if errors.As(err, &stall) {
+			fmt.Fprintf(c.log, "qemu: KVM guest printed no %q within %v (KVM hangs on this host?); using TCG\n", c.marker, c.probe)
+			return c.run(ctx, AccelTCG, 0)
+		}
+		if err == nil {
+			fmt.Fprintf(c.log, "qemu: booted with KVM\n")
+		}
+		return res, err
+	case AccelTCG, AccelKVM:
+		return c.run(ctx, c.accel, 0)
+	}
+	return nil, fmt.Errorf("qemu: unknown accelerator %q", c.accel)
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
+}
+
+// stallError is a KVM boot that did not print the marker in time.
+type stallError struct{}
+
+func (*stallError) Error() string { return "no boot marker" }
+
+// gate holds the console back until the marker has been seen, when
+// watching for it; then it passes everything through.
+type gate struct {
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	open   bool
+	marker string
+	seen   chan struct{}
+	out    io.Writer
+}
+
+func (g *gate) Write(p []byte) (int, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.open {
+		return g.out.Write(p)
+	}
+	g.buf.Write(p)
+	if bytes.Contains(g.buf.Bytes(), []byte(g.marker)) {
+		g.open = true
+		close(g.seen)
+		if _, err := g.out.Write(g.buf.Bytes()); err != nil {
+			return 0, err
+		}
+		g.buf.Reset()
+	}
+	return len(p), nil
+}
+
+// run boots once with a concrete accelerator. If watch > 0, the guest must
+// print the marker within watch, else it is killed and a *stallError is
+// returned.
+func (c *config) run(ctx context.Context, accel Accel, watch time.Duration) (*Result, error) {
+	args, err := c.args(accel)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Args: args, Accel: accel}
+	var console, stderr bytes.Buffer
+	var mu sync.Mutex
+	out := &lockedWriter{mu: &mu, w: io.MultiWriter(append([]io.Writer{&console}, c.console...)...)}
+	g := &gate{marker: c.marker, seen: make(chan struct{}), out: out, open: watch <= 0}
+	runCtx, cancelRun := context.WithCancel(ctx)
+	defer cancelRun()
+	var stalled atomic.Bool
+	if watch > 0 {
+		t := time.AfterFunc(watch, func() {
+			select {
+			case <-g.seen:
+			default:
+				stalled.Store(true)
+				cancelRun()
+			}
+		})
+		defer t.Stop()
+	}
+	cmd := exec.CommandContext(runCtx, args[0], args[1:]...)
+	cmd.Stdout = g
+	cmd.Stderr = &stderr
+	cmd.WaitDelay = 2 * time.Second
+	start := time.Now()
+	err = cmd.Run()
+	res.Duration = time.Since(start)
+	mu.Lock()
+	res.Console = append([]byte(nil), console.Bytes()...)
+	mu.Unlock()
+	if cmd.ProcessState != nil {
+		res.ExitCode = cmd.ProcessState.ExitCode()
+	}
+	if stalled.Load() && ctx.Err() == nil {
+		return res, &stallError{}
+	}
+	if ctx.Err() != nil {
+		return res, &Error{Args: args, Err: fmt.Errorf("guest did not finish: %w", ctx.Err()), TimedOut: true, Stderr: stderr.String()}
+	}
+	if err != nil {
+		return res, &Error{Args: args, Err: err, Stderr: stderr.String()}
+	}
+	return res, nil
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// probeExitValue is what the probe firmware writes to isa-debug-exit;
+// QEMU then exits with status (value<<1)|1.
+const probeExitValue = 0x2a
+
+// ProbeFirmware returns a 64 KiB firmware image whose reset vector writes
+// probeExitValue to I/O port 0xf4 (isa-debug-exit) and halts.
+func ProbeFirmware() []byte {
+	rom := make([]byte, 64<<10)
+	// The reset vector F000:FFF0 is the last 16 bytes of the image.
+	copy(rom[len(rom)-16:], []byte{
+		0xb0, probeExitValue, // mov al, 0x2a
+		0xe6, 0xf4, // out 0xf4, al
+		0xf4,       // hlt
+		0xeb, 0xfd, // jmp $-3 (back to hlt)
+	})
+	return rom
+}
+
+// ProbeArgs returns the command line of an accelerator probe that boots
+// the firmware at fw.
+func ProbeArgs(binary string, accel Accel, fw string) []string {
+	return []string{binary, "-accel", string(accel), "-nographic", "-no-reboot", "-nodefaults",
+		"-nic", "none", "-monitor", "none", "-serial", "none", "-m", "16",
+		"-bios", fw, "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"}
+}
+
+// Probe boots the probe firmware with accelerator accel under timeout and
+// returns nil if it came back with the expected exit status.
+func Probe(ctx context.Context, binary string, accel Accel, timeout time.Duration) error {
+	dir, err := os.MkdirTemp("", "kpatch-qemu-probe-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	fw := filepath.Join(dir, "probe.rom")
+	if err := os.WriteFile(fw, ProbeFirmware(), 0o644); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	args := ProbeArgs(binary, accel, fw)
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.WaitDelay = time.Second
+	err = cmd.Run()
+	if ctx.Err() != nil {
+		return &Error{Args: args, Err: fmt.Errorf("%s probe did not finish within %v", accel, timeout), TimedOut: true, Stderr: out.String()}
+	}
+	want := probeExitValue<<1 | 1
+	if cmd.ProcessState != nil && cmd.ProcessState.ExitCode() == want {
+		return nil
+	}
+	return &Error{Args: args, Err: fmt.Errorf("%s probe: %v (want exit status %d)", accel, err, want), Stderr: out.String()}
+}
+
+// ProbeKVM reports whether KVM can boot a guest: /dev/kvm must be
+// accessible and the probe must finish within timeout.
+func ProbeKVM(ctx context.Context, binary string, timeout time.Duration) error {
+	f, err := os.OpenFile("/dev/kvm", os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("no usable /dev/kvm: %w", err)
+	}
+	f.Close()
+	return Probe(ctx, binary, AccelKVM, timeout)
+}

@@ -1,0 +1,401 @@
+package selftest
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"syscall"
+
+	"kpatch/cpio"
+	"kpatch/kbuild"
+	"kpatch/series"
+)
+
+// SeriesFiles is what the harness needs from a generated series.
+// *series.Series implements it.
+type SeriesFiles interface {
+	// FinalFiles returns the content after the last patch of every file
+	// the series creates or modifies.
+	FinalFiles() map[string][]byte
+	// PatchesTouching returns the numbers of the patches that touch path.
+	PatchesTouching(path string) []int
+}
+
+// Generate returns the series for tree at base, from the templates in
+// specDir ("" for the embedded ones). It is the one place that knows where
+// the patched files come from.
+func Generate(ctx context.Context, tree, base, specDir string) (SeriesFiles, error) {
+	return series.Generate(ctx, series.Options{Tree: tree, Base: base, SpecDir: specDir})
+}
+
+// Override is a SeriesFiles with some final files replaced, for negative
+// tests (a deliberately broken template) without an edited spec copy.
+type Override struct {
+	SeriesFiles
+	Files map[string][]byte
+}
+
+// FinalFiles returns the series' files with Files laid over them.
+func (o Override) FinalFiles() map[string][]byte {
+	m := map[string][]byte{}
+	for k, v := range o.SeriesFiles.FinalFiles() {
+		m[k] = v
+	}
+	for k, v := range o.Files {
+		m[k] = v
+	}
+	return m
+}
+
+// Arch is the kernel architecture the harness builds.
+const Arch = "x86_64"
+
+// Fragment is added to tinyconfig. The driver's Kconfig selects what the
+// deferred unwinder needs (UNWIND_USER); the rest is what the boot and the
+// test programs need.
+const Fragment = `CONFIG_64BIT=y
+CONFIG_IA32_EMULATION=y
+CONFIG_TTY=y
+CONFIG_SERIAL_8250=y
+CONFIG_SERIAL_8250_CONSOLE=y
+CONFIG_PRINTK=y
+CONFIG_PRINTK_TIME=y
+CONFIG_BLK_DEV_INITRD=y
+CONFIG_BINFMT_ELF=y
+CONFIG_PROC_FS=y
+CONFIG_HIGH_RES_TIMERS=y
+CONFIG_BUG=y
+CONFIG_DEBUG_BUGVERBOSE=y
+CONFIG_X86_LOCAL_APIC=y
+CONFIG_KPATCH_UNWIND_SELFTEST=y
+`
+
+// Required are the symbols whose values olddefconfig must produce, else
+// Build explains which one is missing and why.
+var Required = map[string]string{
+	"UNWIND_USER":                "y",
+	"HAVE_UNWIND_USER_FP":        "y",
+	"HAVE_UNWIND_USER_COMPAT_FP": "y",
+	"IA32_EMULATION":             "y",
+	"KPATCH_UNWIND_SELFTEST":     "y",
+	"SERIAL_8250_CONSOLE":        "y",
+	"BLK_DEV_INITRD":             "y",
+	"PROC_FS":                    "y",
+}
+
+// BuildOptions configures Build.
+type BuildOptions struct {
+	Tree     string      // kernel git repository
+	Base     string      // base revision ("" = the series' recorded base)
+	BuildDir string      // reused between runs
+	Series   SeriesFiles // the series; nil means Generate(Tree, Base, SpecDir)
+	SpecDir  string
+	Jobs     int       // make -j; 0 = NumCPU+1
+	Log      io.Writer // progress
+	Verbose  int       // 0: progress every 200 steps; 1: every 50; 2+: full make output
+}
+
+// Artifacts are the products of Build.
+type Artifacts struct {
+	Kernel    string            // bzImage
+	Vmlinux   string            // ELF vmlinux
+	Initramfs string            // cpio
+	Programs  map[string]string // program name -> host path (for symbols)
+	Changed   []string          // source files rewritten by this build
+	Config    map[string]string
+}
+
+// BuildKernelError is a kernel build failure with the patches that
+// touched each failing file.
+type BuildKernelError struct {
+	Err     *kbuild.BuildError
+	Patches map[string][]int // file -> patch numbers
+}
+
+func (e *BuildKernelError) Error() string {
+	var b strings.Builder
+	b.WriteString("kernel build failed:")
+	for _, ce := range e.Err.Errors {
+		fmt.Fprintf(&b, "\n  %s:%d: error: %s", ce.File, ce.Line, ce.Message)
+		for _, c := range ce.Context {
+			b.WriteString("\n      " + c)
+		}
+		switch p := e.Patches[ce.File]; {
+		case strings.HasPrefix(ce.File, DriverDir+"/"):
+			b.WriteString("\n    (in kpatch's test driver, not in the series)")
+		case len(p) > 0:
+			fmt.Fprintf(&b, "\n    file touched by patch %s", joinInts(p))
+		default:
+			b.WriteString("\n    file not touched by the series (an API the series changed?)")
+		}
+	}
+	if len(e.Err.Errors) == 0 {
+		b.WriteString("\n" + e.Err.Error())
+	}
+	return b.String()
+}
+
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, n := range v {
+		s[i] = fmt.Sprint(n)
+	}
+	return strings.Join(s, ", ")
+}
+
+// overlay returns the files laid over the base tree: the series' final
+// files, the driver, and the two lines that hook the driver's directory
+// into the top-level Kbuild and Kconfig.
+func overlay(s SeriesFiles, base kbuild.BaseFile) (map[string][]byte, error) {
+	files := map[string][]byte{}
+	for k, v := range s.FinalFiles() {
+		files[k] = v
+	}
+	for _, n := range []string{"kpatch_unwind_test.c", "kpatch_unwind.h", "Kconfig", "Makefile"} {
+		files[DriverDir+"/"+n] = asset("driver/" + n)
+	}
+	hooks := map[string]string{
+		"Kbuild":  "obj-y\t\t\t+= " + DriverDir + "/\n",
+		"Kconfig": "\nsource \"" + DriverDir + "/Kconfig\"\n",
+	}
+	for f, line := range hooks {
+		content, ok := files[f]
+		if !ok {
+			b, exists, err := base(f)
+			if err != nil {
+				return nil, err
+			}
+			if !exists {
+				return nil, fmt.Errorf("selftest: base tree has no %s to hook the driver into", f)
+			}
+			content = b
+		}
+		files[f] = append(append([]byte{}, content...), line...)
+	}
+	return files, nil
+}
+
+// Build prepares the build directory and builds the kernel, the test
+// programs and the initramfs. It holds the build directory's lock (see
+// Lock) while it works.
+func Build(ctx context.Context, o BuildOptions) (*Artifacts, SeriesFiles, error) {
+	if o.BuildDir == "" {
+		d, err := DefaultBuildDir()
+		if err != nil {
+			return nil, nil, err
+		}
+		o.BuildDir = d
+	}
+	unlock, err := Lock(o.BuildDir, o.Log)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer unlock()
+	return build(ctx, o)
+}
+
+// Lock takes an exclusive lock on the build directory dir (creating it),
+// waiting for another kpatch that holds it, so that two runs never share
+// a build directory at the same time. It returns the function that
+// releases the lock.
+func Lock(dir string, log io.Writer) (func(), error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		if log != nil {
+			fmt.Fprintf(log, "selftest: waiting for another run to release %s\n", dir)
+		}
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("selftest: locking %s: %w", dir, err)
+		}
+	}
+	return func() { f.Close() }, nil
+}
+
+func build(ctx context.Context, o BuildOptions) (*Artifacts, SeriesFiles, error) {
+	logw := o.Log
+	if logw == nil {
+		logw = io.Discard
+	}
+	d := kbuild.NewDir(o.BuildDir)
+	s := o.Series
+	if s == nil {
+		var err error
+		if s, err = Generate(ctx, o.Tree, o.Base, o.SpecDir); err != nil {
+			return nil, nil, fmt.Errorf("generating the series: %w", err)
+		}
+	}
+	base := o.Base
+	if base == "" {
+		if r, ok := s.(*series.Series); ok && r.Revision != nil {
+			base = r.Revision.Base
+		}
+	}
+	if base == "" {
+		return nil, s, errors.New("selftest: no base revision: give --base")
+	}
+	fmt.Fprintf(logw, "kbuild: source tree %s (base %s of %s)\n", d.Src, base, o.Tree)
+	commit, err := d.UnpackBase(ctx, o.Tree, base)
+	if err != nil {
+		return nil, s, err
+	}
+	baseFile := kbuild.GitBaseFile(ctx, o.Tree, commit)
+	files, err := overlay(s, baseFile)
+	if err != nil {
+		return nil, s, err
+	}
+	changed, err := d.Sync(files, baseFile)
+	if err != nil {
+		return nil, s, err
+	}
+	a := &Artifacts{Changed: changed, Programs: map[string]string{}}
+	if len(changed) > 0 {
+		fmt.Fprintf(logw, "kbuild: %d file(s) changed: %s\n", len(changed), strings.Join(first(changed, 8), " "))
+	} else {
+		fmt.Fprintf(logw, "kbuild: sources unchanged since the last build\n")
+	}
+	a.Config, err = d.Configure(ctx, Arch, Fragment, Required)
+	if err != nil {
+		return nil, s, err
+	}
+	jobs := o.Jobs
+	if jobs <= 0 {
+		jobs = runtime.NumCPU() + 1
+	}
+	var progress kbuild.Progress
+	var makeLog io.Writer
+	switch {
+	case o.Verbose >= 2:
+		makeLog = logw
+	case o.Verbose == 1:
+		progress = kbuild.LineProgress(logw, 50)
+	default:
+		progress = kbuild.LineProgress(logw, 200)
+	}
+	if err := d.Make(ctx, Arch, jobs, progress, makeLog, "bzImage"); err != nil {
+		var be *kbuild.BuildError
+		if errors.As(err, &be) {
+			pk := &BuildKernelError{Err: be, Patches: map[string][]int{}}
+			for _, ce := range be.Errors {
+				pk.Patches[ce.File] = s.PatchesTouching(ce.File)
+			}
+			return nil, s, pk
+		}
+		return nil, s, err
+	}
+	a.Kernel = filepath.Join(d.Obj, "arch/x86/boot/bzImage")
+	a.Vmlinux = filepath.Join(d.Obj, "vmlinux")
+	if err := buildUserland(ctx, o.BuildDir, a); err != nil {
+		return nil, s, err
+	}
+	return a, s, nil
+}
+
+func first(v []string, n int) []string {
+	if len(v) <= n {
+		return v
+	}
+	return append(append([]string{}, v[:n]...), fmt.Sprintf("... (%d more)", len(v)-n))
+}
+
+// CFlags are the flags of the test programs: static, no optimization and
+// frame pointers everywhere, so that every function has an FP frame.
+var CFlags = []string{"-static", "-O0", "-g", "-fno-omit-frame-pointer", "-fno-inline", "-fno-pie", "-no-pie", "-Wall", "-Werror"}
+
+// buildUserland compiles the programs (only when their sources or flags
+// changed) and writes the initramfs.
+func buildUserland(ctx context.Context, dir string, a *Artifacts) error {
+	pdir := filepath.Join(dir, "progs")
+	if err := os.MkdirAll(pdir, 0o755); err != nil {
+		return err
+	}
+	for _, n := range []string{"unwind_test.c", "init.c"} {
+		if _, err := kbuild.WriteIfChanged(filepath.Join(pdir, n), asset("prog/"+n), 0o644); err != nil {
+			return err
+		}
+	}
+	if _, err := kbuild.WriteIfChanged(filepath.Join(pdir, "kpatch_unwind.h"), asset("driver/kpatch_unwind.h"), 0o644); err != nil {
+		return err
+	}
+	type prog struct {
+		out, src string
+		flags    []string
+	}
+	progs := []prog{
+		{"unwind_test64", "unwind_test.c", []string{"-m64"}},
+		{"unwind_test32", "unwind_test.c", []string{"-m32"}},
+		{"init", "init.c", []string{"-m64"}},
+	}
+	for _, p := range progs {
+		args := append(append(append([]string{}, p.flags...), CFlags...), "-I", pdir, "-o", filepath.Join(pdir, p.out), filepath.Join(pdir, p.src))
+		h := sha256.New()
+		h.Write(asset("prog/" + p.src))
+		h.Write(asset("driver/kpatch_unwind.h"))
+		h.Write([]byte(strings.Join(args, "\x00")))
+		sum := hex.EncodeToString(h.Sum(nil))
+		stamp := filepath.Join(pdir, p.out+".stamp")
+		if b, err := os.ReadFile(stamp); err == nil && string(b) == sum {
+			if _, err := os.Stat(filepath.Join(pdir, p.out)); err == nil {
+				a.Programs[p.out] = filepath.Join(pdir, p.out)
+				continue
+			}
+		}
+		cmd := exec.CommandContext(ctx, "gcc", args...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			hint := ""
+			if strings.Contains(string(out), "bits/") || strings.Contains(string(out), "gnu/stubs-32.h") {
+				hint = " (32-bit libc missing? apt-get install gcc-multilib)"
+			}
+			return fmt.Errorf("selftest: gcc %s%s: %v\n%s", strings.Join(args, " "), hint, err, out)
+		}
+		if err := os.WriteFile(stamp, []byte(sum), 0o644); err != nil {
+			return err
+		}
+		a.Programs[p.out] = filepath.Join(pdir, p.out)
+	}
+	var buf bytes.Buffer
+	w := cpio.NewWriter(&buf)
+	if err := w.CharDev("dev/console", 0o600, 5, 1); err != nil {
+		return err
+	}
+	if err := w.Dir("proc", 0o755); err != nil {
+		return err
+	}
+	names := []string{"init", "unwind_test64", "unwind_test32"}
+	sort.Strings(names)
+	for _, n := range names {
+		data, err := os.ReadFile(a.Programs[n])
+		if err != nil {
+			return err
+		}
+		path := "bin/" + n
+		if n == "init" {
+			path = "init"
+		}
+		if err := w.File(path, 0o755, data); err != nil {
+			return err
+		}
+	}
+	if err := w.Close(); err != nil {
+		return err
+	}
+	a.Initramfs = filepath.Join(dir, "initramfs.cpio")
+	_, err := kbuild.WriteIfChanged(a.Initramfs, buf.Bytes(), 0o644)
+	return err
+}

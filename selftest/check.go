@@ -1,0 +1,400 @@
+package selftest
+
+import (
+	"bufio"
+	"bytes"
+	"debug/elf"
+	"fmt"
+	"io"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"kpatch/ktap"
+	"kpatch/unwind"
+)
+
+// Status of a case in the report.
+type Status string
+
+// The case statuses.
+const (
+	Pass Status = "pass"
+	Fail Status = "fail"
+	Skip Status = "skip"
+)
+
+// Frame is one trace entry, symbolized.
+type Frame struct {
+	Addr uint64 `json:"addr"`
+	Sym  string `json:"sym"` // "func+0x12" or "?"
+}
+
+func (f Frame) String() string { return fmt.Sprintf("%#x %s", f.Addr, f.Sym) }
+
+// Mismatch is a trace that differs from the walker or from the expected
+// call chain.
+type Mismatch struct {
+	ID       string   `json:"id"`
+	Tracer   string   `json:"tracer"`
+	What     string   `json:"what"` // what differs
+	Kernel   []Frame  `json:"kernel"`
+	Walker   []Frame  `json:"walker"`
+	Expected []string `json:"expected,omitempty"`
+	Stop     string   `json:"walker_stop"`
+}
+
+// CaseResult is the outcome of one case for one task ABI.
+type CaseResult struct {
+	Mode       string     `json:"mode"` // unwind_x86_64 or unwind_ia32
+	Name       string     `json:"name"`
+	Status     Status     `json:"status"`
+	Reason     string     `json:"reason,omitempty"`
+	Traces     int        `json:"traces"` // snapshots checked
+	Mismatches []Mismatch `json:"mismatches,omitempty"`
+	Bench      string     `json:"bench,omitempty"`
+	Info       []string   `json:"info,omitempty"` // the guest's other diagnostics
+}
+
+// Analysis is what Check found in a console log.
+type Analysis struct {
+	Cases    []CaseResult `json:"cases"`
+	Problems []string     `json:"problems"` // run-level failures
+}
+
+// Passed reports whether nothing failed.
+func (a *Analysis) Passed() bool {
+	if len(a.Problems) > 0 {
+		return false
+	}
+	for _, c := range a.Cases {
+		if c.Status == Fail {
+			return false
+		}
+	}
+	return true
+}
+
+var badRE = regexp.MustCompile(`(WARNING:|BUG:|kernel BUG at|Oops|general protection fault|Kernel panic|Call Trace:|RIP: 0010:|stack segment:|invalid opcode:)`)
+
+var expectRE = regexp.MustCompile(`# expect: id=(\d+) bin=(\S+) exact=([01]) chain=(\S+)`)
+
+// Symbols maps addresses to function names of a static executable.
+type Symbols struct{ syms []elf.Symbol }
+
+// LoadSymbols reads the function symbols of the ELF file at path.
+func LoadSymbols(path string) (*Symbols, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	all, err := f.Symbols()
+	if err != nil {
+		return nil, err
+	}
+	s := &Symbols{}
+	for _, sym := range all {
+		if elf.ST_TYPE(sym.Info) == elf.STT_FUNC && sym.Value != 0 {
+			s.syms = append(s.syms, sym)
+		}
+	}
+	sort.Slice(s.syms, func(i, j int) bool { return s.syms[i].Value < s.syms[j].Value })
+	return s, nil
+}
+
+// Lookup returns the function containing addr, "" if none.
+func (s *Symbols) Lookup(addr uint64) (string, uint64) {
+	if s == nil {
+		return "", 0
+	}
+	i := sort.Search(len(s.syms), func(i int) bool { return s.syms[i].Value > addr }) - 1
+	for ; i >= 0; i-- {
+		sym := s.syms[i]
+		if addr >= sym.Value && addr < sym.Value+sym.Size || addr == sym.Value {
+			return sym.Name, addr - sym.Value
+		}
+		if sym.Value+sym.Size <= addr && sym.Size != 0 {
+			break
+		}
+	}
+	return "", 0
+}
+
+// symbolize names trace entries; return addresses (all but the first)
+// are looked up at addr-1, inside the call instruction.
+func symbolize(s *Symbols, ips []uint64) []Frame {
+	out := make([]Frame, len(ips))
+	for i, ip := range ips {
+		look := ip
+		if i > 0 && ip > 0 {
+			look = ip - 1
+		}
+		name, off := s.Lookup(look)
+		if name == "" {
+			out[i] = Frame{Addr: ip, Sym: "?"}
+			continue
+		}
+		out[i] = Frame{Addr: ip, Sym: fmt.Sprintf("%s+%#x", name, off+(ip-look))}
+	}
+	return out
+}
+
+func funcName(f Frame) string {
+	n, _, _ := strings.Cut(f.Sym, "+")
+	return n
+}
+
+// ExpandChain expands "ku_syscall,rec*3,main" to its function names.
+func ExpandChain(chain string) ([]string, error) {
+	var out []string
+	for _, part := range strings.Split(chain, ",") {
+		name, count, ok := strings.Cut(part, "*")
+		n := 1
+		if ok {
+			var err error
+			if n, err = strconv.Atoi(count); err != nil || n < 1 {
+				return nil, fmt.Errorf("bad chain element %q", part)
+			}
+		}
+		for range n {
+			out = append(out, name)
+		}
+	}
+	return out, nil
+}
+
+// Check analyses a console log: KTAP results, kernel warnings, and every
+// snapshot against the walker and the expected chains. syms maps a mode
+// (KTAP subtest name) to the symbols of its program; cases are the case
+// names every mode must report.
+func Check(console []byte, syms map[string]*Symbols, cases []string) *Analysis {
+	a := &Analysis{}
+	for i, l := range strings.Split(string(console), "\n") {
+		if badRE.MatchString(l) {
+			a.Problems = append(a.Problems, fmt.Sprintf("console line %d: %s", i+1, strings.TrimSpace(l)))
+		}
+	}
+	if !bytes.Contains(console, []byte("kpatch-selftest: done")) {
+		a.Problems = append(a.Problems, "the guest never finished (no \"kpatch-selftest: done\" on the console)")
+	}
+	root, _ := ktap.Parse(bytes.NewReader(console))
+	for _, p := range allProblems(root, "") {
+		a.Problems = append(a.Problems, "KTAP: "+p)
+	}
+	cfg, err := unwind.X86_64(14)
+	if err != nil {
+		a.Problems = append(a.Problems, "walker: "+err.Error())
+		return a
+	}
+	for _, m := range Modes {
+		sub := root.Find(m.Subtest)
+		if sub == nil {
+			a.Problems = append(a.Problems, fmt.Sprintf("%s: no results at all (program crashed or never ran)", m.Subtest))
+			for _, c := range cases {
+				a.Cases = append(a.Cases, CaseResult{Mode: m.Subtest, Name: c, Status: Fail, Reason: "never reported"})
+			}
+			continue
+		}
+		if sub.Status != ktap.Pass && sub.Directive != "" {
+			a.Problems = append(a.Problems, fmt.Sprintf("%s: %s", m.Subtest, sub.Directive))
+		}
+		byName := map[string]*ktap.Test{}
+		for _, t := range sub.Subtests {
+			byName[t.Name] = t
+		}
+		for _, c := range cases {
+			t := byName[c]
+			if t == nil {
+				a.Cases = append(a.Cases, CaseResult{Mode: m.Subtest, Name: c, Status: Fail, Reason: "never reported"})
+				continue
+			}
+			a.Cases = append(a.Cases, checkCase(m.Subtest, t, syms[m.Subtest], cfg))
+		}
+	}
+	return a
+}
+
+func allProblems(t *ktap.Test, path string) []string {
+	var out []string
+	name := path
+	if t.Name != "" {
+		name = strings.TrimPrefix(path+"."+t.Name, ".")
+	}
+	for _, p := range t.Problems {
+		if name == "" {
+			out = append(out, p)
+		} else {
+			out = append(out, name+": "+p)
+		}
+	}
+	for _, s := range t.Subtests {
+		out = append(out, allProblems(s, name)...)
+	}
+	return out
+}
+
+func checkCase(mode string, t *ktap.Test, syms *Symbols, cfg unwind.Config) CaseResult {
+	r := CaseResult{Mode: mode, Name: t.Name}
+	switch t.Status {
+	case ktap.Pass:
+		r.Status = Pass
+	case ktap.Skip:
+		r.Status, r.Reason = Skip, strings.TrimSpace(strings.TrimPrefix(t.Directive, "SKIP"))
+	case ktap.Fail:
+		r.Status, r.Reason = Fail, "guest: "+guestReason(t)
+	default:
+		r.Status, r.Reason = Fail, "no result line (crash or timeout)"
+	}
+	var text strings.Builder
+	for _, l := range t.Log {
+		text.WriteString(l.Text + "\n")
+		d := strings.TrimSpace(l.Text)
+		switch {
+		case strings.HasPrefix(d, "# bench:"):
+			r.Bench = strings.TrimSpace(strings.TrimPrefix(d, "# bench:"))
+		case strings.HasPrefix(d, "# case:"), strings.HasPrefix(d, "# expect:"), strings.HasPrefix(d, "# "+t.Name+":"):
+		case strings.HasPrefix(d, "# "):
+			r.Info = append(r.Info, strings.TrimPrefix(d, "# "))
+		}
+	}
+	snaps, err := unwind.ParseSnapshots(strings.NewReader(text.String()))
+	if err != nil {
+		return fail(r, "snapshot: "+err.Error())
+	}
+	byID := map[string][]*unwind.Snapshot{}
+	for _, s := range snaps {
+		byID[s.Fields["id"]] = append(byID[s.Fields["id"]], s)
+	}
+	expects := map[string][]string{}
+	exact := map[string]bool{}
+	for _, l := range t.Log {
+		m := expectRE.FindStringSubmatch(l.Text)
+		if m == nil {
+			continue
+		}
+		chain, err := ExpandChain(m[4])
+		if err != nil {
+			return fail(r, fmt.Sprintf("line %d: %v", l.N, err))
+		}
+		expects[m[1]], exact[m[1]] = chain, m[3] == "1"
+		if len(byID[m[1]]) == 0 && r.Status == Pass {
+			r = fail(r, fmt.Sprintf("no snapshot for trace id %s", m[1]))
+		}
+	}
+	for _, s := range snaps {
+		r.Traces++
+		id := s.Fields["id"]
+		tr, err := cfg.Walk(s.Memory(), s.Regs)
+		if err != nil {
+			return fail(r, "walker: "+err.Error())
+		}
+		walker := tr.IPs()
+		mm := Mismatch{ID: id, Tracer: s.Fields["tracer"], Kernel: symbolize(syms, s.Kernel), Walker: symbolize(syms, walker), Stop: tr.Stop.String()}
+		if !equalU64(s.Kernel, walker) {
+			mm.What = fmt.Sprintf("kernel trace (%d entries) differs from the walker's (%d entries) at entry %d",
+				len(s.Kernel), len(walker), firstDiff(s.Kernel, walker))
+			mm.Expected = expects[id]
+			r.Mismatches = append(r.Mismatches, mm)
+			r = fail(r, mm.What)
+			continue
+		}
+		want, ok := expects[id]
+		if !ok {
+			continue
+		}
+		if msg := compareChain(mm.Kernel, want, exact[id], cfg.MaxEntries); msg != "" {
+			mm.What = msg
+			mm.Expected = want
+			r.Mismatches = append(r.Mismatches, mm)
+			r = fail(r, msg)
+		}
+	}
+	return r
+}
+
+func guestReason(t *ktap.Test) string {
+	for i := len(t.Log) - 1; i >= 0; i-- {
+		s := strings.TrimSpace(t.Log[i].Text)
+		if strings.HasPrefix(s, "# "+t.Name+": ") {
+			return strings.TrimPrefix(s, "# "+t.Name+": ")
+		}
+	}
+	return "not ok"
+}
+
+func fail(r CaseResult, why string) CaseResult {
+	if r.Status != Fail {
+		r.Status, r.Reason = Fail, why
+	} else if !strings.Contains(r.Reason, why) {
+		r.Reason += "; " + why
+	}
+	return r
+}
+
+// compareChain checks symbolized kernel frames against the expected
+// function names: the expected chain must be a prefix of the trace (all of
+// it when exact), except that a trace truncated at max entries only has
+// to match as far as it goes.
+func compareChain(kernel []Frame, want []string, exact bool, max int) string {
+	n := min(len(kernel), len(want))
+	for i := 0; i < n; i++ {
+		if funcName(kernel[i]) != want[i] {
+			return fmt.Sprintf("frame %d is %s, the program called %s", i, kernel[i].Sym, want[i])
+		}
+	}
+	switch {
+	case len(kernel) < len(want) && len(kernel) < max:
+		return fmt.Sprintf("trace stops after %d frames, the program made a chain of %d", len(kernel), len(want))
+	case exact && len(kernel) != len(want):
+		return fmt.Sprintf("trace has %d frames, the broken chain must stop it at %d", len(kernel), len(want))
+	}
+	return ""
+}
+
+func equalU64(a, b []uint64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func firstDiff(a, b []uint64) int {
+	for i := 0; i < min(len(a), len(b)); i++ {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}
+
+// ParseSymbolTable reads symbols in the form "nm -S" prints them
+// ("ADDR SIZE TYPE NAME" per line), for checking a saved console log
+// without the programs' binaries.
+func ParseSymbolTable(r io.Reader) (*Symbols, error) {
+	s := &Symbols{}
+	sc := bufio.NewScanner(r)
+	for n := 1; sc.Scan(); n++ {
+		f := strings.Fields(sc.Text())
+		if len(f) == 0 {
+			continue
+		}
+		if len(f) != 4 {
+			return nil, fmt.Errorf("symbol table line %d: want ADDR SIZE TYPE NAME", n)
+		}
+		addr, err1 := strconv.ParseUint(f[0], 16, 64)
+		size, err2 := strconv.ParseUint(f[1], 16, 64)
+		if err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("symbol table line %d: bad number", n)
+		}
+		s.syms = append(s.syms, elf.Symbol{Name: f[3], Value: addr, Size: size})
+	}
+	sort.Slice(s.syms, func(i, j int) bool { return s.syms[i].Value < s.syms[j].Value })
+	return s, sc.Err()
+}

@@ -1,0 +1,330 @@
+package selftest
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"kpatch/kbuild"
+)
+
+func readGz(t *testing.T, name string) []byte {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func testSyms(t *testing.T, dir string) map[string]*Symbols {
+	t.Helper()
+	out := map[string]*Symbols{}
+	for _, m := range Modes {
+		f, err := os.Open(filepath.Join("testdata", dir, m.Program+".syms"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := ParseSymbolTable(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[m.Subtest] = s
+	}
+	return out
+}
+
+// casesWithout returns Cases() without the named ones (for consoles saved
+// before a case was added).
+func casesWithout(names ...string) []string {
+	var out []string
+	for _, c := range Cases() {
+		keep := true
+		for _, n := range names {
+			keep = keep && c != n
+		}
+		if keep {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func alterFrame(s string) string {
+	// The first kernel: line of the x86_64 depth_8 snapshot (id=2).
+	i := strings.Index(s, "id=2 tracer=A")
+	j := i + strings.Index(s[i:], "kernel: 0x")
+	k := j + strings.Index(s[j+len("kernel: "):], " ") + len("kernel: ")
+	return s[:j] + "kernel: 0x401000" + s[k:]
+}
+
+// Saved consoles of real runs of series v11 on Debian's 6.12 (built by
+// series.Generate): testdata/pass, where every case passes (faultable_sync
+// is skipped without --extra), and testdata/exitbug, from before the
+// lead's fix of patch 11 on 6.12, where the exit hunk landed after
+// exit_mm() and exit_pending failed (and before faultable_sync existed).
+func TestCheckSavedConsole(t *testing.T) {
+	tests := []struct {
+		name     string
+		dir      string
+		cases    []string
+		edit     func(string) string
+		fails    map[string]string // "mode/case" -> substring of the reason
+		skips    []string          // cases that must be skipped
+		problems []string          // substrings of run-level problems
+	}{
+		{
+			name:  "all pass",
+			dir:   "pass",
+			cases: Cases(),
+			edit:  func(s string) string { return s },
+			skips: []string{"faultable_sync"},
+		},
+		{
+			name:  "exit hunk after exit_mm",
+			dir:   "exitbug",
+			cases: casesWithout("faultable_sync"),
+			edit:  func(s string) string { return s },
+			fails: map[string]string{
+				"unwind_x86_64/exit_pending": "trace has 0 entries",
+				"unwind_ia32/exit_pending":   "trace has 0 entries",
+			},
+		},
+		{
+			name:  "kernel frame altered",
+			dir:   "pass",
+			cases: Cases(),
+			edit:  alterFrame,
+			fails: map[string]string{"unwind_x86_64/depth_8": "differs from the walker"},
+			skips: []string{"faultable_sync"},
+		},
+		{
+			name:  "warning and truncated console",
+			dir:   "pass",
+			cases: Cases(),
+			edit: func(s string) string {
+				i := strings.Index(s, "# case: timer_irq")
+				return s[:i] + "[    1.0] WARNING: CPU: 0 PID: 1 at kernel/unwind/deferred.c:150\n"
+			},
+			problems: []string{"WARNING: CPU: 0", "never finished", "plan says 18 tests"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			console := readGz(t, filepath.Join(tc.dir, "console.log.gz"))
+			a := Check([]byte(tc.edit(string(console))), testSyms(t, tc.dir), tc.cases)
+			if len(a.Cases) != 2*len(tc.cases) {
+				t.Fatalf("%d case results, want %d", len(a.Cases), 2*len(tc.cases))
+			}
+			for _, c := range a.Cases {
+				key := c.Mode + "/" + c.Name
+				want, shouldFail := tc.fails[key]
+				if tc.problems != nil {
+					continue
+				}
+				skip := false
+				for _, s := range tc.skips {
+					skip = skip || s == c.Name
+				}
+				switch {
+				case shouldFail && c.Status != Fail:
+					t.Errorf("%s: %s, want fail", key, c.Status)
+				case shouldFail && !strings.Contains(c.Reason, want):
+					t.Errorf("%s: reason %q, want it to mention %q", key, c.Reason, want)
+				case skip && (c.Status != Skip || c.Reason == ""):
+					t.Errorf("%s: %s %q, want a skip with a reason", key, c.Status, c.Reason)
+				case !shouldFail && !skip && c.Status != Pass:
+					t.Errorf("%s: %s (%s), want pass", key, c.Status, c.Reason)
+				}
+				if c.Status == Pass && c.Name != "ebusy" && c.Name != "kthread_einval" && c.Name != "bench" && c.Traces == 0 {
+					t.Errorf("%s passed without checking a trace", key)
+				}
+			}
+			all := strings.Join(a.Problems, "\n")
+			for _, p := range tc.problems {
+				if !strings.Contains(all, p) {
+					t.Errorf("problems lack %q:\n%s", p, all)
+				}
+			}
+			if tc.problems == nil && len(a.Problems) > 0 {
+				t.Errorf("unexpected problems: %s", all)
+			}
+			if want := len(tc.fails) == 0 && tc.problems == nil; a.Passed() != want {
+				t.Errorf("Passed() = %v, want %v", a.Passed(), want)
+			}
+		})
+	}
+}
+
+func TestMismatchReportShowsFrames(t *testing.T) {
+	console := alterFrame(string(readGz(t, "pass/console.log.gz")))
+	a := Check([]byte(console), testSyms(t, "pass"), Cases())
+	var b bytes.Buffer
+	(&Report{Cases: a.Cases}).WriteText(&b)
+	out := b.String()
+	for _, want := range []string{"KERNEL", "WALKER", "EXPECTED", "! 0   0x401000", "ku_syscall+0x", "case_depth_8"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestExpandChain(t *testing.T) {
+	tests := []struct {
+		in   string
+		want string
+		err  bool
+	}{
+		{"a", "a", false},
+		{"ku_syscall,rec*3,main", "ku_syscall rec rec rec main", false},
+		{"x*0", "", true},
+		{"x*y", "", true},
+	}
+	for _, tc := range tests {
+		got, err := ExpandChain(tc.in)
+		if (err != nil) != tc.err || strings.Join(got, " ") != tc.want {
+			t.Errorf("ExpandChain(%q) = %q, %v", tc.in, got, err)
+		}
+	}
+}
+
+func TestCompareChain(t *testing.T) {
+	fr := func(names ...string) []Frame {
+		var out []Frame
+		for i, n := range names {
+			out = append(out, Frame{Addr: uint64(0x1000 + i), Sym: n + "+0x4"})
+		}
+		return out
+	}
+	tests := []struct {
+		name   string
+		kernel []Frame
+		want   []string
+		exact  bool
+		max    int
+		err    string
+	}{
+		{"prefix ok", fr("a", "b", "main", "libc"), []string{"a", "b", "main"}, false, 511, ""},
+		{"wrong frame", fr("a", "x", "main"), []string{"a", "b", "main"}, false, 511, "frame 1 is x+0x4"},
+		{"too short", fr("a", "b"), []string{"a", "b", "main"}, false, 511, "stops after 2"},
+		{"truncated at max", fr("a", "b"), []string{"a", "b", "b", "main"}, false, 2, ""},
+		{"exact too long", fr("a", "b", "c", "d"), []string{"a", "b", "c"}, true, 511, "must stop it at 3"},
+		{"exact ok", fr("a", "b", "c"), []string{"a", "b", "c"}, true, 511, ""},
+	}
+	for _, tc := range tests {
+		got := compareChain(tc.kernel, tc.want, tc.exact, tc.max)
+		if (tc.err == "") != (got == "") || !strings.Contains(got, tc.err) {
+			t.Errorf("%s: compareChain = %q, want %q", tc.name, got, tc.err)
+		}
+	}
+}
+
+// The host's list of cases comes from the program's table; it must cover
+// the issue's cases.
+func TestCasesCoverIssue(t *testing.T) {
+	got := strings.Join(Cases(), " ")
+	for _, c := range []string{"depth_1", "depth_8", "depth_64", "depth_600", "two_tracers", "same_tracer_twice",
+		"request_in_callback", "consecutive_syscalls", "timer_irq", "nmi", "cancel_pending", "ebusy",
+		"exit_pending", "broken_fp_unmapped", "broken_fp_down", "kthread_einval"} {
+		if !regexp.MustCompile(`\b` + c + `\b`).MatchString(got) {
+			t.Errorf("case %s missing from the program's table: %s", c, got)
+		}
+	}
+}
+
+func TestSymbolsLookup(t *testing.T) {
+	s, err := ParseSymbolTable(strings.NewReader(
+		"0000000000401000 0000000000000010 T f\n" +
+			"0000000000401010 0000000000000020 T g\n" +
+			"0000000000401100 0000000000000000 T _fini\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		addr uint64
+		name string
+		off  uint64
+	}{
+		{0x401000, "f", 0}, {0x40100f, "f", 0xf}, {0x401010, "g", 0}, {0x40102f, "g", 0x1f},
+		{0x401030, "", 0}, {0x401100, "_fini", 0}, {0x7ffd0000, "", 0}, {0x400fff, "", 0},
+	}
+	for _, tc := range tests {
+		name, off := s.Lookup(tc.addr)
+		if name != tc.name || off != tc.off {
+			t.Errorf("Lookup(%#x) = %s+%#x, want %s+%#x", tc.addr, name, off, tc.name, tc.off)
+		}
+	}
+}
+
+type fakeSeries map[string][]int
+
+func (f fakeSeries) FinalFiles() map[string][]byte  { return nil }
+func (f fakeSeries) PatchesTouching(p string) []int { return f[p] }
+
+func TestBuildKernelErrorNamesPatches(t *testing.T) {
+	s := fakeSeries{"kernel/unwind/deferred.c": {4, 5, 6}}
+	tests := []struct {
+		file string
+		want string
+	}{
+		{"kernel/unwind/deferred.c", "file touched by patch 4, 5, 6"},
+		{"kpatch_test/kpatch_unwind_test.c", "in kpatch's test driver"},
+		{"kernel/fork.c", "not touched by the series"},
+	}
+	for _, tc := range tests {
+		e := &BuildKernelError{
+			Err:     &kbuild.BuildError{Args: []string{"make"}, Errors: []kbuild.CompileError{{File: tc.file, Line: 7, Message: "boom"}}},
+			Patches: map[string][]int{tc.file: s.PatchesTouching(tc.file)},
+		}
+		if msg := e.Error(); !strings.Contains(msg, tc.file+":7: error: boom") || !strings.Contains(msg, tc.want) {
+			t.Errorf("%s: %q lacks %q", tc.file, msg, tc.want)
+		}
+	}
+}
+
+func TestLockSerializesRuns(t *testing.T) {
+	dir := t.TempDir()
+	unlock, err := Lock(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan struct{})
+	var log bytes.Buffer
+	go func() {
+		u, err := Lock(dir, &log)
+		if err == nil {
+			u()
+		}
+		close(got)
+	}()
+	select {
+	case <-got:
+		t.Fatal("second Lock did not wait for the first")
+	case <-time.After(200 * time.Millisecond):
+	}
+	unlock()
+	select {
+	case <-got:
+	case <-time.After(5 * time.Second):
+		t.Fatal("second Lock still waiting after unlock")
+	}
+	if !strings.Contains(log.String(), "waiting for another run") {
+		t.Errorf("no waiting message: %q", log.String())
+	}
+}

@@ -1,0 +1,157 @@
+package selftest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"kpatch/kerneltree"
+	"kpatch/qemu"
+)
+
+// requireTools skips the test, with the reason, when a tool the whole run
+// needs is missing, and returns the kernel tree.
+func requireTools(t testing.TB, ctx context.Context) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("skipped in -short mode: builds and boots a kernel (cold: ~7 minutes)")
+	}
+	if _, err := exec.LookPath(qemu.DefaultBinary); err != nil {
+		t.Skip(qemu.DefaultBinary + " not installed (apt-get install qemu-system-x86)")
+	}
+	for _, tool := range []string{"gcc", "make", "flex", "bison", "bc", "git"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed: needed to build the kernel", tool)
+		}
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "m32.c")
+	os.WriteFile(src, []byte("#include <stdio.h>\nint main(void){return puts(\"\");}\n"), 0o644)
+	if out, err := exec.Command("gcc", "-m32", "-static", "-o", filepath.Join(dir, "m32"), src).CombinedOutput(); err != nil {
+		t.Skipf("gcc -m32 -static does not work (apt-get install gcc-multilib): %v: %s", err, out)
+	}
+	tree, err := kerneltree.Debian612(ctx, testLog{t})
+	if errors.Is(err, kerneltree.ErrNoTarball) {
+		t.Skip(err.Error())
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tree
+}
+
+type testLog struct{ t testing.TB }
+
+func (l testLog) Write(p []byte) (int, error) {
+	l.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+func buildDir(t testing.TB) string {
+	if d := os.Getenv("KPATCH_TEST_BUILD_DIR"); d != "" {
+		return d
+	}
+	d, err := DefaultBuildDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// runOnce runs the harness (TCG: the run must not depend on KVM) and logs
+// the report.
+func runOnce(t testing.TB, ctx context.Context, tree string, s SeriesFiles) *Report {
+	t.Helper()
+	rep, err := Run(ctx, Options{
+		BuildOptions: BuildOptions{Tree: tree, Base: "v6.12", BuildDir: buildDir(t), Series: s, Log: testLog{t}},
+		Accel:        qemu.AccelTCG,
+		BootTimeout:  5 * time.Minute,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	rep.WriteText(&b)
+	t.Log("\n" + b.String())
+	return rep
+}
+
+// TestQEMU builds the series on Debian's 6.12 and runs every case in QEMU.
+// The kernel build is cached in the build directory, so only the first run
+// on a machine pays for a full build.
+func TestQEMU(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
+	defer cancel()
+	tree := requireTools(t, ctx)
+	rep := runOnce(t, ctx, tree, nil)
+	if !rep.Passed {
+		t.Errorf("self-tests failed; console log %s", rep.ConsoleLog)
+	}
+}
+
+// TestQEMUBrokenTemplate proves that the comparison catches a wrong frame
+// description: with ARCH_INIT_USER_FP_FRAME's ra_off off by one word, the
+// 64-bit traces must differ from the walker's, while the compat ones (a
+// different frame) still agree.
+func TestQEMUBrokenTemplate(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
+	defer cancel()
+	tree := requireTools(t, ctx)
+	s, err := Generate(ctx, tree, "v6.12", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const hdr = "arch/x86/include/asm/unwind_user.h"
+	good := string(s.FinalFiles()[hdr])
+	const ra = ".ra_off\t\t= (s32)sizeof(long) * -1,"
+	if !strings.Contains(good, ra) {
+		t.Fatalf("%s has no %q to break:\n%s", hdr, ra, good)
+	}
+	bad := strings.Replace(good, ra, ".ra_off\t\t= (s32)sizeof(long) * -2,", 1)
+	rep := runOnce(t, ctx, tree, Override{SeriesFiles: s, Files: map[string][]byte{hdr: []byte(bad)}})
+	if rep.Passed {
+		t.Fatal("the run passed with a broken ra_off")
+	}
+	for _, c := range rep.Cases {
+		if c.Mode == "unwind_x86_64" && strings.HasPrefix(c.Name, "depth_") {
+			if c.Status != Fail || !strings.Contains(c.Reason, "differs from the walker") {
+				t.Errorf("%s/%s: %s %q, want a walker mismatch", c.Mode, c.Name, c.Status, c.Reason)
+			}
+		}
+		if c.Mode == "unwind_ia32" && strings.HasPrefix(c.Name, "depth_") && c.Status != Pass {
+			t.Errorf("%s/%s: %s %q: the compat frame was not broken", c.Mode, c.Name, c.Status, c.Reason)
+		}
+	}
+}
+
+// TestQEMUBuildErrorNamesPatches breaks kernel/unwind/deferred.c and
+// checks that the build error points at the patches that touched it.
+func TestQEMUBuildErrorNamesPatches(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
+	defer cancel()
+	tree := requireTools(t, ctx)
+	s, err := Generate(ctx, tree, "v6.12", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const f = "kernel/unwind/deferred.c"
+	broken := append(append([]byte{}, s.FinalFiles()[f]...), "\nint kpatch_broken(void) { return undeclared_kpatch_symbol; }\n"...)
+	_, _, err = Build(ctx, BuildOptions{Tree: tree, Base: "v6.12", BuildDir: buildDir(t), Log: testLog{t},
+		Series: Override{SeriesFiles: s, Files: map[string][]byte{f: broken}}})
+	var be *BuildKernelError
+	if !errors.As(err, &be) {
+		t.Fatalf("Build = %v, want a *BuildKernelError", err)
+	}
+	msg := err.Error()
+	t.Log(msg)
+	want := "file touched by patch " + joinInts(s.PatchesTouching(f))
+	if !strings.Contains(msg, f+":") || !strings.Contains(msg, "undeclared_kpatch_symbol") || !strings.Contains(msg, want) {
+		t.Errorf("build error does not name the file, the error and %q:\n%s", want, msg)
+	}
+}

@@ -1,0 +1,264 @@
+package selftest
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"kpatch/kerneltree"
+	"kpatch/qemu"
+)
+
+// Options configures Run.
+type Options struct {
+	BuildOptions
+	Accel       qemu.Accel    // default qemu.AccelAuto
+	BootTimeout time.Duration // default 3 minutes
+	Console     io.Writer     // also gets the guest console live (e.g. with -v 2)
+	Extra       bool          // also run the cases beyond the issue's list (KPATCH_EXTRA)
+}
+
+// Report is the outcome of a run.
+type Report struct {
+	Passed     bool          `json:"passed"`
+	Cases      []CaseResult  `json:"cases"`
+	Problems   []string      `json:"problems"`
+	ConsoleLog string        `json:"console_log"`
+	Accel      string        `json:"accel"`
+	QEMU       string        `json:"qemu_command"`
+	Changed    []string      `json:"changed_files"`
+	BuildTime  time.Duration `json:"build_ns"`
+	BootTime   time.Duration `json:"boot_ns"`
+	Bench      []string      `json:"bench,omitempty"`
+}
+
+// DefaultBuildDir is the build directory used when none is given:
+// <cache>/build/x86_64-unwind.
+func DefaultBuildDir() (string, error) {
+	c, err := kerneltree.CacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(c, "build", "x86_64-unwind"), nil
+}
+
+// hostTSCkHz reads the host's TSC frequency estimate from /proc/cpuinfo;
+// under TCG the guest reads the host's TSC but cannot calibrate it.
+func hostTSCkHz() int {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if ok && strings.TrimSpace(k) == "cpu MHz" {
+			mhz, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err == nil {
+				return int(mhz * 1000)
+			}
+		}
+	}
+	return 0
+}
+
+// Cmdline is the guest's kernel command line; extra passes KPATCH_EXTRA=1
+// to init (and so to the programs).
+func Cmdline(extra bool) string {
+	c := "console=ttyS0 panic=-1 oops=panic loglevel=7"
+	if extra {
+		c += " KPATCH_EXTRA=1"
+	}
+	if khz := hostTSCkHz(); khz > 0 {
+		c += fmt.Sprintf(" tsc_early_khz=%d tsc=reliable", khz)
+	}
+	return c
+}
+
+// Run builds everything, boots the guest and checks the console. The
+// error is for failures to build or boot; a run whose tests fail returns
+// a Report with Passed false and a nil error.
+func Run(ctx context.Context, o Options) (*Report, error) {
+	logw := o.Log
+	if logw == nil {
+		logw = io.Discard
+	}
+	if o.BuildDir == "" {
+		d, err := DefaultBuildDir()
+		if err != nil {
+			return nil, err
+		}
+		o.BuildDir = d
+	}
+	if o.Accel == "" {
+		o.Accel = qemu.AccelAuto
+	}
+	if o.BootTimeout == 0 {
+		o.BootTimeout = 3 * time.Minute
+	}
+	unlock, err := Lock(o.BuildDir, logw)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	t0 := time.Now()
+	art, _, err := build(ctx, o.BuildOptions)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{Changed: art.Changed, BuildTime: time.Since(t0)}
+	fmt.Fprintf(logw, "build: done in %s\n", rep.BuildTime.Round(100*time.Millisecond))
+
+	rep.ConsoleLog = filepath.Join(o.BuildDir, "console.log")
+	logf, err := os.Create(rep.ConsoleLog)
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close()
+	opts := []qemu.Option{
+		qemu.WithKernel(art.Kernel), qemu.WithInitrd(art.Initramfs),
+		qemu.WithAppend(Cmdline(o.Extra)), qemu.WithAccel(o.Accel),
+		qemu.WithTimeout(o.BootTimeout), qemu.WithConsole(logf), qemu.WithLog(logw),
+	}
+	if o.Console != nil {
+		opts = append(opts, qemu.WithConsole(o.Console))
+	}
+	t1 := time.Now()
+	res, err := qemu.Run(ctx, opts...)
+	rep.BootTime = time.Since(t1)
+	if res != nil {
+		rep.Accel = string(res.Accel)
+		rep.QEMU = qemu.ShellQuote(res.Args)
+	}
+	if err != nil && (res == nil || len(res.Console) == 0) {
+		return nil, err
+	}
+	syms := map[string]*Symbols{}
+	for _, m := range Modes {
+		s, serr := LoadSymbols(art.Programs[m.Program])
+		if serr != nil {
+			return nil, serr
+		}
+		syms[m.Subtest] = s
+	}
+	an := Check(res.Console, syms, Cases())
+	if err != nil {
+		var qe *qemu.Error
+		if errors.As(err, &qe) {
+			an.Problems = append([]string{err.Error()}, an.Problems...)
+		} else {
+			an.Problems = append([]string{"qemu: " + err.Error()}, an.Problems...)
+		}
+	}
+	rep.Cases, rep.Problems = an.Cases, an.Problems
+	rep.Passed = an.Passed()
+	for _, c := range an.Cases {
+		if c.Bench != "" {
+			rep.Bench = append(rep.Bench, c.Bench)
+		}
+	}
+	if !rep.Passed && rep.QEMU != "" {
+		rep.Problems = append(rep.Problems, "reproduce the boot with: "+rep.QEMU)
+	}
+	return rep, nil
+}
+
+// WriteJSON writes the report as indented JSON.
+func (r *Report) WriteJSON(w io.Writer) error {
+	e := json.NewEncoder(w)
+	e.SetIndent("", "  ")
+	return e.Encode(r)
+}
+
+// WriteText writes the table of cases, the mismatches with the kernel's,
+// the walker's and the expected frames side by side, and the problems.
+func (r *Report) WriteText(w io.Writer) {
+	fmt.Fprintf(w, "%-14s %-22s %-5s %6s  %s\n", "MODE", "CASE", "RES", "TRACES", "REASON")
+	for _, c := range r.Cases {
+		reason := c.Reason
+		if reason == "" && c.Bench != "" {
+			reason = c.Bench
+		}
+		if reason == "" {
+			reason = strings.Join(c.Info, "; ")
+		}
+		fmt.Fprintf(w, "%-14s %-22s %-5s %6d  %s\n", strings.TrimPrefix(c.Mode, "unwind_"), c.Name, strings.ToUpper(string(c.Status)), c.Traces, reason)
+	}
+	for _, c := range r.Cases {
+		for _, m := range c.Mismatches {
+			fmt.Fprintf(w, "\n%s %s: trace id=%s tracer=%s: %s (walker stopped: %s)\n", c.Mode, c.Name, m.ID, m.Tracer, m.What, m.Stop)
+			fmt.Fprintf(w, "  %-3s %-36s %-36s %s\n", "#", "KERNEL", "WALKER", "EXPECTED")
+			n := max(len(m.Kernel), len(m.Walker), len(m.Expected))
+			shown := 0
+			for i := 0; i < n; i++ {
+				k, wk, e := cell(m.Kernel, i), cell(m.Walker, i), ""
+				if i < len(m.Expected) {
+					e = m.Expected[i]
+				}
+				same := k == wk && (e == "" || (i < len(m.Kernel) && funcName(m.Kernel[i]) == e))
+				if same && i > 3 && i < n-3 {
+					if shown == 0 {
+						fmt.Fprintf(w, "  ... identical frames elided ...\n")
+					}
+					shown++
+					continue
+				}
+				mark := " "
+				if !same {
+					mark = "!"
+				}
+				fmt.Fprintf(w, "%s %-3d %-36s %-36s %s\n", mark, i, k, wk, e)
+			}
+		}
+	}
+	pass, fail, skip := 0, 0, 0
+	for _, c := range r.Cases {
+		switch c.Status {
+		case Pass:
+			pass++
+		case Fail:
+			fail++
+		default:
+			skip++
+		}
+	}
+	for _, p := range r.Problems {
+		fmt.Fprintf(w, "PROBLEM: %s\n", p)
+	}
+	verdict := "PASS"
+	if !r.Passed {
+		verdict = "FAIL"
+	}
+	fmt.Fprintf(w, "\n%s: %d passed, %d failed, %d skipped; build %s, boot %s (%s); console log: %s\n",
+		verdict, pass, fail, skip, r.BuildTime.Round(100*time.Millisecond), r.BootTime.Round(100*time.Millisecond), r.Accel, r.ConsoleLog)
+}
+
+func cell(f []Frame, i int) string {
+	if i < len(f) {
+		return f[i].String()
+	}
+	return ""
+}
+
+// Clean removes the initramfs and the compiled programs from the build
+// directory dir ("" = the default), keeping the kernel build and the
+// console log.
+func Clean(dir string) {
+	if dir == "" {
+		var err error
+		if dir, err = DefaultBuildDir(); err != nil {
+			return
+		}
+	}
+	os.Remove(filepath.Join(dir, "initramfs.cpio"))
+	os.RemoveAll(filepath.Join(dir, "progs"))
+}
