@@ -13,6 +13,7 @@ import (
 
 	"kpatch/kerneltree"
 	"kpatch/qemu"
+	"kpatch/templates/linux"
 )
 
 // requireTools skips the test, with the reason, when a tool the whole run
@@ -103,18 +104,31 @@ func TestQEMUBrokenTemplate(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
 	defer cancel()
 	tree := requireTools(t, ctx)
-	s, err := Generate(ctx, tree, "v6.12", "")
+	// An edited copy of the series description, as a maintainer would
+	// make with kpatch spec -o DIR, with ra_off one word off in the x86
+	// header's template.
+	spec := filepath.Join(t.TempDir(), "spec")
+	if err := linux.Export(spec); err != nil {
+		t.Fatal(err)
+	}
+	tmpl := filepath.Join(spec, "files", "arch", "x86", "include", "asm", "unwind_user.h.tmpl")
+	good, err := os.ReadFile(tmpl)
 	if err != nil {
 		t.Fatal(err)
 	}
-	const hdr = "arch/x86/include/asm/unwind_user.h"
-	good := string(s.FinalFiles()[hdr])
 	const ra = ".ra_off\t\t= (s32)sizeof(long) * -1,"
-	if !strings.Contains(good, ra) {
-		t.Fatalf("%s has no %q to break:\n%s", hdr, ra, good)
+	if !strings.Contains(string(good), ra) {
+		t.Fatalf("%s has no %q to break", tmpl, ra)
 	}
-	bad := strings.Replace(good, ra, ".ra_off\t\t= (s32)sizeof(long) * -2,", 1)
-	rep := runOnce(t, ctx, tree, Override{SeriesFiles: s, Files: map[string][]byte{hdr: []byte(bad)}})
+	bad := strings.Replace(string(good), ra, ".ra_off\t\t= (s32)sizeof(long) * -2,", 1)
+	if err := os.WriteFile(tmpl, []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Generate(ctx, tree, "v6.12", spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := runOnce(t, ctx, tree, s)
 	if rep.Passed {
 		t.Fatal("the run passed with a broken ra_off")
 	}

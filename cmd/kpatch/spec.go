@@ -3,9 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 
 	"kpatch/templates/linux"
 )
@@ -23,36 +20,7 @@ generate from the copy with kpatch gen --spec DIR.`, stderr)
 		fset.Usage()
 		return errUsage
 	}
-	if _, err := os.Stat(*out); err == nil {
-		return fmt.Errorf("%s already exists: give a new directory", *out)
-	}
-	parent := filepath.Dir(*out)
-	tmp, err := os.MkdirTemp(parent, ".kpatch-spec-*")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
-	err = fs.WalkDir(linux.FS, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		dst := filepath.Join(tmp, filepath.FromSlash(p))
-		if d.IsDir() {
-			return os.MkdirAll(dst, 0o755)
-		}
-		b, err := fs.ReadFile(linux.FS, p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(dst, b, 0o644)
-	})
-	if err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, *out); err != nil {
+	if err := linux.Export(*out); err != nil {
 		return err
 	}
 	fmt.Fprintln(stdout, *out)
