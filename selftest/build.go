@@ -34,8 +34,8 @@ type SeriesFiles interface {
 // Generate returns the series for tree at base, from the templates in
 // specDir ("" for the embedded ones). It is the one place that knows where
 // the patched files come from.
-func Generate(ctx context.Context, tree, base, specDir string) (SeriesFiles, error) {
-	return series.Generate(ctx, series.Options{Tree: tree, Base: base, SpecDir: specDir})
+func Generate(ctx context.Context, tree, base, specDir string, version int) (SeriesFiles, error) {
+	return series.Generate(ctx, series.Options{Tree: tree, Base: base, SpecDir: specDir, Version: version})
 }
 
 // Override is a SeriesFiles with some final files replaced, for negative
@@ -98,8 +98,9 @@ type BuildOptions struct {
 	Tree     string      // kernel git repository
 	Base     string      // base revision ("" = the series' recorded base)
 	BuildDir string      // reused between runs
-	Series   SeriesFiles // the series; nil means Generate(Tree, Base, SpecDir)
+	Series   SeriesFiles // the series; nil means Generate(Tree, Base, SpecDir, Version)
 	SpecDir  string
+	Version  int       // revision of the series; 0 = the newest
 	Jobs     int       // make -j; 0 = NumCPU+1
 	Log      io.Writer // progress
 	Verbose  int       // 0: progress every 200 steps; 1: every 50; 2+: full make output
@@ -237,7 +238,7 @@ func build(ctx context.Context, o BuildOptions) (*Artifacts, SeriesFiles, error)
 	s := o.Series
 	if s == nil {
 		var err error
-		if s, err = Generate(ctx, o.Tree, o.Base, o.SpecDir); err != nil {
+		if s, err = Generate(ctx, o.Tree, o.Base, o.SpecDir, o.Version); err != nil {
 			return nil, nil, fmt.Errorf("generating the series: %w", err)
 		}
 	}

@@ -124,7 +124,7 @@ func TestQEMUBrokenTemplate(t *testing.T) {
 	if err := os.WriteFile(tmpl, []byte(bad), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s, err := Generate(ctx, tree, "v6.12", spec)
+	s, err := Generate(ctx, tree, "v6.12", spec, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestQEMUBuildErrorNamesPatches(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
 	defer cancel()
 	tree := requireTools(t, ctx)
-	s, err := Generate(ctx, tree, "v6.12", "")
+	s, err := Generate(ctx, tree, "v6.12", "", 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 )
 
 const testUsage = `usage: kpatch test --qemu [--tree DIR] [--base REV] [--spec DIR] [-v N]
-                   [--build-dir DIR] [--accel auto|tcg|kvm] [--timeout D] [--json] [--keep] [--extra]
+                   [--build-dir DIR] [--accel auto|tcg|kvm] [--timeout D] [--json] [--keep] [--extra] [--verbose N]
 
 Builds an x86_64 kernel (tinyconfig + IA32 emulation) with the generated
 series and kpatch's test driver, boots it in QEMU and runs the deferred
@@ -43,7 +43,8 @@ func cmdTest(args []string, stdout, stderr io.Writer) error {
 	tree := fs.String("tree", ".", "kernel git repository")
 	base := fs.String("base", "", "base revision of the tree (default: the series' recorded base)")
 	specDir := fs.String("spec", "", "series description directory (default: the embedded one)")
-	verbose := fs.Int("v", 0, "verbosity: 0 progress, 1 more progress, 2 full make output and live console")
+	version := fs.Int("v", 0, "revision of the series to test; default: the newest")
+	verbose := fs.Int("verbose", 0, "verbosity: 0 progress, 1 more progress, 2 full make output and live console")
 	buildDir := fs.String("build-dir", "", "build directory (default <cache>/build/x86_64-unwind)")
 	accel := fs.String("accel", "auto", "QEMU accelerator: auto (probe KVM, fall back to TCG), tcg or kvm")
 	timeout := fs.Duration("timeout", 3*time.Minute, "limit for the boot and the tests in the guest")
@@ -67,7 +68,7 @@ func cmdTest(args []string, stdout, stderr io.Writer) error {
 	defer stop()
 	o := selftest.Options{
 		BuildOptions: selftest.BuildOptions{
-			Tree: *tree, Base: *base, SpecDir: *specDir, BuildDir: *buildDir,
+			Tree: *tree, Base: *base, SpecDir: *specDir, Version: *version, BuildDir: *buildDir,
 			Log: stderr, Verbose: *verbose,
 		},
 		Accel:       a,
