@@ -4,6 +4,8 @@
 # the series (kpatch gen), then builds, boots and checks it in QEMU
 # (kpatch test --qemu). Output goes to ./outgoing and the cache.
 set -euo pipefail
+# Debian's Go images put Go in /usr/local/go; make sure it is found.
+command -v go >/dev/null || export PATH="$PATH:/usr/local/go/bin"
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 go build -o kpatch ./cmd/kpatch

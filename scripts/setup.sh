@@ -4,6 +4,8 @@
 # tools, QEMU, gcc-multilib for -m32 test programs, gdb for the walker's
 # tests, perl for get_maintainer.pl, and the Go modules. Idempotent.
 set -euo pipefail
+# Debian's Go images put Go in /usr/local/go; make sure it is found.
+command -v go >/dev/null || export PATH="$PATH:/usr/local/go/bin"
 pkgs=(git make gcc gcc-multilib flex bison bc libelf-dev libssl-dev cpio xz-utils perl gdb
       qemu-system-x86 linux-source-6.12)
 missing=()
