@@ -1,0 +1,73 @@
+package kernelsrc
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"kpatch/kerneltree"
+)
+
+func debianTree(t *testing.T) string {
+	t.Helper()
+	dir, err := kerneltree.Debian612(context.Background(), os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestOpen(t *testing.T) {
+	tree := debianTree(t)
+	notKernel := t.TempDir()
+	os.WriteFile(filepath.Join(notKernel, "Makefile"), []byte("all:\n"), 0o644)
+	tests := []struct {
+		name    string
+		dir     string
+		base    string
+		plain   bool
+		wantErr error
+		wantGit bool
+	}{
+		{"git repository at a tag", tree, "v6.12", false, nil, true},
+		{"git repository at a branch", tree, "master", false, nil, true},
+		{"git repository at a commit", tree, "HEAD", false, nil, true},
+		{"unknown revision", tree, "v9.99", false, ErrUnknownRev, false},
+		{"the same tree as a plain directory", tree, "label", true, nil, false},
+		{"not a kernel tree", notKernel, "v1", false, ErrNotKernel, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tr, err := Open(tt.dir, tt.base, tt.plain)
+			if tt.wantErr != nil {
+				if !errors.Is(err, tt.wantErr) {
+					t.Fatalf("got %v, want %v", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tr.IsGit() != tt.wantGit || (tr.IsGit() && tr.Commit.IsZero()) {
+				t.Errorf("IsGit %v, commit %s", tr.IsGit(), tr.Commit)
+			}
+			mk, err := tr.ReadFile("Makefile")
+			if err != nil || !strings.HasPrefix(string(mk), "# SPDX-License-Identifier: GPL-2.0") {
+				t.Errorf("Makefile: %v %.40q", err, mk)
+			}
+			if !tr.Exists("kernel/fork.c") || tr.Exists("kernel/unwind/user.c") {
+				t.Error("Exists is wrong")
+			}
+			if !tr.IsDir("kernel") || tr.IsDir("kernel/fork.c") || tr.IsDir("no/such") {
+				t.Error("IsDir is wrong")
+			}
+			if _, err := tr.ReadFile("kernel/unwind/user.c"); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("a missing file: %v, want fs.ErrNotExist", err)
+			}
+		})
+	}
+}
