@@ -5,57 +5,14 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
+
+	"kpatch/internal/gittest"
 )
-
-func requireGit(t testing.TB) {
-	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not in PATH")
-	}
-}
-
-// gitEnviron isolates git from the user's and the system's configuration.
-func gitEnviron(home string) []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "GIT_") || strings.HasPrefix(kv, "HOME=") ||
-			strings.HasPrefix(kv, "XDG_CONFIG_HOME=") || strings.HasPrefix(kv, "LC_") ||
-			strings.HasPrefix(kv, "LANG=") || strings.HasPrefix(kv, "COLUMNS=") {
-			continue
-		}
-		env = append(env, kv)
-	}
-	return append(env,
-		"HOME="+home,
-		"XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
-		"GIT_CONFIG_NOSYSTEM=1",
-		"GIT_CONFIG_GLOBAL="+os.DevNull,
-		"LC_ALL=C",
-		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
-		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com",
-		"GIT_AUTHOR_DATE=1700000000 +0000", "GIT_COMMITTER_DATE=1700000000 +0000",
-	)
-}
-
-func runGit(t testing.TB, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = gitEnviron(dir)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
-	}
-	return string(out)
-}
 
 // filesFromGit builds the File list of the diff between two commits from
 // git's raw and numstat output, in git's order, so that Format can be
@@ -393,4 +350,11 @@ func statBlock(t testing.TB, patch string) string {
 		t.Fatalf("no diff after the stat in\n%s", patch)
 	}
 	return rest[:j+1]
+}
+
+func requireGit(t testing.TB) { gittest.Require(t) }
+
+func runGit(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	return string(gittest.Run(t, dir, args...))
 }

@@ -1,7 +1,6 @@
 package diffstat
 
 import (
-	"os"
 	"regexp"
 	"sort"
 	"strconv"
@@ -17,11 +16,7 @@ import (
 // a missing one fails the test.
 func readSeedThread(t *testing.T) []byte {
 	t.Helper()
-	p, err := oracle.SeedPath()
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(p)
+	data, err := oracle.ReadSeed()
 	if err != nil {
 		t.Fatal(err)
 	}

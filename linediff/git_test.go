@@ -4,61 +4,17 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"kpatch/internal/gittest"
 )
 
 // gitCase is one old/new pair to be diffed by a real git.
 type gitCase struct {
 	name     string // file name inside the scratch repository
 	old, new []byte
-}
-
-// requireGit skips the test when no git binary is available.
-func requireGit(t testing.TB) {
-	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not in PATH")
-	}
-}
-
-// gitEnviron isolates git from the user's and the system's configuration
-// so that only git's defaults apply.
-func gitEnviron(home string) []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "GIT_") || strings.HasPrefix(kv, "HOME=") ||
-			strings.HasPrefix(kv, "XDG_CONFIG_HOME=") || strings.HasPrefix(kv, "LC_") ||
-			strings.HasPrefix(kv, "LANG=") {
-			continue
-		}
-		env = append(env, kv)
-	}
-	return append(env,
-		"HOME="+home,
-		"XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
-		"GIT_CONFIG_NOSYSTEM=1",
-		"GIT_CONFIG_GLOBAL="+os.DevNull,
-		"LC_ALL=C",
-		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
-		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com",
-	)
-}
-
-func runGit(t testing.TB, dir string, args ...string) []byte {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = gitEnviron(dir)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
-	}
-	return out
 }
 
 // gitHunks lets git diff every case in one scratch repository (old
@@ -226,4 +182,11 @@ func sideBySide(want, got string) string {
 		fmt.Fprintf(&b, "  %q\n", gl[j])
 	}
 	return b.String()
+}
+
+func requireGit(t testing.TB) { gittest.Require(t) }
+
+func runGit(t testing.TB, dir string, args ...string) []byte {
+	t.Helper()
+	return gittest.Run(t, dir, args...)
 }

@@ -4,7 +4,6 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -19,11 +18,7 @@ import (
 // a missing one fails the test.
 func readSeedThread(t *testing.T) []byte {
 	t.Helper()
-	p, err := oracle.SeedPath()
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(p)
+	data, err := oracle.ReadSeed()
 	if err != nil {
 		t.Fatal(err)
 	}

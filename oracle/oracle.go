@@ -245,3 +245,12 @@ func ParseSeed() (*Thread, error) {
 	}
 	return ParseFile(p)
 }
+
+// ReadSeed finds the posted v11 thread with SeedPath and returns its text.
+func ReadSeed() ([]byte, error) {
+	p, err := SeedPath()
+	if err != nil {
+		return nil, err
+	}
+	return os.ReadFile(p)
+}
