@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // DebianTarball is where Debian's linux-source-6.12 package puts the sources.
@@ -58,6 +59,23 @@ func Debian612(ctx context.Context, log io.Writer) (string, error) {
 	if err := os.MkdirAll(cache, 0o755); err != nil {
 		return "", fmt.Errorf("kerneltree: %w", err)
 	}
+	// Several kpatch processes (test binaries run in parallel) may ask at
+	// once: one unpacks, the others wait for it.
+	lock, err := os.OpenFile(filepath.Join(cache, "linux-6.12.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return "", fmt.Errorf("kerneltree: %w", err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		fmt.Fprintf(log, "kerneltree: waiting for another kpatch to finish unpacking %s\n", dir)
+		if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+			return "", fmt.Errorf("kerneltree: locking %s: %w", lock.Name(), err)
+		}
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	if _, err := os.Stat(filepath.Join(dir, ".git", "kpatch-complete")); err == nil {
+		return dir, nil // made while we waited
+	}
 	tmp, err := os.MkdirTemp(cache, "linux-6.12.tmp-")
 	if err != nil {
 		return "", fmt.Errorf("kerneltree: %w", err)
@@ -86,7 +104,7 @@ func Debian612(ctx context.Context, log io.Writer) (string, error) {
 	if err := os.WriteFile(filepath.Join(tmp, ".git", "kpatch-complete"), nil, 0o644); err != nil {
 		return "", fmt.Errorf("kerneltree: %w", err)
 	}
-	os.RemoveAll(dir) // a stale incomplete tree from an older layout
+	os.RemoveAll(dir) // an incomplete tree left by an interrupted run (we hold the lock)
 	if err := os.Rename(tmp, dir); err != nil {
 		return "", fmt.Errorf("kerneltree: %w", err)
 	}

@@ -1,0 +1,55 @@
+package kerneltree
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// TestDebian612Concurrent asks for the tree from several goroutines at once
+// in an empty cache: exactly one unpacks it, all get the same complete
+// tree tagged v6.12, and no temporary directory is left behind.
+func TestDebian612Concurrent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("unpacks the kernel sources (about a minute); run without -short")
+	}
+	if _, err := os.Stat(DebianTarball); err != nil {
+		t.Fatal(ErrNoTarball)
+	}
+	cache := t.TempDir()
+	t.Setenv("KPATCH_CACHE", cache)
+	var wg sync.WaitGroup
+	dirs := make([]string, 3)
+	errs := make([]error, 3)
+	for i := range dirs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			dirs[i], errs[i] = Debian612(context.Background(), io.Discard)
+		}()
+	}
+	wg.Wait()
+	for i := range dirs {
+		if errs[i] != nil || dirs[i] != filepath.Join(cache, "linux-6.12") {
+			t.Fatalf("call %d: %q, %v", i, dirs[i], errs[i])
+		}
+	}
+	out, err := exec.Command("git", "-C", dirs[0], "rev-parse", "--verify", "v6.12^{commit}").CombinedOutput()
+	if err != nil {
+		t.Fatalf("no v6.12 tag: %v %s", err, out)
+	}
+	ents, _ := os.ReadDir(cache)
+	for _, e := range ents {
+		if strings.Contains(e.Name(), ".tmp-") {
+			t.Errorf("left behind: %s", e.Name())
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dirs[0], "kernel", "fork.c")); err != nil {
+		t.Error(err)
+	}
+}
