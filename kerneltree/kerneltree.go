@@ -101,6 +101,9 @@ func Debian612(ctx context.Context, log io.Writer) (string, error) {
 			return "", fmt.Errorf("kerneltree: %s: %v: %s", strings.Join(s, " "), err, strings.TrimSpace(string(out)))
 		}
 	}
+	if err := os.Chmod(tmp, 0o755); err != nil { // MkdirTemp made it private
+		return "", fmt.Errorf("kerneltree: %w", err)
+	}
 	if err := os.WriteFile(filepath.Join(tmp, ".git", "kpatch-complete"), nil, 0o644); err != nil {
 		return "", fmt.Errorf("kerneltree: %w", err)
 	}
