@@ -109,12 +109,10 @@ func Apply(files Files, e spec.Edit) error {
 		at, err = f.unique(func(l string) bool { return strings.TrimRight(l, "\n") == e.Args[0] }, 0, len(f))
 		at++
 	case "include-after":
-		re := regexp.MustCompile(`^#\s*include\s+` + regexp.QuoteMeta(e.Args[0]) + `(\s|$)`)
-		at, err = f.unique(re.MatchString, 0, len(f))
+		at, err = f.unique(includeOf(e.Args[0]), 0, len(f))
 		at++
 	case "include-before":
-		re := regexp.MustCompile(`^#\s*include\s+` + regexp.QuoteMeta(e.Args[0]) + `(\s|$)`)
-		at, err = f.unique(re.MatchString, 0, len(f))
+		at, err = f.unique(includeOf(e.Args[0]), 0, len(f))
 	case "member-before":
 		at, err = f.memberBefore(e.Args[0], e.Args[1])
 	case "statement-before":
@@ -150,6 +148,17 @@ func Apply(files Files, e spec.Edit) error {
 	}
 	files.Set(e.Path, f.insert(at, text).bytes())
 	return nil
+}
+
+// prefiltered returns re.MatchString, tried only on lines that contain
+// want: most lines of a kernel file are rejected without the regexp.
+func prefiltered(want string, re *regexp.Regexp) func(string) bool {
+	return func(l string) bool { return strings.Contains(l, want) && re.MatchString(l) }
+}
+
+// includeOf matches the #include line of header ("<linux/x.h>").
+func includeOf(header string) func(string) bool {
+	return prefiltered(header, regexp.MustCompile(`^#\s*include\s+`+regexp.QuoteMeta(header)+`(\s|$)`))
 }
 
 type anchorErr struct {
@@ -254,7 +263,7 @@ var kconfigTop = regexp.MustCompile(`^(config|menuconfig|choice|endchoice|menu|e
 
 func (f lines) configAfter(sym string) (int, error) {
 	re := regexp.MustCompile(`^(menu)?config\s+` + regexp.QuoteMeta(sym) + `\s*$`)
-	i, err := f.unique(re.MatchString, 0, len(f))
+	i, err := f.unique(prefiltered(sym, re), 0, len(f))
 	if err != nil {
 		return 0, err
 	}
@@ -276,7 +285,7 @@ func (f lines) selectSorted(config, text string) (int, error) {
 		return 0, fmt.Errorf("the text is not a select line")
 	}
 	re := regexp.MustCompile(`^config\s+` + regexp.QuoteMeta(config) + `\s*$`)
-	i, err := f.unique(re.MatchString, 0, len(f))
+	i, err := f.unique(prefiltered(config, re), 0, len(f))
 	if err != nil {
 		return 0, err
 	}
@@ -331,7 +340,7 @@ func (f lines) sortedAmong(from, to int, key string, keyOf func(string) (string,
 }
 
 func (f lines) memberBefore(strct, member string) (int, error) {
-	start, err := f.unique(regexp.MustCompile(`^struct\s+`+regexp.QuoteMeta(strct)+`\s*\{`).MatchString, 0, len(f))
+	start, err := f.unique(prefiltered(strct, regexp.MustCompile(`^struct\s+`+regexp.QuoteMeta(strct)+`\s*\{`)), 0, len(f))
 	if err != nil {
 		return 0, err
 	}
@@ -340,7 +349,7 @@ func (f lines) memberBefore(strct, member string) (int, error) {
 		end++
 	}
 	re := regexp.MustCompile(`[\s*]` + regexp.QuoteMeta(member) + `\s*(\[[^]]*\])?\s*(__[a-z_]+(\([^)]*\))?\s*)*;`)
-	i, err := f.unique(re.MatchString, start+1, end)
+	i, err := f.unique(prefiltered(member, re), start+1, end)
 	if err != nil {
 		return 0, err
 	}
@@ -356,7 +365,7 @@ func (f lines) function(name string) (span, error) {
 	var defs []span
 	for i := 0; i < len(f); i++ {
 		l := f[i]
-		if l == "" || l[0] == ' ' || l[0] == '\t' || l[0] == '#' || !re.MatchString(l) {
+		if l == "" || l[0] == ' ' || l[0] == '\t' || l[0] == '#' || !strings.Contains(l, name+"(") || !re.MatchString(l) {
 			continue
 		}
 		// Find where the signature ends: "{" or ";".

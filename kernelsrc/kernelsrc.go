@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing/cache"
@@ -35,6 +36,9 @@ type Tree struct {
 	Commit plumbing.Hash   // the base commit, zero for a plain directory
 	Repo   *git.Repository // nil for a plain directory
 	tree   *object.Tree
+	// mu serializes reads of the git objects: go-git's trees cache their
+	// entries lazily and its packfile reader is not safe for concurrent use.
+	mu sync.Mutex
 }
 
 // kernelMarkers are files every kernel tree has.
@@ -134,6 +138,8 @@ func (t *Tree) ReadFile(path string) ([]byte, error) {
 	if t.tree == nil {
 		return os.ReadFile(filepath.Join(t.Dir, filepath.FromSlash(path)))
 	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	f, err := t.tree.File(path)
 	if err != nil {
 		if errors.Is(err, object.ErrFileNotFound) || errors.Is(err, object.ErrDirectoryNotFound) || errors.Is(err, object.ErrEntryNotFound) {
@@ -155,12 +161,50 @@ func (t *Tree) Exists(path string) bool {
 		_, err := os.Stat(filepath.Join(t.Dir, filepath.FromSlash(path)))
 		return err == nil
 	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	_, err := t.tree.FindEntry(path)
 	return err == nil
 }
 
-// GitTree returns the base commit's tree object, nil for a plain directory.
-func (t *Tree) GitTree() *object.Tree { return t.tree }
+// Mode returns the git mode of the file at path ("100644", "100755"), and
+// "100644" for a plain directory's regular files or a missing file.
+func (t *Tree) Mode(path string) string {
+	if t.tree == nil {
+		if st, err := os.Stat(filepath.Join(t.Dir, filepath.FromSlash(path))); err == nil && st.Mode()&0o111 != 0 {
+			return "100755"
+		}
+		return "100644"
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if e, err := t.tree.FindEntry(path); err == nil {
+		return fmt.Sprintf("%06o", uint32(e.Mode))
+	}
+	return "100644"
+}
+
+// Entries returns the entries of directory path ("" for the top) of the
+// base tree in git's order, or nil for a directory the base lacks or a
+// plain directory.
+func (t *Tree) Entries(path string) ([]object.TreeEntry, error) {
+	if t.tree == nil {
+		return nil, nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if path == "" {
+		return append([]object.TreeEntry(nil), t.tree.Entries...), nil
+	}
+	sub, err := t.tree.Tree(path)
+	if errors.Is(err, object.ErrDirectoryNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return append([]object.TreeEntry(nil), sub.Entries...), nil
+}
 
 // IsDir reports whether path is a directory of the tree at the base.
 func (t *Tree) IsDir(path string) bool {
@@ -168,6 +212,8 @@ func (t *Tree) IsDir(path string) bool {
 		st, err := os.Stat(filepath.Join(t.Dir, filepath.FromSlash(path)))
 		return err == nil && st.IsDir()
 	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	_, err := t.tree.Tree(path)
 	return err == nil
 }

@@ -14,6 +14,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/memory"
+
+	"kpatch/kernelsrc"
 )
 
 // ErrBranchExists is returned by CreateBranch for a branch that exists.
@@ -29,9 +31,8 @@ func (s *Series) commits() error {
 
 func (s *Series) writeCommits(store storer.EncodedObjectStorer) (plumbing.Hash, error) {
 	var parent []plumbing.Hash
-	tb := &treeBuilder{store: store, dirs: map[string]*dirState{}}
+	tb := &treeBuilder{store: store, base: s.Tree, dirs: map[string]*dirState{}}
 	if s.Tree.IsGit() {
-		tb.base = s.Tree.GitTree()
 		parent = []plumbing.Hash{s.Tree.Commit}
 	}
 	var last plumbing.Hash
@@ -80,7 +81,7 @@ func signature(addr string, when time.Time) object.Signature {
 // directories of the files the patch changed and their parents.
 type treeBuilder struct {
 	store storer.EncodedObjectStorer
-	base  *object.Tree         // nil for a plain directory
+	base  *kernelsrc.Tree      // a plain directory contributes no entries
 	dirs  map[string]*dirState // by path, "" for the root, "a/b/" below it
 }
 
@@ -136,20 +137,11 @@ func (tb *treeBuilder) dir(path string) (*dirState, error) {
 	if d, ok := tb.dirs[path]; ok {
 		return d, nil
 	}
-	d := &dirState{}
-	if tb.base != nil {
-		t := tb.base
-		if path != "" {
-			sub, err := tb.base.Tree(strings.TrimSuffix(path, "/"))
-			if err != nil && !errors.Is(err, object.ErrDirectoryNotFound) {
-				return nil, err
-			}
-			t = sub
-		}
-		if t != nil {
-			d.entries = append([]object.TreeEntry(nil), t.Entries...) // git's order already
-		}
+	entries, err := tb.base.Entries(strings.TrimSuffix(path, "/"))
+	if err != nil {
+		return nil, err
 	}
+	d := &dirState{entries: entries} // git's order already
 	tb.dirs[path] = d
 	return d, nil
 }

@@ -27,18 +27,6 @@ type Message struct {
 	Text     string // the whole message, starting with the "From <sha>" line
 }
 
-// mode returns the git mode of an existing file of the tree.
-func (s *Series) mode(path string) string {
-	if s.Tree.IsGit() {
-		if e, err := s.Tree.GitTree().FindEntry(path); err == nil {
-			return fmt.Sprintf("%06o", uint32(e.Mode))
-		}
-	} else if st, err := os.Stat(filepath.Join(s.Tree.Dir, path)); err == nil && st.Mode()&0o111 != 0 {
-		return "100755"
-	}
-	return "100644"
-}
-
 // Diff returns the git diff of one file change, from "diff --git" on.
 func (s *Series) Diff(f *FileChange) (text string, stat diffstat.File) {
 	var b strings.Builder
@@ -48,7 +36,7 @@ func (s *Series) Diff(f *FileChange) (text string, stat diffstat.File) {
 	if f.Created {
 		fmt.Fprintf(&b, "new file mode 100644\nindex %s..%s\n--- /dev/null\n", strings.Repeat("0", abbrev), newHash)
 	} else {
-		stat.Mode = s.mode(f.Path)
+		stat.Mode = s.Tree.Mode(f.Path)
 		fmt.Fprintf(&b, "index %s..%s %s\n--- a/%s\n", oracle.BlobHash(f.Old)[:abbrev], newHash, stat.Mode, f.Path)
 	}
 	fmt.Fprintf(&b, "+++ b/%s\n", f.Path)

@@ -195,7 +195,11 @@ func Build(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree) (*Seri
 	var wg sync.WaitGroup
 	var recErr, comErr error
 	wg.Add(2)
-	go func() { defer wg.Done(); recErr = s.recipients(st) }()
+	maint, err := st.Get("MAINTAINERS") // read here: st is not safe for concurrent use
+	if err != nil {
+		return nil, err
+	}
+	go func() { defer wg.Done(); recErr = s.recipients(maint) }()
 	go func() { defer wg.Done(); comErr = s.commits() }()
 	s.diffAll()
 	wg.Wait()
@@ -210,11 +214,7 @@ func Build(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree) (*Seri
 
 // recipients fills To and Cc from MAINTAINERS as it stands after the series
 // (so that sections the series adds count) and from the revision.
-func (s *Series) recipients(st *state) error {
-	m, err := st.Get("MAINTAINERS")
-	if err != nil {
-		return err
-	}
+func (s *Series) recipients(m []byte) error {
 	mf, err := maintainers.Parse(bytes.NewReader(m))
 	if err != nil {
 		return fmt.Errorf("MAINTAINERS of %s: %w", s.Tree.Base, err)
