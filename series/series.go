@@ -31,11 +31,12 @@ var ErrAlreadyApplied = errors.New("the tree already has the series")
 
 // Options selects what Generate works on.
 type Options struct {
-	Tree    string // kernel tree: a git repository or a plain directory
-	Base    string // revision of the tree; "" means the revision's recorded base
-	Version int    // revision of the series; 0 means the newest
-	SpecDir string // series description directory; "" means the embedded one
-	Plain   bool   // read Tree as a plain directory even if it is a git repository
+	Tree    string   // kernel tree: a git repository or a plain directory
+	Base    string   // revision of the tree; "" means the revision's recorded base
+	Version int      // revision of the series; 0 means the newest
+	SpecDir string   // series description directory; "" means the embedded one
+	Plain   bool     // read Tree as a plain directory even if it is a git repository
+	To, Cc  []string // more recipients for every message, as git format-patch --to/--cc
 }
 
 // Series is a generated series.
@@ -124,7 +125,25 @@ func Generate(ctx context.Context, opt Options) (*Series, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Build(ctx, rev, tree)
+	s, err := Build(ctx, rev, tree)
+	if err != nil {
+		return nil, err
+	}
+	s.AddRecipients(opt.To, opt.Cc)
+	return s, nil
+}
+
+// AddRecipients adds addresses to every message (the cover letter and each
+// patch), skipping ones already there; an address in To leaves Cc.
+func (s *Series) AddRecipients(to, cc []string) {
+	add := func(pto, pcc *[]string) {
+		*pto = merge(*pto, to)
+		*pcc = minus(merge(*pcc, cc), *pto)
+	}
+	add(&s.To, &s.Cc)
+	for _, p := range s.Patches {
+		add(&p.To, &p.Cc)
+	}
 }
 
 // Build applies rev step by step to tree.

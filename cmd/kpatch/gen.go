@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/mail"
 	"os"
 	"os/signal"
+	"strings"
 
 	"kpatch/series"
 )
@@ -28,12 +30,15 @@ the series applies to bases it was not posted against.`, stderr)
 	branch := fs.String("branch", "", "also record one commit per patch on this new branch of the tree")
 	plain := fs.Bool("plain", false, "read --tree as a plain directory even if it is a git repository (--base then only labels the output)")
 	jsonOut := fs.Bool("json", false, "print a JSON summary of what was written")
+	var to, cc addressList
+	fs.Var(&to, "to", "add a To: recipient to every message (repeatable), besides MAINTAINERS' and the series'")
+	fs.Var(&cc, "cc", "add a Cc: recipient to every message (repeatable)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	s, err := series.Generate(ctx, series.Options{Tree: *tree, Base: *base, Version: *version, SpecDir: *specDir, Plain: *plain})
+	s, err := series.Generate(ctx, series.Options{Tree: *tree, Base: *base, Version: *version, SpecDir: *specDir, Plain: *plain, To: to, Cc: cc})
 	if err != nil {
 		return err
 	}
@@ -84,5 +89,18 @@ the series applies to bases it was not posted against.`, stderr)
 	if *branch != "" {
 		fmt.Fprintf(stderr, "kpatch gen: branch %s records the %d patches on %s\n", *branch, len(s.Patches), s.Tree.Base)
 	}
+	return nil
+}
+
+// addressList is a repeatable flag of mail addresses.
+type addressList []string
+
+func (a *addressList) String() string { return strings.Join(*a, ", ") }
+
+func (a *addressList) Set(v string) error {
+	if _, err := mail.ParseAddress(v); err != nil {
+		return fmt.Errorf("%q is not a mail address (want \"Name <user@host>\" or user@host)", v)
+	}
+	*a = append(*a, v)
 	return nil
 }

@@ -232,6 +232,18 @@ func TestGenOutputs(t *testing.T) {
 	if mbox.String() != cat.String() {
 		t.Error("--stdout differs from the files of -o")
 	}
+	// --to and --cc add recipients to every message.
+	mbox.Reset()
+	if code := run([]string{"gen", "--tree", tree, "--base", "v6.12", "--stdout", "--to", "Reviewer <rev@example.org>", "--cc", "list@example.org"}, &mbox, &stderr); code != 0 {
+		t.Fatalf("--to/--cc: exit %d: %s", code, stderr.String())
+	}
+	if n, m := strings.Count(mbox.String(), "    Reviewer <rev@example.org>"), strings.Count(mbox.String(), "    list@example.org"); n != 15 || m != 15 {
+		t.Errorf("--to in %d messages, --cc in %d, want 15 each", n, m)
+	}
+	stderr.Reset()
+	if code := run([]string{"gen", "--tree", tree, "--to", "not an address"}, &mbox, &stderr); code != 2 || !strings.Contains(stderr.String(), "not a mail address") {
+		t.Errorf("bad --to: exit %d, %q", code, stderr.String())
+	}
 	if code := run([]string{"gen", "--tree", tree, "--base", "v6.12", "-o", out, "--json"}, &js, &stderr); code != 0 {
 		t.Fatalf("--json: exit %d: %s", code, stderr.String())
 	}
