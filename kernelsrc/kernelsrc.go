@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/storage/filesystem"
@@ -72,7 +73,9 @@ func OpenGit(dir, base string) (*Tree, error) {
 // .git file pointing elsewhere (worktrees) resolved.
 func openRepo(dir string) (*git.Repository, error) {
 	gitDir := filepath.Join(dir, ".git")
-	if b, err := os.ReadFile(gitDir); err == nil {
+	if isBare(dir) {
+		gitDir = dir
+	} else if b, err := os.ReadFile(gitDir); err == nil {
 		// A .git file: "gitdir: PATH" (a worktree or a submodule).
 		p := strings.TrimSpace(strings.TrimPrefix(string(b), "gitdir:"))
 		if !filepath.IsAbs(p) {
@@ -85,11 +88,26 @@ func openRepo(dir string) (*git.Repository, error) {
 	}
 	st := filesystem.NewStorageWithOptions(osfs.New(gitDir), cache.NewObjectLRUDefault(),
 		filesystem.Options{AlternatesFS: osfs.New("/", osfs.WithBoundOS())})
-	repo, err := git.Open(st, osfs.New(dir))
+	var wt billy.Filesystem
+	if gitDir != dir {
+		wt = osfs.New(dir)
+	}
+	repo, err := git.Open(st, wt)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w: %v", dir, ErrNotAGitRepo, err)
 	}
 	return repo, nil
+}
+
+// isBare reports whether dir is a bare repository (a mirror, as many
+// kernel developers keep): HEAD, objects/ and refs/ at its top.
+func isBare(dir string) bool {
+	for _, p := range []string{"HEAD", "objects", "refs"} {
+		if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // OpenDir opens a plain directory; base only labels the output.
@@ -109,7 +127,7 @@ func OpenDir(dir, base string) (*Tree, error) {
 // else as a plain directory.
 func Open(dir, base string, plain bool) (*Tree, error) {
 	if !plain {
-		if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil {
+		if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil || isBare(dir) {
 			return OpenGit(dir, base)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -23,6 +24,10 @@ func debianTree(t *testing.T) string {
 
 func TestOpen(t *testing.T) {
 	tree := debianTree(t)
+	bare := filepath.Join(t.TempDir(), "linux.git")
+	if out, err := exec.Command("git", "clone", "-q", "--bare", "--shared", tree, bare).CombinedOutput(); err != nil {
+		t.Fatalf("git clone --bare: %v %s", err, out)
+	}
 	notKernel := t.TempDir()
 	os.WriteFile(filepath.Join(notKernel, "Makefile"), []byte("all:\n"), 0o644)
 	tests := []struct {
@@ -38,6 +43,7 @@ func TestOpen(t *testing.T) {
 		{"git repository at a commit", tree, "HEAD", false, nil, true},
 		{"unknown revision", tree, "v9.99", false, ErrUnknownRev, false},
 		{"the same tree as a plain directory", tree, "label", true, nil, false},
+		{"a bare clone with alternates", bare, "v6.12", false, nil, true},
 		{"not a kernel tree", notKernel, "v1", false, ErrNotKernel, false},
 	}
 	for _, tt := range tests {
