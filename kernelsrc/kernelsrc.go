@@ -17,6 +17,7 @@ import (
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -86,7 +87,17 @@ func openRepo(dir string) (*git.Repository, error) {
 	if st, err := os.Stat(gitDir); err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("%s: %w", dir, ErrNotAGitRepo)
 	}
-	st := filesystem.NewStorageWithOptions(osfs.New(gitDir), cache.NewObjectLRUDefault(),
+	var dotgitFS billy.Filesystem = osfs.New(gitDir)
+	if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+		// A worktree's git directory holds HEAD and the index; objects and
+		// refs live in the common directory it names.
+		common := strings.TrimSpace(string(b))
+		if !filepath.IsAbs(common) {
+			common = filepath.Join(gitDir, common)
+		}
+		dotgitFS = dotgit.NewRepositoryFilesystem(dotgitFS, osfs.New(common))
+	}
+	st := filesystem.NewStorageWithOptions(dotgitFS, cache.NewObjectLRUDefault(),
 		filesystem.Options{AlternatesFS: osfs.New("/", osfs.WithBoundOS())})
 	var wt billy.Filesystem
 	if gitDir != dir {

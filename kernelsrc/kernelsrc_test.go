@@ -28,6 +28,16 @@ func TestOpen(t *testing.T) {
 	if out, err := exec.Command("git", "clone", "-q", "--bare", "--shared", tree, bare).CombinedOutput(); err != nil {
 		t.Fatalf("git clone --bare: %v %s", err, out)
 	}
+	clone := filepath.Join(t.TempDir(), "linux")
+	worktree := filepath.Join(t.TempDir(), "wt")
+	for _, args := range [][]string{
+		{"clone", "-q", "--shared", "--no-checkout", tree, clone},
+		{"-C", clone, "worktree", "add", "-q", "--no-checkout", worktree, "v6.12"},
+	} {
+		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
 	notKernel := t.TempDir()
 	os.WriteFile(filepath.Join(notKernel, "Makefile"), []byte("all:\n"), 0o644)
 	tests := []struct {
@@ -44,6 +54,7 @@ func TestOpen(t *testing.T) {
 		{"unknown revision", tree, "v9.99", false, ErrUnknownRev, false},
 		{"the same tree as a plain directory", tree, "label", true, nil, false},
 		{"a bare clone with alternates", bare, "v6.12", false, nil, true},
+		{"a worktree of a shared clone", worktree, "v6.12", false, nil, true},
 		{"not a kernel tree", notKernel, "v1", false, ErrNotKernel, false},
 	}
 	for _, tt := range tests {
