@@ -119,6 +119,10 @@ func Open(path string) (*File, error) {
 
 // New reads a core dump from r.
 func New(r io.ReaderAt) (*File, error) {
+	var magic [4]byte
+	if _, err := r.ReadAt(magic[:], 0); err != nil || string(magic[:]) != elf.ELFMAG {
+		return nil, &FormatError{Off: 0, Msg: "not an ELF file: give a core dump (from gdb's gcore or a crash)"}
+	}
 	ef, err := elf.NewFile(r)
 	if err != nil {
 		return nil, err

@@ -345,6 +345,7 @@ func TestCoreFormatErrors(t *testing.T) {
 		off  int64 // the FormatError's offset, -1 if not a FormatError
 		msg  string
 	}{
+		{"not an ELF file", []byte("root:x:0:0:root:/root:/bin/bash\n"), 0, "not an ELF file: give a core dump"},
 		{"not a core", fakeCore{typ: 2, notes: []fakeNote{good}}.bytes(), 16, "not a core file"},
 		{"machine", fakeCore{machine: 183, notes: []fakeNote{good}}.bytes(), 18, "unsupported machine"},
 		{"no threads", fakeCore{notes: []fakeNote{auxv(false)}}.bytes(), 0, "no NT_PRSTATUS"},
