@@ -37,6 +37,7 @@ type AnchorError struct {
 	Detail string // e.g. the matching line numbers
 }
 
+// Error implements the error interface.
 func (e *AnchorError) Error() string {
 	s := fmt.Sprintf("%s: %q: %v", e.File, e.Anchor, e.Err)
 	if e.Detail != "" {
@@ -45,6 +46,7 @@ func (e *AnchorError) Error() string {
 	return s
 }
 
+// Unwrap returns the underlying error, for errors.Is and errors.As.
 func (e *AnchorError) Unwrap() error { return e.Err }
 
 // Files is the state of the tree's files while a series is applied.

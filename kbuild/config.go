@@ -54,6 +54,7 @@ type ConfigProblem struct {
 	Why    string // explanation from the Kconfig sources
 }
 
+// String returns the name printed in reports.
 func (p ConfigProblem) String() string {
 	got := p.Got
 	if got == "" {
@@ -65,6 +66,7 @@ func (p ConfigProblem) String() string {
 // ConfigError lists the symbols that olddefconfig did not set as wanted.
 type ConfigError struct{ Problems []ConfigProblem }
 
+// Error implements the error interface.
 func (e *ConfigError) Error() string {
 	var b strings.Builder
 	b.WriteString("kbuild: kernel configuration is missing what the test needs:")

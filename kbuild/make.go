@@ -32,6 +32,7 @@ type BuildError struct {
 	Tail   []string // the last lines of output when no error could be parsed
 }
 
+// Error implements the error interface.
 func (e *BuildError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "kbuild: %s: %v", strings.Join(e.Args, " "), e.Err)

@@ -200,6 +200,7 @@ type Error struct {
 	Stderr   string // QEMU's own stderr (not the guest console)
 }
 
+// Error implements the error interface.
 func (e *Error) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "qemu: %v", e.Err)
@@ -213,6 +214,7 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
+// Unwrap returns the underlying error, for errors.Is and errors.As.
 func (e *Error) Unwrap() error { return e.Err }
 
 // Run boots the guest and waits until QEMU exits (the guest rebooted,

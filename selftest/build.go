@@ -123,6 +123,7 @@ type BuildKernelError struct {
 	Patches map[string][]int // file -> patch numbers
 }
 
+// Error implements the error interface.
 func (e *BuildKernelError) Error() string {
 	var b strings.Builder
 	b.WriteString("kernel build failed:")
