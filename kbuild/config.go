@@ -54,7 +54,7 @@ type ConfigProblem struct {
 	Why    string // explanation from the Kconfig sources
 }
 
-// String returns the name printed in reports.
+// String says which option has which value and what it should be.
 func (p ConfigProblem) String() string {
 	got := p.Got
 	if got == "" {

@@ -31,7 +31,7 @@ type Frame struct {
 	Sym  string `json:"sym"` // "func+0x12" or "?"
 }
 
-// String returns the name printed in reports.
+// String returns the frame as reports print it: address and symbol.
 func (f Frame) String() string { return fmt.Sprintf("%#x %s", f.Addr, f.Sym) }
 
 // Mismatch is a trace that differs from the walker or from the expected
