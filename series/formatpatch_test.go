@@ -56,6 +56,9 @@ func TestMatchesGitFormatPatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if g, k := strings.SplitN(string(gb), "\n", 2)[0], strings.SplitN(cover.Text, "\n", 2)[0]; g != k {
+		t.Errorf("cover letter's first line %q, git's %q", k, g)
+	}
 	_, gitTail, ok := strings.Cut(normalize(string(gb)), "*** BLURB HERE ***\n\n")
 	_, ourTail, ok2 := strings.Cut(normalize(cover.Text), strings.TrimRight(s.Revision.Cover, "\n")+"\n\n")
 	if !ok || !ok2 || gitTail != ourTail {
