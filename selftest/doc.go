@@ -40,9 +40,10 @@
 // tables instead of binaries. TestQEMU runs everything on Debian's 6.12
 // tree (kerneltree.Debian612) and skips, saying why, only without QEMU, a
 // working gcc -m32 -static or the kernel tarball, or with -short.
-// TestQEMUBrokenTemplate uses Override to break ra_off in
-// arch/x86/include/asm/unwind_user.h and requires the 64-bit cases to fail
-// on the walker comparison. BenchmarkQEMU measures warm and incremental
+// TestQEMUBrokenTemplate breaks ra_off in the x86 unwind_user.h template of
+// an edited spec copy (linux.Export, as kpatch spec -o writes it) and
+// requires the 64-bit cases to fail on the walker comparison; Override
+// serves the build-error test and the benchmark's one-line change. BenchmarkQEMU measures warm and incremental
 // runs (cold with KPATCH_BENCH_COLD=1). KPATCH_TEST_BUILD_DIR overrides
 // the build directory (default DefaultBuildDir, shared with the command).
 package selftest

@@ -37,13 +37,6 @@ func debianTree(t *testing.T) string {
 
 func kernelTree() (string, error) { return kerneltree.Debian612(context.Background(), os.Stderr) }
 
-type testLog struct{ t *testing.T }
-
-func (l testLog) Write(p []byte) (int, error) {
-	l.t.Log(strings.TrimSpace(string(p)))
-	return len(p), nil
-}
-
 func seed(t *testing.T) *oracle.Thread {
 	t.Helper()
 	th, err := oracle.ParseSeed()
