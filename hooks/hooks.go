@@ -57,25 +57,27 @@ type Files interface {
 	Set(path string, content []byte)
 }
 
-// Ops lists the operations Apply knows, with their arguments.
-var Ops = map[string]string{
-	"section":          "TITLE: a MAINTAINERS section, in sorted order",
-	"config-after":     "SYMBOL: a Kconfig entry after the entry of SYMBOL",
-	"select-sorted":    "CONFIG: a select line in sorted order inside config CONFIG",
-	"sorted-line":      "PREFIX: a line in sorted order among the lines starting with PREFIX",
-	"line-after":       "LINE: text after the line LINE",
-	"include-after":    "<HEADER>: an #include after the #include of HEADER",
-	"member-before":    "STRUCT MEMBER: a member of struct STRUCT before MEMBER (and its comment)",
-	"statement-before": "FUNCTION STATEMENT: a statement in FUNCTION before the statement that starts with STATEMENT (a bare name means a call)",
-	"after-function":   "FUNCTION: text after the definition of FUNCTION",
-	"move-function":    "FUNCTION DEST BEFORE NEWNAME: move FUNCTION to DEST before function BEFORE, renamed NEWNAME and made global",
-	"rename-calls":     "OLD NEW: rename every call of OLD to NEW",
+// Op describes one operation of an edit.
+type Op struct {
+	Args []string // argument names
+	Does string   // what it inserts where
 }
 
-var nargs = map[string]int{
-	"section": 1, "config-after": 1, "select-sorted": 1, "sorted-line": 1, "line-after": 1,
-	"include-after": 1, "include-before": 1, "member-before": 2, "statement-before": 2, "statement-after": 2, "after-function": 1,
-	"move-function": 4, "rename-calls": 2,
+// Ops lists the operations Apply knows.
+var Ops = map[string]Op{
+	"section":          {[]string{"TITLE"}, "a MAINTAINERS section, in sorted order"},
+	"config-after":     {[]string{"SYMBOL"}, "a Kconfig entry after the entry of SYMBOL"},
+	"select-sorted":    {[]string{"CONFIG"}, "a select line in sorted order inside config CONFIG"},
+	"sorted-line":      {[]string{"PREFIX"}, "a line in sorted order among the lines starting with PREFIX"},
+	"line-after":       {[]string{"LINE"}, "text after the line LINE"},
+	"include-after":    {[]string{"<HEADER>"}, "an #include after the #include of HEADER"},
+	"include-before":   {[]string{"<HEADER>"}, "an #include before the #include of HEADER"},
+	"member-before":    {[]string{"STRUCT", "MEMBER"}, "a member of struct STRUCT before MEMBER (and its comment)"},
+	"statement-before": {[]string{"FUNCTION", "STATEMENT"}, "a statement in FUNCTION before the one that starts with STATEMENT (a bare name means a call)"},
+	"statement-after":  {[]string{"FUNCTION", "STATEMENT"}, "a statement in FUNCTION after the one that starts with STATEMENT (a bare name means a call)"},
+	"after-function":   {[]string{"FUNCTION"}, "text after the definition of FUNCTION"},
+	"move-function":    {[]string{"FUNCTION", "DEST", "BEFORE", "NEWNAME"}, "move FUNCTION to DEST before function BEFORE, renamed NEWNAME and made global"},
+	"rename-calls":     {[]string{"OLD", "NEW"}, "rename every call of OLD to NEW"},
 }
 
 // Apply places one edit.
@@ -84,12 +86,12 @@ func Apply(files Files, e spec.Edit) error {
 	fail := func(err error, detail string, a ...any) error {
 		return &AnchorError{Src: e.Src, File: e.Path, Anchor: anchor, Err: err, Detail: fmt.Sprintf(detail, a...)}
 	}
-	n, ok := nargs[e.Op]
+	op, ok := Ops[e.Op]
 	if !ok {
 		return fail(fmt.Errorf("unknown operation %q", e.Op), "")
 	}
-	if len(e.Args) != n {
-		return fail(fmt.Errorf("%s takes %d argument(s): %s", e.Op, n, Ops[e.Op]), "")
+	if len(e.Args) != len(op.Args) {
+		return fail(fmt.Errorf("%s takes %s: %s", e.Op, strings.Join(op.Args, " "), op.Does), "")
 	}
 	data, err := files.Get(e.Path)
 	if err != nil {

@@ -86,6 +86,7 @@ func TestApply(t *testing.T) {
 		{name: "move function", edit: spec.Edit{Path: "code.c", Op: "move-function", Args: []string{"helper", "other.c", "get_flags", "global_helper"}},
 			file: "other.c", before: "static unsigned long get_flags(void)", after: ""},
 		{name: "unknown operation", edit: spec.Edit{Path: "code.c", Op: "frobnicate", Args: []string{"x"}}, wantErr: errors.New("")},
+		{name: "wrong number of arguments", edit: spec.Edit{Path: "code.c", Op: "statement-after", Args: []string{"work"}}, wantErr: errors.New("")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
