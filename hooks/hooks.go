@@ -7,6 +7,26 @@
 // member before a named member, a declaration after a named function, and a
 // function moved to another file under a new name with its calls renamed.
 //
+// # Sorted placement
+//
+// Kernel lists are often sorted only in runs (x86's select list in Linux
+// 6.12 is), so "before the first greater entry" is not where a
+// maintainer puts an entry. select-sorted, sorted-line and section place a
+// new entry X between its alphabetical neighbours: the adjacent pair of
+// entries a < X < b that is nearest to X by name. The list is read with a
+// sentinel before its first entry and one after its last, so a pair always
+// brackets X. Of the pairs that do, the nearest has the fewest entries of
+// the list whose names sort strictly between a and b (none when a and b are
+// X's predecessor and successor in the whole list); a tie goes to the pair
+// whose a or b shares the longest prefix with X, then to the first pair in
+// the file. X goes right before b (and the comment lines right above b), or
+// after the last entry when b is the end sentinel. In a sorted list that is
+// before the first greater entry; when no two entries bracket X (the list
+// descends around it, "C B A" for "AB"), X goes at the start or the end of
+// the list, whichever of the two sentinel pairs is nearer. Names compare
+// byte-wise; MAINTAINERS titles compare case-insensitively, and the
+// sections end at THE REST.
+//
 // An anchor that is missing, or that matches more than once, is an
 // *AnchorError (matching ErrAnchorMissing or ErrAnchorAmbiguous with
 // errors.Is) naming the file and the anchor.
@@ -16,6 +36,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 
 	"kpatch/spec"
@@ -65,10 +86,10 @@ type Op struct {
 
 // Ops lists the operations Apply knows.
 var Ops = map[string]Op{
-	"section":          {[]string{"TITLE"}, "a MAINTAINERS section, in sorted order"},
+	"section":          {[]string{"TITLE"}, "a MAINTAINERS section, between its neighbours by title"},
 	"config-after":     {[]string{"SYMBOL"}, "a Kconfig entry after the entry of SYMBOL"},
-	"select-sorted":    {[]string{"CONFIG"}, "a select line in sorted order inside config CONFIG"},
-	"sorted-line":      {[]string{"PREFIX"}, "a line in sorted order among the lines starting with PREFIX"},
+	"select-sorted":    {[]string{"CONFIG"}, "a select line inside config CONFIG, between its neighbours by name"},
+	"sorted-line":      {[]string{"PREFIX"}, "a line among the lines starting with PREFIX, between its neighbours by name"},
 	"line-after":       {[]string{"LINE"}, "text after the line LINE"},
 	"include-after":    {[]string{"<HEADER>"}, "an #include after the #include of HEADER"},
 	"include-before":   {[]string{"<HEADER>"}, "an #include before the #include of HEADER"},
@@ -237,28 +258,28 @@ func (f lines) commentAbove(i int) int {
 
 var maintainersField = regexp.MustCompile(`^[A-Z]:\t`)
 
+// section places a MAINTAINERS section among the sections before THE REST,
+// by title, case-insensitively.
 func (f lines) section(title string) (int, error) {
-	at := -1
+	var entries []entry
+	end := len(f)
 	for i := 1; i+1 < len(f); i++ {
 		t := strings.TrimRight(f[i], "\n")
 		if strings.TrimSpace(f[i-1]) != "" || t == "" || maintainersField.MatchString(t) || !maintainersField.MatchString(f[i+1]) {
 			continue
 		}
-		if t == title {
-			return 0, &anchorErr{ErrAlreadyPresent, fmt.Sprintf("section at line %d", i+1)}
-		}
 		if t == "THE REST" {
-			if at < 0 {
-				at = i
-			}
+			end = i
 			break
 		}
-		if at < 0 && strings.ToUpper(t) > strings.ToUpper(title) {
-			at = i
-		}
+		entries = append(entries, entry{strings.ToUpper(t), i, i})
 	}
-	if at < 0 {
+	if len(entries) == 0 {
 		return 0, missing("no MAINTAINERS sections")
+	}
+	at, dup := placeSorted(entries, strings.ToUpper(title), end)
+	if dup >= 0 {
+		return 0, &anchorErr{ErrAlreadyPresent, fmt.Sprintf("section at line %d", entries[dup].line+1)}
 	}
 	return at, nil
 }
@@ -318,29 +339,136 @@ func (f lines) sortedLine(prefix, text string) (int, error) {
 	})
 }
 
-// sortedAmong returns where key goes among the keyed lines of [from, to):
-// before the first keyed line that sorts after it and follows a keyed line
-// that sorts before it (lists that are sorted only in runs keep their
-// order), or after the last keyed line.
+// sortedAmong returns where key goes among the keyed lines of [from, to),
+// by placeSorted: before the right neighbour and the comment lines right
+// above it ("# ..." or C comments), or after the last keyed line.
 func (f lines) sortedAmong(from, to int, key string, keyOf func(string) (string, bool)) (int, error) {
-	prev, last := "", -1
+	var entries []entry
+	prev := from // the line after the previous entry
 	for i := from; i < to; i++ {
-		k, ok := keyOf(f[i])
-		if !ok {
-			continue
+		if k, ok := keyOf(f[i]); ok {
+			entries = append(entries, entry{k, f.commentsAbove(i, prev), i})
+			prev = i + 1
 		}
-		if k == key {
-			return 0, &anchorErr{ErrAlreadyPresent, fmt.Sprintf("line %d", i+1)}
-		}
-		if k > key && (last < 0 || prev < key) {
-			return i, nil
-		}
-		prev, last = k, i
 	}
-	if last < 0 {
+	if len(entries) == 0 {
 		return 0, missing("no lines to sort among")
 	}
-	return last + 1, nil
+	at, dup := placeSorted(entries, key, prev)
+	if dup >= 0 {
+		return 0, &anchorErr{ErrAlreadyPresent, fmt.Sprintf("line %d", entries[dup].line+1)}
+	}
+	return at, nil
+}
+
+// commentsAbove returns the first of the comment lines ("#" alone or
+// followed by a blank, or C comment lines) that stand right above line i,
+// not above from; i when there are none.
+func (f lines) commentsAbove(i, from int) int {
+	j := i
+	for j > from {
+		t := strings.TrimSpace(f[j-1])
+		if t == "#" || strings.HasPrefix(t, "# ") || strings.HasPrefix(t, "#\t") || strings.HasPrefix(t, "/*") || strings.HasPrefix(t, "*") || strings.HasPrefix(t, "//") {
+			j--
+			continue
+		}
+		break
+	}
+	return j
+}
+
+// entry is one entry of a sorted list: its key, its first line (where an
+// entry that sorts right before it goes) and the line that has its key.
+type entry struct {
+	key         string
+	start, line int
+}
+
+// placeSorted returns where an entry with key goes in a list that is sorted
+// by key, perhaps only in runs: between its alphabetical neighbours, the
+// adjacent pair a < key < b nearest to it by name, as a maintainer places an
+// entry. Precisely:
+//
+//   - The list is read with a sentinel before its first entry (less than
+//     every key) and one after its last (greater than every key), so at
+//     least one adjacent pair brackets key.
+//   - Of the pairs that bracket key, the nearest is the one with the fewest
+//     entries of the list whose keys sort strictly between a and b (0 when a
+//     and b are key's predecessor and successor in the whole list); then the
+//     one whose a or b shares the longest prefix with key; then the first in
+//     the file.
+//   - The entry goes at b's first line, or at end (the line after the list)
+//     when b is the sentinel after the last entry.
+//
+// So in a sorted list key goes before the first greater entry; in a list
+// sorted in runs, into the run where its neighbours by name stand, not
+// before the first greater entry of an earlier run; and when no two entries
+// bracket key (the list descends around it, e.g. "B C A" for "AB"), at the
+// start or the end of the list, whichever sentinel pair is nearer. When an
+// entry already has key, placeSorted returns its index as dup (else -1).
+func placeSorted(entries []entry, key string, end int) (at, dup int) {
+	for i, e := range entries {
+		if e.key == key {
+			return 0, i
+		}
+	}
+	sorted := make([]string, len(entries))
+	for i, e := range entries {
+		sorted[i] = e.key
+	}
+	sort.Strings(sorted)
+	// between counts the entries whose keys sort strictly between a and b;
+	// "" with low/high set stands for a sentinel.
+	between := func(a string, aLow bool, b string, bHigh bool) int {
+		lo := 0
+		if !aLow {
+			lo = sort.Search(len(sorted), func(i int) bool { return sorted[i] > a })
+		}
+		hi := len(sorted)
+		if !bHigh {
+			hi = sort.SearchStrings(sorted, b)
+		}
+		return max(hi-lo, 0)
+	}
+	best, bestWidth, bestPrefix := -1, -1, -1
+	for i := 0; i <= len(entries); i++ {
+		// The pair (entries[i-1], entries[i]); i == 0 and i == len are
+		// the sentinel pairs.
+		aLow, bHigh := i == 0, i == len(entries)
+		var a, b string
+		if !aLow {
+			a = entries[i-1].key
+		}
+		if !bHigh {
+			b = entries[i].key
+		}
+		if (!aLow && a >= key) || (!bHigh && b <= key) {
+			continue
+		}
+		w, p := between(a, aLow, b, bHigh), 0
+		if !aLow {
+			p = commonPrefix(a, key)
+		}
+		if !bHigh {
+			p = max(p, commonPrefix(b, key))
+		}
+		if best < 0 || w < bestWidth || w == bestWidth && p > bestPrefix {
+			best, bestWidth, bestPrefix = i, w, p
+		}
+	}
+	if best == len(entries) {
+		return end, -1
+	}
+	return entries[best].start, -1
+}
+
+// commonPrefix returns the length of the longest common prefix of a and b.
+func commonPrefix(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
 }
 
 func (f lines) memberBefore(strct, member string) (int, error) {

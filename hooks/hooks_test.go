@@ -136,3 +136,161 @@ func TestApply(t *testing.T) {
 		})
 	}
 }
+
+// TestSortedPlacement places entries in lists that are sorted, sorted only
+// in runs, unsorted and with duplicates (testdata/sorted): between the
+// adjacent pair a < X < b nearest by name, with sentinels at both ends of
+// the list, and the first such pair in the file on a tie.
+func TestSortedPlacement(t *testing.T) {
+	sel := func(config, text string) spec.Edit {
+		return spec.Edit{Path: "sorted/Kconfig", Op: "select-sorted", Args: []string{config}, Text: text}
+	}
+	tests := []struct {
+		name          string
+		edit          spec.Edit
+		above, below  string // the lines right above and right below the inserted text
+		wantErr       error
+		wantErrDetail string
+	}{
+		{name: "runs: between the neighbours by name, not before the first greater entry",
+			edit:  sel("RUNS", "\tselect HAVE_UNWIND_USER_FP\t\tif X86_64\n"),
+			above: "\tselect HAVE_UNSTABLE_SCHED_CLOCK", below: "\tselect HAVE_USER_RETURN_NOTIFIER"},
+		{name: "runs: the tighter of two bracketing pairs",
+			edit:  sel("RUNS", "\tselect HAVE_PERF_Z\n"),
+			above: "\tselect HAVE_PERF_USER_STACK_DUMP", below: "\tselect MMU_GATHER_RCU_TABLE_FREE\tif PARAVIRT"},
+		{name: "runs: before a stray entry near the end",
+			edit:  sel("RUNS", "\tselect ZEA\n"),
+			above: "\tselect IRQ_FORCED_THREADING", below: "\tselect ZED"},
+		{name: "runs: first position",
+			edit:  sel("RUNS", "\tselect AAA\n"),
+			above: "\tdef_bool y", below: "\tselect ARCH_A"},
+		{name: "runs: last position, before the help",
+			edit:  sel("RUNS", "\tselect ZZZ\n"),
+			above: "\tselect FUNCTION_ALIGNMENT_4B", below: "\thelp"},
+		{name: "runs: already there", edit: sel("RUNS", "\tselect HAVE_GENERIC_VDSO\n"), wantErr: ErrAlreadyPresent, wantErrDetail: "line 16"},
+		{name: "sorted: in the middle", edit: sel("SORTED", "\tselect C\n"), above: "\tselect B", below: "\tselect D"},
+		{name: "sorted: before the entry below a comment, the comment stays with its entry",
+			edit: sel("SORTED", "\tselect E\n"), above: "\tselect D", below: "\t# a comment inside the list"},
+		{name: "sorted: last", edit: sel("SORTED", "\tselect G\n"), above: "\tselect F\t\t\t\tif G", below: ""},
+		{name: "sorted: first", edit: sel("SORTED", "\tselect A\n"), above: "\tbool", below: "\tselect B"},
+		{name: "unsorted: greater than all, at the end", edit: sel("UNSORTED", "\tselect CC\n"), above: "\tselect A", below: ""},
+		{name: "unsorted: smaller than all, at the start", edit: sel("UNSORTED", "\tselect 0\n"), above: "\tbool", below: "\tselect C"},
+		{name: "unsorted: no real pair brackets it, the end wins as A shares a prefix", edit: sel("UNSORTED", "\tselect AB\n"), above: "\tselect A", below: ""},
+		{name: "unsorted: no real pair brackets it, a tie goes to the start", edit: sel("UNSORTED", "\tselect BB\n"), above: "\tbool", below: "\tselect C"},
+		{name: "duplicates: between the last duplicate and the next",
+			edit: sel("DUPS", "\tselect C\n"), above: "\tselect B", below: "\tselect D"},
+		{name: "duplicates: greater than all, after the last entry",
+			edit: sel("DUPS", "\tselect E\n"), above: "\tselect B", below: ""},
+		{name: "duplicates: already there (the first)", edit: sel("DUPS", "\tselect B\n"), wantErr: ErrAlreadyPresent, wantErrDetail: "line 41"},
+		{name: "tie: the first bracketing pair in the file",
+			edit: sel("TIE", "\tselect C\n"), above: "\tselect A", below: "\tselect D"},
+		{name: "no list", edit: sel("NONE", "\tselect A\n"), wantErr: ErrAnchorMissing},
+		{name: "no such config", edit: sel("NOPE", "\tselect A\n"), wantErr: ErrAnchorMissing},
+
+		{name: "section: in the sorted run, case-insensitively",
+			edit:  spec.Edit{Path: "sorted/MAINTAINERS", Op: "section", Args: []string{"FOO"}, Text: "FOO\nM:\tF <f@example.org>\n\n"},
+			above: "", below: "Gamma Driver"},
+		{name: "section: first",
+			edit:  spec.Edit{Path: "sorted/MAINTAINERS", Op: "section", Args: []string{"AAA"}, Text: "AAA\nM:\tA <a@example.org>\n\n"},
+			above: "", below: "ALPHA DRIVER"},
+		{name: "section: last, before THE REST",
+			edit:  spec.Edit{Path: "sorted/MAINTAINERS", Op: "section", Args: []string{"ZETA"}, Text: "ZETA\nM:\tZ <z@example.org>\n\n"},
+			above: "", below: "THE REST"},
+		{name: "section: a tie between two runs goes to the first",
+			edit:  spec.Edit{Path: "sorted/MAINTAINERS", Op: "section", Args: []string{"CHARLIE"}, Text: "CHARLIE\nM:\tC <c@example.org>\n\n"},
+			above: "", below: "DELTA DRIVER"},
+		{name: "section: already there, in another case",
+			edit:    spec.Edit{Path: "sorted/MAINTAINERS", Op: "section", Args: []string{"GAMMA DRIVER"}, Text: "GAMMA DRIVER\n"},
+			wantErr: ErrAlreadyPresent, wantErrDetail: "line 16"},
+
+		{name: "sorted line: after a stray entry when that pair is the nearest",
+			edit:  spec.Edit{Path: "sorted/Kbuild", Op: "sorted-line", Args: []string{"mandatory-y += "}, Text: "mandatory-y += dma.h\n"},
+			above: "mandatory-y += device.h", below: "mandatory-y += unaligned.h"},
+		{name: "sorted line: the run without the stray entry",
+			edit:  spec.Edit{Path: "sorted/Kbuild", Op: "sorted-line", Args: []string{"mandatory-y += "}, Text: "mandatory-y += unwind_user.h\n"},
+			above: "mandatory-y += unaligned.h", below: "mandatory-y += word-at-a-time.h"},
+		{name: "sorted line: last",
+			edit:  spec.Edit{Path: "sorted/Kbuild", Op: "sorted-line", Args: []string{"mandatory-y += "}, Text: "mandatory-y += zz.h\n"},
+			above: "mandatory-y += xor.h", below: ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			files := memFiles{}
+			err := Apply(files, tt.edit)
+			if tt.wantErr != nil {
+				var ae *AnchorError
+				if !errors.As(err, &ae) || !errors.Is(err, tt.wantErr) {
+					t.Fatalf("got %v, want an *AnchorError matching %v", err, tt.wantErr)
+				}
+				if !strings.Contains(ae.Detail, tt.wantErrDetail) {
+					t.Errorf("detail %q, want %q", ae.Detail, tt.wantErrDetail)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			orig, err := os.ReadFile(filepath.Join("testdata", tt.edit.Path))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := strings.Split(string(files[tt.edit.Path]), "\n")
+			text := strings.Split(strings.TrimSuffix(tt.edit.Text, "\n"), "\n")
+			if want := len(strings.Split(string(orig), "\n")) + len(text); len(got) != want {
+				t.Fatalf("%d lines after the edit, want %d", len(got), want)
+			}
+			at := 0 // the first line that differs from the original
+			for ; at < len(got) && strings.HasPrefix(string(orig), strings.Join(got[:at+1], "\n")+"\n"); at++ {
+			}
+			if strings.Join(got[at:at+len(text)], "\n") != strings.Join(text, "\n") {
+				t.Fatalf("the text is not inserted as one block at line %d:\n%s", at+1, files[tt.edit.Path])
+			}
+			above, below := "", ""
+			if at > 0 {
+				above = got[at-1]
+			}
+			if at+len(text) < len(got) {
+				below = got[at+len(text)]
+			}
+			if above != tt.above || below != tt.below {
+				t.Errorf("inserted between %q and %q, want between %q and %q", above, below, tt.above, tt.below)
+			}
+		})
+	}
+}
+
+// TestPlaceSorted checks the rule itself on lists of keys.
+func TestPlaceSorted(t *testing.T) {
+	tests := []struct {
+		list []string
+		key  string
+		want int // index of the entry it goes before; len(list) = at the end
+		dup  int // index of the entry that has key, or -1
+	}{
+		{[]string{}, "A", 0, -1},
+		{[]string{"B"}, "A", 0, -1},
+		{[]string{"B"}, "C", 1, -1},
+		{[]string{"B"}, "B", 0, 0},
+		{[]string{"A", "C", "E"}, "D", 2, -1},
+		{[]string{"A", "C", "E", "B", "D", "F"}, "DD", 5, -1},      // (C, E) and (D, F) have one entry between: D shares a prefix
+		{[]string{"A", "C", "E", "B", "D", "F"}, "CC", 2, -1},      // C < CC: only (C, E) brackets it
+		{[]string{"A", "C", "E", "B", "D", "F"}, "AA", 1, -1},      // only (A, C) brackets
+		{[]string{"A", "C", "X", "Y", "B", "D", "E"}, "DD", 6, -1}, // (D, E): nothing between, (C, X) has D and E
+		{[]string{"AB", "AD", "AC"}, "ACC", 3, -1},                 // (AC, end) has nothing after it; (AB, AD) has AC
+		{[]string{"B", "D", "C"}, "A", 0, -1},
+		{[]string{"C", "B", "A"}, "D", 3, -1},
+		{[]string{"C", "B", "A"}, "0", 0, -1},
+		{[]string{"A", "A", "C"}, "B", 2, -1},
+		{[]string{"A", "B", "A"}, "A", 0, 0},
+	}
+	for _, tt := range tests {
+		var es []entry
+		for i, k := range tt.list {
+			es = append(es, entry{k, 10 * i, 10 * i})
+		}
+		at, dup := placeSorted(es, tt.key, 10*len(tt.list))
+		if dup != tt.dup || dup < 0 && at != 10*tt.want {
+			t.Errorf("%q + %q: at %d dup %d, want at %d dup %d", tt.list, tt.key, at/10, dup, tt.want, tt.dup)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package series_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -186,6 +187,11 @@ func TestGoldenV11AgainstDebian612(t *testing.T) {
 	if hashes != 39 {
 		t.Errorf("%d created-file index lines match the seed, want all 39", hashes)
 	}
+	if c := checkNeighbours(t, s, got, want, nil); c == 0 {
+		t.Error("no block's neighbours were checked")
+	} else {
+		t.Logf("%d neighbouring lines checked", c)
+	}
 }
 
 func fragments(f *gitdiff.File) string {
@@ -328,4 +334,139 @@ func TestGoldenOnShiftedBase(t *testing.T) {
 			}
 		}
 	}
+	// The section this base adds sorts right after the one patch 1 adds.
+	except := map[string]string{"1 MAINTAINERS USERSPACE STACK UNWINDING below": "USERSPACE ZSWAP HELPERS\n"}
+	if c := checkNeighbours(t, s, got, want, except); c == 0 {
+		t.Error("no block's neighbours were checked")
+	} else {
+		t.Logf("%d neighbouring lines checked", c)
+	}
+}
+
+// block is a run of added lines in a patch's post-image, with the lines of
+// the post-image just above and below it ("" with has false at a hunk's
+// edge).
+type block struct {
+	text               string
+	above, below       string
+	hasAbove, hasBelow bool
+}
+
+// blocksOf lists the blocks of added lines of a file's diff. Deleted lines
+// are not part of the post-image: a block's neighbours are the lines a
+// reader of the new file sees around it.
+func blocksOf(f *gitdiff.File) []block {
+	var out []block
+	for _, fr := range f.TextFragments {
+		var post []string
+		var added []bool
+		for _, l := range fr.Lines {
+			if l.Op == gitdiff.OpDelete {
+				continue
+			}
+			post = append(post, l.Line)
+			added = append(added, l.Op == gitdiff.OpAdd)
+		}
+		for i := 0; i < len(post); {
+			if !added[i] {
+				i++
+				continue
+			}
+			j := i
+			for j < len(post) && added[j] {
+				j++
+			}
+			b := block{text: strings.Join(post[i:j], "")}
+			if i > 0 {
+				b.above, b.hasAbove = post[i-1], true
+			}
+			if j < len(post) {
+				b.below, b.hasBelow = post[j], true
+			}
+			out = append(out, b)
+			i = j
+		}
+	}
+	return out
+}
+
+// hasLine reports whether content has line (with its newline) as a whole line.
+func hasLine(content []byte, line string) bool {
+	c := "\n" + string(content)
+	return strings.Contains(c, "\n"+line) && (strings.HasSuffix(line, "\n") || strings.HasSuffix(c, "\n"+line))
+}
+
+// checkNeighbours checks that every block a patch inserts into a file that
+// exists before it has the seed's line just above and just below it,
+// whenever the seed's line exists in the file the patch changes (a line the
+// base lacks cannot be there). Blocks are matched by their text; the blocks
+// of a moved function are matched by their first line, as the moved body
+// comes from the tree.
+//
+// except overrides the seed's line for a base that differs from every real
+// one on purpose: its keys are "PATCH FILE FIRSTLINE above|below".
+func checkNeighbours(t *testing.T, s *series.Series, got, want *oracle.Thread, except map[string]string) (checked int) {
+	t.Helper()
+	created, err := want.CreatedFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, wp := range want.Patches {
+		n := wp.Number
+		old := map[string][]byte{}
+		for _, fc := range s.Patches[i].Files {
+			old[fc.Path] = fc.Old
+		}
+		for j, wf := range wp.Files {
+			if _, isCreated := created[wf.NewName]; isCreated || j >= len(got.Patches[i].Files) {
+				continue
+			}
+			gblocks := blocksOf(got.Patches[i].Files[j])
+			seen := map[string]int{} // blocks of the same text match in order
+			for _, wb := range blocksOf(wf) {
+				k := seen[wb.text]
+				seen[wb.text]++
+				var same []*block
+				for m := range gblocks {
+					if gblocks[m].text == wb.text {
+						same = append(same, &gblocks[m])
+					}
+				}
+				if len(same) == 0 && len(moved[n]) > 0 {
+					for m := range gblocks {
+						if firstLine(gblocks[m].text) == firstLine(wb.text) {
+							same = append(same, &gblocks[m])
+						}
+					}
+				}
+				if k >= len(same) {
+					t.Errorf("patch %d %s: the block %q (%d of its text) is not inserted", n, wf.NewName, firstLine(wb.text), k+1)
+					continue
+				}
+				gb := same[k]
+				for _, side := range []struct {
+					name      string
+					has       bool
+					got, want string
+				}{{"above", wb.hasAbove, gb.above, wb.above}, {"below", wb.hasBelow, gb.below, wb.below}} {
+					if l, ok := except[fmt.Sprintf("%d %s %s %s", n, wf.NewName, firstLine(wb.text), side.name)]; ok {
+						side.has, side.want = true, l
+					}
+					if !side.has || !hasLine(old[wf.NewName], side.want) {
+						continue
+					}
+					checked++
+					if side.got != side.want {
+						t.Errorf("patch %d %s: the block %q has %q %s it, the seed %q", n, wf.NewName, firstLine(wb.text), side.got, side.name, side.want)
+					}
+				}
+			}
+		}
+	}
+	return checked
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
 }
