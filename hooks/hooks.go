@@ -37,6 +37,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"kpatch/spec"
@@ -55,7 +56,19 @@ type AnchorError struct {
 	File   string // the file of the tree being edited
 	Anchor string // the operation and its arguments
 	Err    error  // ErrAnchorMissing, ErrAnchorAmbiguous, ErrAlreadyPresent or another cause
-	Detail string // e.g. the matching line numbers
+	Detail string // e.g. the matching line numbers, as the base tree numbers them
+	// Candidates are, for a missing anchor, the lines of the file most
+	// like it, the likeliest first (see Candidate).
+	Candidates []Candidate
+}
+
+// Candidate is a line of a file that an edit whose anchor is missing might
+// have meant: a statement of the function, an include, a Kconfig symbol, a
+// function, a struct member.
+type Candidate struct {
+	File string // the file (an edit's anchors can be in two files)
+	Line int    // 1-based, as the base tree numbers it; 0 for a line the series adds
+	Text string // the line, without its newline
 }
 
 // Error implements the error interface.
@@ -76,6 +89,41 @@ type Files interface {
 	Get(path string) ([]byte, error)
 	// Set replaces the content of a file.
 	Set(path string, content []byte)
+}
+
+// BaseLines is implemented by a Files that knows the files as the base tree
+// has them, before the series. Apply then gives the line numbers of its
+// errors as the base tree numbers them, not shifted by earlier edits.
+type BaseLines interface {
+	// BaseLine returns the 1-based number in the base tree of line (1-based)
+	// of the file's current content; ok is false for a line the series
+	// added.
+	BaseLine(path string, line int) (base int, ok bool)
+}
+
+// lineNumber returns how an error names line i (0-based) of path.
+func lineNumber(files Files, path string, i int) string {
+	bl, ok := files.(BaseLines)
+	if !ok {
+		return strconv.Itoa(i + 1)
+	}
+	if b, ok := bl.BaseLine(path, i+1); ok {
+		return strconv.Itoa(b)
+	}
+	return fmt.Sprintf("%d (added by the series)", i+1)
+}
+
+// baseLine returns the base tree's number of line i (0-based) of path, 0
+// for a line the series added.
+func baseLine(files Files, path string, i int) int {
+	bl, ok := files.(BaseLines)
+	if !ok {
+		return i + 1
+	}
+	if b, ok := bl.BaseLine(path, i+1); ok {
+		return b
+	}
+	return 0
 }
 
 // Op describes one operation of an edit.
@@ -105,7 +153,19 @@ var Ops = map[string]Op{
 func Apply(files Files, e spec.Edit) error {
 	anchor := strings.TrimSpace(e.Op + " " + strings.Join(e.Args, " "))
 	fail := func(err error, detail string, a ...any) error {
-		return &AnchorError{Src: e.Src, File: e.Path, Anchor: anchor, Err: err, Detail: fmt.Sprintf(detail, a...)}
+		ae := &AnchorError{Src: e.Src, File: e.Path, Anchor: anchor, Err: err, Detail: fmt.Sprintf(detail, a...)}
+		var inner *anchorErr
+		if errors.As(err, &inner) {
+			ae.Err = inner.err
+			ae.Detail = inner.render(files, e.Path)
+			if detail != "" {
+				ae.Detail = fmt.Sprintf(detail, a...) + ae.Detail
+			}
+		}
+		if errors.Is(ae.Err, ErrAnchorMissing) {
+			ae.Candidates = candidates(files, e)
+		}
+		return ae
 	}
 	op, ok := Ops[e.Op]
 	if !ok {
@@ -162,10 +222,6 @@ func Apply(files Files, e spec.Edit) error {
 		return nil
 	}
 	if err != nil {
-		var ae *anchorErr
-		if errors.As(err, &ae) {
-			return fail(ae.err, "%s", ae.detail)
-		}
 		return fail(err, "")
 	}
 	if len(text) == 0 {
@@ -186,15 +242,39 @@ func includeOf(header string) func(string) bool {
 	return prefiltered(header, regexp.MustCompile(`^#\s*include\s+`+regexp.QuoteMeta(header)+`(\s|$)`))
 }
 
+// anchorErr is an anchor that failed inside a file: detail says why, with
+// "%s" where the numbers of lines (0-based indexes of the file as the edit
+// found it) go, which Apply renders as the base tree numbers them.
 type anchorErr struct {
 	err    error
 	detail string
+	lines  []int
+	path   string // the file the lines are in, when not the edit's
 }
 
 func (a *anchorErr) Error() string { return a.err.Error() }
 
+func (a *anchorErr) render(files Files, path string) string {
+	if len(a.lines) == 0 {
+		return a.detail
+	}
+	if a.path != "" {
+		path = a.path
+	}
+	ns := make([]string, len(a.lines))
+	for i, l := range a.lines {
+		ns[i] = lineNumber(files, path, l)
+	}
+	return fmt.Sprintf(a.detail, strings.Join(ns, ", "))
+}
+
 func missing(format string, args ...any) error {
-	return &anchorErr{ErrAnchorMissing, fmt.Sprintf(format, args...)}
+	return &anchorErr{err: ErrAnchorMissing, detail: fmt.Sprintf(format, args...)}
+}
+
+// atLines is an anchorErr about lines of the file; detail has one "%s".
+func atLines(err error, detail string, lines ...int) error {
+	return &anchorErr{err: err, detail: detail, lines: lines}
 }
 
 // lines is a file split after every newline.
@@ -234,11 +314,7 @@ func (f lines) unique(match func(string) bool, from, to int) (int, error) {
 	case 1:
 		return hits[0], nil
 	}
-	var ns []string
-	for _, h := range hits {
-		ns = append(ns, fmt.Sprint(h+1))
-	}
-	return 0, &anchorErr{ErrAnchorAmbiguous, "lines " + strings.Join(ns, ", ")}
+	return 0, atLines(ErrAnchorAmbiguous, "lines %s", hits...)
 }
 
 // commentAbove returns the first line of the comment block that ends right
@@ -279,7 +355,7 @@ func (f lines) section(title string) (int, error) {
 	}
 	at, dup := placeSorted(entries, strings.ToUpper(title), end)
 	if dup >= 0 {
-		return 0, &anchorErr{ErrAlreadyPresent, fmt.Sprintf("section at line %d", entries[dup].line+1)}
+		return 0, atLines(ErrAlreadyPresent, "section at line %s", entries[dup].line)
 	}
 	return at, nil
 }
@@ -356,7 +432,7 @@ func (f lines) sortedAmong(from, to int, key string, keyOf func(string) (string,
 	}
 	at, dup := placeSorted(entries, key, prev)
 	if dup >= 0 {
-		return 0, &anchorErr{ErrAlreadyPresent, fmt.Sprintf("line %d", entries[dup].line+1)}
+		return 0, atLines(ErrAlreadyPresent, "line %s", entries[dup].line)
 	}
 	return at, nil
 }
@@ -530,7 +606,11 @@ func (f lines) function(name string) (span, error) {
 	case 1:
 		return defs[0], nil
 	}
-	return span{}, &anchorErr{ErrAnchorAmbiguous, fmt.Sprintf("%d definitions of %s(), at lines %d and %d", len(defs), name, defs[0].start+1, defs[1].start+1)}
+	starts := make([]int, len(defs))
+	for i, d := range defs {
+		starts[i] = d.start
+	}
+	return span{}, atLines(ErrAnchorAmbiguous, fmt.Sprintf("%d definitions of %s(), at lines %%s", len(defs), name), starts...)
 }
 
 var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -582,10 +662,6 @@ func moveFunction(files Files, f lines, e spec.Edit, fail func(error, string, ..
 	name, dest, before, newName := e.Args[0], e.Args[1], e.Args[2], e.Args[3]
 	sp, err := f.function(name)
 	if err != nil {
-		var ae *anchorErr
-		if errors.As(err, &ae) {
-			return fail(ae.err, "%s", ae.detail)
-		}
 		return fail(err, "")
 	}
 	start, end := f.commentAbove(sp.start), sp.end
@@ -613,12 +689,13 @@ func moveFunction(files Files, f lines, e spec.Edit, fail func(error, string, ..
 	if err != nil {
 		var ae *anchorErr
 		if errors.As(err, &ae) {
-			return fail(ae.err, "in %s: %s", dest, ae.detail)
+			ae.path = dest
+			return fail(ae, "in %s: ", dest)
 		}
 		return fail(err, "")
 	}
-	if _, err := d.function(newName); err == nil {
-		return fail(ErrAlreadyPresent, "%s() is already defined in %s", newName, dest)
+	if dsp, err := d.function(newName); err == nil {
+		return fail(&anchorErr{err: ErrAlreadyPresent, detail: fmt.Sprintf("%s() is already defined in %s at line %%s", newName, dest), lines: []int{dsp.start}, path: dest}, "")
 	}
 	files.Set(e.Path, rest.bytes())
 	files.Set(dest, d.insert(d.commentAbove(dsp.start), body).bytes())

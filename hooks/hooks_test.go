@@ -294,3 +294,123 @@ func TestPlaceSorted(t *testing.T) {
 		}
 	}
 }
+
+// shifted is a Files whose current content has one line more at the top
+// than the base tree: BaseLine maps line n to n-1, and line 1 to none.
+type shifted struct{ memFiles }
+
+func (s shifted) BaseLine(path string, line int) (int, bool) { return line - 1, line > 1 }
+
+// TestErrorLineNumbers checks that the lines an error names are numbered
+// as the base tree numbers them when Files knows it, and as the file
+// stands when it does not.
+func TestErrorLineNumbers(t *testing.T) {
+	tests := []struct {
+		name   string
+		files  Files
+		edit   spec.Edit
+		detail string
+	}{
+		{"ambiguous function, no base", memFiles{}, spec.Edit{Path: "code.c", Op: "after-function", Args: []string{"dup"}, Text: "x\n"},
+			"2 definitions of dup(), at lines 27, 31"},
+		{"ambiguous function, base numbers", shifted{memFiles{}}, spec.Edit{Path: "code.c", Op: "after-function", Args: []string{"dup"}, Text: "x\n"},
+			"2 definitions of dup(), at lines 26, 30"},
+		{"ambiguous line, base numbers", shifted{memFiles{"dup.c": []byte("added\nvoid f(void)\n{\n\tx();\n\tx();\n}\n")}},
+			spec.Edit{Path: "dup.c", Op: "statement-before", Args: []string{"f", "x"}, Text: "y();\n"}, "lines 3, 4"},
+		{"a line the series added", shifted{memFiles{"dup.c": []byte("#include <a.h>\n#include <a.h>\n")}},
+			spec.Edit{Path: "dup.c", Op: "include-after", Args: []string{"<a.h>"}, Text: "#include <b.h>\n"}, "lines 1 (added by the series), 1"},
+		{"already present, base numbers", shifted{memFiles{}}, spec.Edit{Path: "Kconfig", Op: "select-sorted", Args: []string{"X86"}, Text: "\tselect HAVE_B\n"},
+			"line 12"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := Apply(tt.files, tt.edit)
+			var ae *AnchorError
+			if !errors.As(err, &ae) {
+				t.Fatalf("got %v, want an *AnchorError", err)
+			}
+			if ae.Detail != tt.detail {
+				t.Errorf("detail %q, want %q", ae.Detail, tt.detail)
+			}
+		})
+	}
+}
+
+// TestCandidates checks the lines offered for a missing anchor.
+func TestCandidates(t *testing.T) {
+	tests := []struct {
+		name  string
+		files Files
+		edit  spec.Edit
+		want  []string // "LINE: TEXT", in order
+	}{
+		{"statement: the statements of the function most like it", memFiles{},
+			spec.Edit{Path: "code.c", Op: "statement-before", Args: []string{"work", "prepar"}, Text: "x\n"},
+			[]string{"19: \tprepare(t);"}},
+		{"statement: a renamed call first", memFiles{"f.c": []byte("void f(void)\n{\n\tint a;\n\n\ttaskstats_exit2(tsk,\n\t\tgroup_dead);\n\tother(x);\n\tkcov_task_exit(tsk);\n}\n")},
+			spec.Edit{Path: "f.c", Op: "statement-after", Args: []string{"f", "taskstats_exit"}, Text: "x\n"},
+			[]string{"5: \ttaskstats_exit2(tsk,", "8: \tkcov_task_exit(tsk);"}},
+		{"statement: the function missing, the functions most like it", memFiles{},
+			spec.Edit{Path: "code.c", Op: "statement-before", Args: []string{"worker", "run"}, Text: "x\n"},
+			[]string{"15: void work(struct task *t)"}},
+		{"include: the includes of the file", memFiles{},
+			spec.Edit{Path: "code.c", Op: "include-after", Args: []string{"<linux/zz.h>"}, Text: "x\n"},
+			[]string{"1: #include <linux/a.h>", "2: #include <linux/b.h>"}},
+		{"include: base numbers", shifted{memFiles{}},
+			spec.Edit{Path: "code.c", Op: "include-after", Args: []string{"<linux/zz.h>"}, Text: "x\n"},
+			[]string{"0: #include <linux/a.h>", "1: #include <linux/b.h>"}},
+		{"Kconfig symbol: the symbols most like it", memFiles{},
+			spec.Edit{Path: "Kconfig", Op: "config-after", Args: []string{"BETAX"}, Text: "x\n"},
+			[]string{"5: config BETA"}},
+		{"member: the members most like it", memFiles{},
+			spec.Edit{Path: "code.c", Op: "member-before", Args: []string{"task", "threads"}, Text: "x\n"},
+			[]string{"7: \tstruct thread\t\tthread;"}},
+		{"select list without selects: no candidates", memFiles{},
+			spec.Edit{Path: "sorted/Kconfig", Op: "select-sorted", Args: []string{"NONE"}, Text: "\tselect A\n"}, nil},
+		{"ambiguous: no candidates", memFiles{},
+			spec.Edit{Path: "code.c", Op: "after-function", Args: []string{"dup"}, Text: "x\n"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := Apply(tt.files, tt.edit)
+			var ae *AnchorError
+			if !errors.As(err, &ae) {
+				t.Fatalf("got %v, want an *AnchorError", err)
+			}
+			var got []string
+			for _, c := range ae.Candidates {
+				if c.File != tt.edit.Path {
+					t.Errorf("candidate in %s, want %s", c.File, tt.edit.Path)
+				}
+				got = append(got, fmt.Sprintf("%d: %s", c.Line, c.Text))
+			}
+			if len(got) < len(tt.want) || strings.Join(got[:len(tt.want)], "\n") != strings.Join(tt.want, "\n") || tt.want == nil && got != nil {
+				t.Errorf("candidates:\n%s\nwant first:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+}
+
+// TestAdds checks which inserted texts provide which anchors.
+func TestAdds(t *testing.T) {
+	tests := []struct {
+		text string
+		edit spec.Edit
+		want bool
+	}{
+		{"config UNWIND_USER\n\tbool\n", spec.Edit{Op: "config-after", Args: []string{"UNWIND_USER"}}, true},
+		{"config UNWIND_USER_FP\n\tbool\n", spec.Edit{Op: "config-after", Args: []string{"UNWIND_USER"}}, false},
+		{"#include <linux/a.h>\n", spec.Edit{Op: "include-before", Args: []string{"<linux/a.h>"}}, true},
+		{"\tfoo(x);\n", spec.Edit{Op: "statement-after", Args: []string{"f", "foo"}}, true},
+		{"\tfoobar(x);\n", spec.Edit{Op: "statement-after", Args: []string{"f", "foo"}}, false},
+		{"static int f(void)\n{\n}\n", spec.Edit{Op: "statement-after", Args: []string{"f", "foo"}}, true},
+		{"int f(void);\n", spec.Edit{Op: "after-function", Args: []string{"f"}}, false},
+		{"\tint\t\tnew;\n", spec.Edit{Op: "member-before", Args: []string{"task", "new"}}, true},
+		{"obj-y += x/\n", spec.Edit{Op: "line-after", Args: []string{"obj-y += x/"}}, true},
+	}
+	for _, tt := range tests {
+		if got := Adds(tt.text, tt.edit); got != tt.want {
+			t.Errorf("Adds(%q, %s %q) = %v, want %v", tt.text, tt.edit.Op, tt.edit.Args, got, tt.want)
+		}
+	}
+}

@@ -15,8 +15,12 @@ import (
 	"io/fs"
 	"os"
 	"sort"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/go-git/go-git/v5/utils/diff"
+	"github.com/sergi/go-diff/diffmatchpatch"
 
 	"kpatch/diffstat"
 	"kpatch/hooks"
@@ -74,6 +78,7 @@ type FileChange struct {
 type state struct {
 	tree  *kernelsrc.Tree
 	files map[string][]byte // nil value: known absent
+	base  map[string][]byte // the files as the tree has them
 }
 
 func (s *state) Get(path string) ([]byte, error) {
@@ -88,10 +93,54 @@ func (s *state) Get(path string) ([]byte, error) {
 		return nil, err
 	}
 	s.files[path] = c
+	s.base[path] = c
 	return c, nil
 }
 
 func (s *state) Set(path string, c []byte) { s.files[path] = c }
+
+// BaseLine implements hooks.BaseLines: it maps a line of a file's current
+// content to the tree's by a line diff. Only error messages ask, so
+// nothing is kept.
+func (s *state) BaseLine(path string, line int) (int, bool) {
+	base, ok := s.base[path]
+	if !ok {
+		return 0, false
+	}
+	cur := s.files[path]
+	if bytes.Equal(base, cur) {
+		return line, true
+	}
+	b, c := 0, 0 // lines of base and cur passed
+	for _, d := range diff.Do(string(base), string(cur)) {
+		n := countLines(d.Text)
+		switch d.Type {
+		case diffmatchpatch.DiffEqual:
+			if line <= c+n {
+				return b + line - c, true
+			}
+			b, c = b+n, c+n
+		case diffmatchpatch.DiffDelete:
+			b += n
+		case diffmatchpatch.DiffInsert:
+			if line <= c+n {
+				return 0, false
+			}
+			c += n
+		}
+	}
+	return 0, false
+}
+
+// countLines counts the lines of text, the last one perhaps without its
+// newline.
+func countLines(text string) int {
+	n := strings.Count(text, "\n")
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		n++
+	}
+	return n
+}
 
 // LoadSpec loads the embedded series description, or the one in dir.
 func LoadSpec(dir string) (*spec.Spec, error) {
@@ -146,7 +195,8 @@ func (s *Series) AddRecipients(to, cc []string) {
 	}
 }
 
-// Build applies rev step by step to tree.
+// Build applies rev step by step to tree. When edits cannot be placed, it
+// goes on with the others and returns them all in an *UnplacedError.
 func Build(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree) (*Series, error) {
 	created := rev.Spec().CreatedFiles()
 	for _, p := range created {
@@ -154,11 +204,12 @@ func Build(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree) (*Seri
 			return nil, fmt.Errorf("%s already exists at %s: %w (Linux 6.17 and later include it); choose an older --base", p, tree.Base, ErrAlreadyApplied)
 		}
 	}
-	st := &state{tree: tree, files: map[string][]byte{}}
+	st := &state{tree: tree, files: map[string][]byte{}, base: map[string][]byte{}}
 	for _, p := range created {
 		st.files[p] = nil
 	}
 	s := &Series{Revision: rev, Tree: tree}
+	var unplaced []*Unplaced
 	for _, sp := range rev.Patches {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -176,7 +227,22 @@ func Build(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree) (*Seri
 				snapshot(e.Args[1])
 			}
 			if err := hooks.Apply(st, e); err != nil {
-				return nil, fmt.Errorf("patch %d (%s): %w [%s]", sp.Number, sp.ID, err, e.Src)
+				var ae *hooks.AnchorError
+				if !errors.As(err, &ae) {
+					return nil, fmt.Errorf("patch %d (%s): %w [%s]", sp.Number, sp.ID, err, e.Src)
+				}
+				// Go on with the next edit, as a compiler goes on
+				// after an error, to report every edit at once.
+				u := &Unplaced{Patch: sp.Number, PatchID: sp.ID, AnchorError: ae}
+				for _, v := range unplaced {
+					if errors.Is(ae, hooks.ErrAnchorMissing) && (v.File == e.Path || v.Edit.Op == "move-function") && hooks.Adds(v.Edit.Text, e) {
+						u.After = v.Src
+						u.Candidates = nil
+						break
+					}
+				}
+				u.Edit = e
+				unplaced = append(unplaced, u)
 			}
 		}
 		for _, path := range created {
@@ -203,10 +269,16 @@ func Build(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree) (*Seri
 			}
 			p.Files = append(p.Files, &FileChange{Path: path, Old: old, New: cur, Created: old == nil})
 		}
+		if len(unplaced) > 0 {
+			continue // nothing is written: only the other edits still count
+		}
 		if len(p.Files) == 0 {
 			return nil, fmt.Errorf("patch %d (%s) changes nothing: check its edits and the templates' guards", sp.Number, sp.ID)
 		}
 		s.Patches = append(s.Patches, p)
+	}
+	if len(unplaced) > 0 {
+		return nil, &UnplacedError{Base: tree.Base, Edits: unplaced}
 	}
 	s.final = st.files
 	// Three independent jobs: recipients (MAINTAINERS matching), the commit

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/mail"
@@ -40,7 +41,7 @@ the series applies to bases it was not posted against.`, stderr)
 	defer stop()
 	s, err := series.Generate(ctx, series.Options{Tree: *tree, Base: *base, Version: *version, SpecDir: *specDir, Plain: *plain, To: to, Cc: cc})
 	if err != nil {
-		return err
+		return genFailed(err, *jsonOut, stdout, stderr)
 	}
 	msgs := s.Messages()
 	if *branch != "" {
@@ -91,6 +92,66 @@ the series applies to bases it was not posted against.`, stderr)
 	}
 	return nil
 }
+
+// genFailed reports why the series could not be generated. Edits that
+// cannot be placed get one line each on stderr, with their candidates
+// indented under it, and the returned error is the summary line that main
+// prints last. With --json the error is also a JSON object on stdout:
+// {"error": MESSAGE, "unplaced": [EDIT...]}.
+func genFailed(err error, jsonOut bool, stdout, stderr io.Writer) error {
+	type candidate struct {
+		File string `json:"file"`
+		Line int    `json:"line"` // 0: a line the series adds
+		Text string `json:"text"`
+	}
+	type edit struct {
+		Patch      int         `json:"patch"`
+		PatchID    string      `json:"patch_id"`
+		File       string      `json:"file"`
+		Anchor     string      `json:"anchor"`
+		Spec       string      `json:"spec"`
+		Reason     string      `json:"reason"`
+		Detail     string      `json:"detail,omitempty"`
+		After      string      `json:"after,omitempty"`
+		Candidates []candidate `json:"candidates"`
+	}
+	rep := struct {
+		Error    string `json:"error"`
+		Unplaced []edit `json:"unplaced,omitempty"`
+	}{Error: err.Error()}
+	var ue *series.UnplacedError
+	if errors.As(err, &ue) {
+		for _, u := range ue.Edits {
+			fmt.Fprintf(stderr, "kpatch gen: %v\n", u)
+			for _, l := range u.CandidateLines() {
+				fmt.Fprintln(stderr, l)
+			}
+			e := edit{Patch: u.Patch, PatchID: u.PatchID, File: u.File, Anchor: u.Anchor, Spec: u.Src, Reason: u.Err.Error(), Detail: u.Detail, After: u.After, Candidates: []candidate{}}
+			for _, c := range u.Candidates {
+				e.Candidates = append(e.Candidates, candidate{c.File, c.Line, c.Text})
+			}
+			rep.Unplaced = append(rep.Unplaced, e)
+		}
+		err = unplacedSummary{ue}
+		rep.Error = err.Error()
+	}
+	if jsonOut {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if jerr := enc.Encode(rep); jerr != nil {
+			return fmt.Errorf("%w (and writing the JSON error: %v)", err, jerr)
+		}
+	}
+	return err
+}
+
+// unplacedSummary is an *series.UnplacedError that prints as its summary
+// line (genFailed has printed the edits).
+type unplacedSummary struct{ *series.UnplacedError }
+
+func (u unplacedSummary) Error() string { return u.Summary() }
+func (u unplacedSummary) Unwrap() error { return u.UnplacedError }
 
 // addressList is a repeatable flag of mail addresses.
 type addressList []string

@@ -91,12 +91,6 @@ func TestGenErrors(t *testing.T) {
 	hasSeries := fakeKernel(t, nil)
 	os.MkdirAll(filepath.Join(hasSeries, "kernel/unwind"), 0o755)
 	os.WriteFile(filepath.Join(hasSeries, "kernel/unwind/user.c"), []byte("// SPDX-License-Identifier: GPL-2.0\n"), 0o644)
-	noAnchor := fakeKernel(t, func(p string, b []byte) []byte {
-		if p == "include/linux/entry-common.h" {
-			return bytes.Replace(b, []byte("#include <linux/kmsan.h>\n"), nil, 1)
-		}
-		return b
-	})
 	tests := []struct {
 		name string
 		tree string
@@ -106,7 +100,6 @@ func TestGenErrors(t *testing.T) {
 		{"not a kernel tree", notKernel, nil, []string{"not a Linux kernel tree", "no MAINTAINERS", "--tree"}},
 		{"unknown revision", debianTree(t), []string{"--base", "v9.99"}, []string{`"v9.99"`, "unknown revision", "--base"}},
 		{"tree already has the series", hasSeries, []string{"--base", "v6.17"}, []string{"kernel/unwind/user.c already exists", "already has the series", "older --base"}},
-		{"missing anchor", noAnchor, []string{"--base", "v6.12"}, []string{"patch 5 (cache)", "include/linux/entry-common.h", `"include-after <linux/kmsan.h>"`, "anchor not found"}},
 		{"unknown revision of the series", debianTree(t), []string{"--base", "v6.12", "-v", "9"}, []string{"v9", "no such revision", "v11"}},
 		{"bad spec directory", debianTree(t), []string{"--base", "v6.12", "--spec", "/nonexistent"}, []string{"--spec /nonexistent", "not a directory"}},
 	}

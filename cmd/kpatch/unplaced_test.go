@@ -1,0 +1,112 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestGenUnplaced runs kpatch gen on a tree with three anchors removed from
+// three files: exit 1, every unplaceable edit on stderr (one line each,
+// its candidates indented under it, then the summary), the same as a JSON
+// object on stdout with --json, no output directory, the tree untouched.
+func TestGenUnplaced(t *testing.T) {
+	tree := fakeKernel(t, func(p string, b []byte) []byte {
+		switch p {
+		case "arch/Kconfig":
+			return bytes.Replace(b, []byte("\nconfig HAVE_HARDLOCKUP_DETECTOR_ARCH\n"), []byte("\nconfig HAVE_HARDLOCKUP_DETECTOR_ARCH2\n"), 1)
+		case "include/linux/entry-common.h":
+			return bytes.Replace(b, []byte("#include <linux/kmsan.h>\n"), nil, 1)
+		case "kernel/exit.c":
+			return bytes.Replace(b, []byte("\ttaskstats_exit(tsk, group_dead);\n"), []byte("\ttaskstats_exit2(tsk, group_dead);\n"), 1)
+		}
+		return b
+	})
+	wantEdits := []string{
+		`kpatch gen: patch 1 (user-api): arch/Kconfig: "config-after HAVE_HARDLOCKUP_DETECTOR_ARCH": anchor not found [v11/01-user-api.patch:31]`,
+		`kpatch gen: patch 2 (fp): arch/Kconfig: "config-after UNWIND_USER": anchor not found [v11/02-fp.patch:22] (it is added by the unplaced edit at v11/01-user-api.patch:31)`,
+		`kpatch gen: patch 3 (compat-fp): arch/Kconfig: "config-after HAVE_UNWIND_USER_FP": anchor not found [v11/03-compat-fp.patch:23] (it is added by the unplaced edit at v11/02-fp.patch:22)`,
+		`kpatch gen: patch 5 (cache): include/linux/entry-common.h: "include-after <linux/kmsan.h>": anchor not found [v11/05-cache.patch:26]`,
+		`kpatch gen: patch 11 (task-exit): kernel/exit.c: "statement-after do_exit taskstats_exit": anchor not found (no statement starting with "taskstats_exit(" in do_exit()) [v11/11-task-exit.patch:20]`,
+	}
+	candidate := regexp.MustCompile(`^    (\S+):(\d+): (.*)$`)
+	for _, jsonOut := range []bool{false, true} {
+		out := filepath.Join(t.TempDir(), "outgoing")
+		before := fingerprint(t, tree)
+		args := []string{"gen", "--tree", tree, "--base", "synthetic", "-o", out}
+		if jsonOut {
+			args = append(args, "--json")
+		}
+		var stdout, stderr bytes.Buffer
+		if code := run(args, &stdout, &stderr); code != 1 {
+			t.Fatalf("%v: exit %d, want 1; stderr: %s", args, code, stderr.String())
+		}
+		lines := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n")
+		var edits []string
+		cands := map[int]int{} // edit index: candidate lines
+		for _, l := range lines[:len(lines)-1] {
+			if m := candidate.FindStringSubmatch(l); m != nil && len(edits) > 0 {
+				cands[len(edits)-1]++
+				continue
+			}
+			edits = append(edits, l)
+		}
+		if strings.Join(edits, "\n") != strings.Join(wantEdits, "\n") {
+			t.Errorf("%v: edit lines:\n%s\nwant:\n%s", args, strings.Join(edits, "\n"), strings.Join(wantEdits, "\n"))
+		}
+		if cands[0] == 0 || cands[1] != 0 || cands[2] != 0 || cands[3] == 0 || cands[4] == 0 {
+			t.Errorf("%v: candidate lines per edit %v, want some under edits 1, 4 and 5 only:\n%s", args, cands, stderr.String())
+		}
+		if !strings.Contains(stderr.String(), "\n    kernel/exit.c:930: \ttaskstats_exit2(tsk, group_dead);\n") {
+			t.Errorf("%v: no candidate line for the renamed call at its line of the tree:\n%s", args, stderr.String())
+		}
+		summary := "kpatch gen: 5 edits (2 of them only because of another) cannot be placed in synthetic, nothing written: fix the anchors in a copy of the series description (kpatch spec -o DIR, then kpatch gen --spec DIR) or choose another --base"
+		if last := lines[len(lines)-1]; last != summary {
+			t.Errorf("%v: last line %q, want %q", args, last, summary)
+		}
+		if jsonOut {
+			var rep struct {
+				Error    string `json:"error"`
+				Unplaced []struct {
+					Patch      int    `json:"patch"`
+					File       string `json:"file"`
+					Anchor     string `json:"anchor"`
+					Spec       string `json:"spec"`
+					Reason     string `json:"reason"`
+					After      string `json:"after"`
+					Candidates []struct {
+						File string `json:"file"`
+						Line int    `json:"line"`
+						Text string `json:"text"`
+					} `json:"candidates"`
+				} `json:"unplaced"`
+			}
+			if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+				t.Fatalf("--json: stdout is not one JSON object: %v\n%s", err, stdout.String())
+			}
+			if "kpatch gen: "+rep.Error != summary || len(rep.Unplaced) != 5 {
+				t.Fatalf("--json: error %q, %d unplaced edits", rep.Error, len(rep.Unplaced))
+			}
+			u := rep.Unplaced[4]
+			if u.Patch != 11 || u.File != "kernel/exit.c" || u.Anchor != "statement-after do_exit taskstats_exit" || u.Spec != "v11/11-task-exit.patch:20" || u.Reason != "anchor not found" ||
+				len(u.Candidates) == 0 || u.Candidates[0].Line != 930 || u.Candidates[0].Text != "\ttaskstats_exit2(tsk, group_dead);" {
+				t.Errorf("--json: edit 5: %+v", u)
+			}
+			if rep.Unplaced[1].After != "v11/01-user-api.patch:31" || len(rep.Unplaced[1].Candidates) != 0 {
+				t.Errorf("--json: edit 2: %+v", rep.Unplaced[1])
+			}
+		} else if stdout.Len() != 0 {
+			t.Errorf("%v: stdout %q, want nothing", args, stdout.String())
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("%v: output directory %s was created", args, out)
+		}
+		if fingerprint(t, tree) != before {
+			t.Errorf("%v: the tree changed", args)
+		}
+	}
+}
