@@ -29,7 +29,14 @@
 //
 // An anchor that is missing, or that matches more than once, is an
 // *AnchorError (matching ErrAnchorMissing or ErrAnchorAmbiguous with
-// errors.Is) naming the file and the anchor.
+// errors.Is) naming the file and the anchor. The lines it names are
+// numbered as the base tree numbers them when the Files implements
+// BaseLines, not shifted by earlier edits. For a missing anchor it lists
+// the lines of the file most like it (Candidates): the statements of the
+// function, the includes of the file, the Kconfig symbols, the functions,
+// the struct members. Adds tells whether an edit's text provides another
+// edit's anchor, so that an edit missing its anchor only because an
+// earlier one could not be placed can say so.
 package hooks
 
 import (
