@@ -365,6 +365,15 @@ func TestCandidates(t *testing.T) {
 		{"member: the members most like it", memFiles{},
 			spec.Edit{Path: "code.c", Op: "member-before", Args: []string{"task", "threads"}, Text: "x\n"},
 			[]string{"7: \tstruct thread\t\tthread;"}},
+		{"function: the functions most like it", memFiles{},
+			spec.Edit{Path: "code.c", Op: "after-function", Args: []string{"helpers"}, Text: "x\n"},
+			[]string{"10: static int helper(int x)"}},
+		{"move: the destination's functions when BEFORE is missing there", memFiles{},
+			spec.Edit{Path: "code.c", Op: "move-function", Args: []string{"helper", "other.c", "get_flag", "global_helper"}},
+			[]string{"3: static unsigned long get_flags(void)"}},
+		{"line: the lines most like it", memFiles{},
+			spec.Edit{Path: "code.c", Op: "line-after", Args: []string{"#include <linux/c.h>"}, Text: "x\n"},
+			[]string{"1: #include <linux/a.h>"}},
 		{"select list without selects: no candidates", memFiles{},
 			spec.Edit{Path: "sorted/Kconfig", Op: "select-sorted", Args: []string{"NONE"}, Text: "\tselect A\n"}, nil},
 		{"ambiguous: no candidates", memFiles{},
@@ -379,8 +388,8 @@ func TestCandidates(t *testing.T) {
 			}
 			var got []string
 			for _, c := range ae.Candidates {
-				if c.File != tt.edit.Path {
-					t.Errorf("candidate in %s, want %s", c.File, tt.edit.Path)
+				if want := tt.edit.Path; c.File != want && (tt.edit.Op != "move-function" || c.File != tt.edit.Args[1]) {
+					t.Errorf("candidate in %s, want %s", c.File, want)
 				}
 				got = append(got, fmt.Sprintf("%d: %s", c.Line, c.Text))
 			}
