@@ -15,16 +15,13 @@ import (
 	"io/fs"
 	"os"
 	"sort"
-	"strings"
 	"sync"
 	"time"
-
-	"github.com/go-git/go-git/v5/utils/diff"
-	"github.com/sergi/go-diff/diffmatchpatch"
 
 	"kpatch/diffstat"
 	"kpatch/hooks"
 	"kpatch/kernelsrc"
+	"kpatch/linediff"
 	"kpatch/maintainers"
 	"kpatch/spec"
 	"kpatch/templates/linux"
@@ -99,9 +96,10 @@ func (s *state) Get(path string) ([]byte, error) {
 
 func (s *state) Set(path string, c []byte) { s.files[path] = c }
 
-// BaseLine implements hooks.BaseLines: it maps a line of a file's current
-// content to the tree's by a line diff. Only error messages ask, so
-// nothing is kept.
+// BaseLine implements hooks.BaseLines: it maps a line (1-based) of a
+// file's current content to the tree's through git's edit script
+// (package linediff). Only error messages ask, so nothing is kept. A line
+// the series added has no base line.
 func (s *state) BaseLine(path string, line int) (int, bool) {
 	base, ok := s.base[path]
 	if !ok {
@@ -111,35 +109,17 @@ func (s *state) BaseLine(path string, line int) (int, bool) {
 	if bytes.Equal(base, cur) {
 		return line, true
 	}
-	b, c := 0, 0 // lines of base and cur passed
-	for _, d := range diff.Do(string(base), string(cur)) {
-		n := countLines(d.Text)
-		switch d.Type {
-		case diffmatchpatch.DiffEqual:
-			if line <= c+n {
-				return b + line - c, true
-			}
-			b, c = b+n, c+n
-		case diffmatchpatch.DiffDelete:
-			b += n
-		case diffmatchpatch.DiffInsert:
-			if line <= c+n {
-				return 0, false
-			}
-			c += n
+	shift := 0 // base line minus current line before the next change
+	for _, c := range linediff.Changes(base, cur) {
+		if line <= c.NewStart {
+			break
 		}
+		if line <= c.NewStart+c.NewLines {
+			return 0, false
+		}
+		shift = (c.OldStart + c.OldLines) - (c.NewStart + c.NewLines)
 	}
-	return 0, false
-}
-
-// countLines counts the lines of text, the last one perhaps without its
-// newline.
-func countLines(text string) int {
-	n := strings.Count(text, "\n")
-	if text != "" && !strings.HasSuffix(text, "\n") {
-		n++
-	}
-	return n
+	return line + shift, true
 }
 
 // LoadSpec loads the embedded series description, or the one in dir.
