@@ -424,3 +424,24 @@ func TestHeadersMatchGitFormatPatch(t *testing.T) {
 		}
 	}
 }
+
+// An address of the series description that is none is refused, naming
+// the field, and nothing is generated.
+func TestSpecBadAddress(t *testing.T) {
+	tree := debianTree(t)
+	for _, tc := range []struct{ field, bad string }{
+		{"To", "not an address"},
+		{"Cc", "Name <not an address>"},
+	} {
+		dir := filepath.Join(t.TempDir(), "spec")
+		if err := linux.Export(dir); err != nil {
+			t.Fatal(err)
+		}
+		editSpec(t, dir, "series", "\n"+tc.field+": ", "\n"+tc.field+": "+tc.bad+", ")
+		s, err := series.Generate(context.Background(), series.Options{Tree: tree, Base: "v6.12", SpecDir: dir})
+		want := "series description v11, " + tc.field + ": \"" + tc.bad + "\" is not a mail address"
+		if err == nil || !strings.Contains(err.Error(), want) || s != nil {
+			t.Errorf("%s %q: %v, want an error saying %s", tc.field, tc.bad, err, want)
+		}
+	}
+}

@@ -240,10 +240,14 @@ func (s *Series) recipients(m []byte) error {
 		return fmt.Errorf("MAINTAINERS of %s: %w", s.Tree.Base, err)
 	}
 	mf.IsDir = s.Tree.IsDir
-	for _, list := range [][]string{s.Revision.To, s.Revision.Cc} {
-		for _, a := range list {
+	for _, f := range []struct {
+		field string
+		list  []string
+	}{{"To", s.Revision.To}, {"Cc", s.Revision.Cc}} {
+		field := f.field
+		for _, a := range f.list {
 			if _, _, err := parseAddress(a); err != nil {
-				return fmt.Errorf("series description v%d: %w", s.Revision.Version, err)
+				return fmt.Errorf("series description v%d, %s: %w", s.Revision.Version, field, err)
 			}
 		}
 	}
