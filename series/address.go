@@ -28,6 +28,9 @@ func parseAddress(s string) (name, addr string, err error) {
 	s = strings.TrimSpace(unfold(s))
 	lt, gt := strings.LastIndexByte(s, '<'), strings.LastIndexByte(s, '>')
 	if lt < 0 || gt < lt || strings.TrimSpace(s[gt+1:]) != "" {
+		if simpleAddrSpec(s) {
+			return "", s, nil
+		}
 		a, err := mail.ParseAddress(s)
 		if err != nil {
 			return "", "", fmt.Errorf("%q is not a mail address (want \"Name <user@host>\" or user@host)", s)
@@ -35,8 +38,10 @@ func parseAddress(s string) (name, addr string, err error) {
 		return a.Name, a.Address, nil
 	}
 	addr = strings.TrimSpace(s[lt+1 : gt])
-	if a, err := mail.ParseAddress("<" + addr + ">"); err != nil || a.Address != addr {
-		return "", "", fmt.Errorf("%q is not a mail address: bad address %q", s, addr)
+	if !simpleAddrSpec(addr) {
+		if a, err := mail.ParseAddress("<" + addr + ">"); err != nil || a.Address != addr {
+			return "", "", fmt.Errorf("%q is not a mail address: bad address %q", s, addr)
+		}
 	}
 	name = strings.TrimSpace(s[:lt])
 	switch {
@@ -48,6 +53,30 @@ func parseAddress(s string) (name, addr string, err error) {
 		}
 	}
 	return name, addr, nil
+}
+
+// simpleAddrSpec reports whether a is an address of the common form
+// dot-atom@dot-atom, which RFC 5322 (and net/mail) accepts as it is: a
+// quick answer for the addresses of MAINTAINERS; others are left to
+// net/mail.
+func simpleAddrSpec(a string) bool {
+	at := strings.IndexByte(a, '@')
+	if at <= 0 || at == len(a)-1 {
+		return false
+	}
+	dotAtom := func(s string, atext string) bool {
+		if s[0] == '.' || s[len(s)-1] == '.' || strings.Contains(s, "..") {
+			return false
+		}
+		for i := 0; i < len(s); i++ {
+			c := s[i]
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || strings.IndexByte(atext, c) >= 0) {
+				return false
+			}
+		}
+		return true
+	}
+	return dotAtom(a[:at], "!#$%&'*+/=?^_`{|}~-") && dotAtom(a[at+1:], "-")
 }
 
 // isQuotedString reports whether n is one RFC 5322 quoted string.
@@ -84,8 +113,13 @@ func unquoteName(n string) string {
 // unfold undoes the folding of a header value: a line break before
 // whitespace goes.
 func unfold(s string) string {
-	return strings.NewReplacer("\r\n ", " ", "\r\n\t", "\t", "\n ", " ", "\n\t", "\t").Replace(s)
+	if strings.IndexByte(s, '\n') < 0 {
+		return s
+	}
+	return unfolder.Replace(s)
 }
+
+var unfolder = strings.NewReplacer("\r\n ", " ", "\r\n\t", "\t", "\n ", " ", "\n\t", "\t")
 
 // normalizeAddress rewrites one address as RFC 5322 wants it, as
 // formatAddress writes it but on one line: the form the recipient lists
@@ -144,6 +178,9 @@ func formatAddress(name, addr string, col int) string {
 // spaces, tabs) is kept as it is.
 func wrapName(text string, col int) string {
 	const width, indent2 = 78, 1
+	if col+len(text) <= width && strings.IndexByte(text, '\t') < 0 {
+		return text // fits: nothing to wrap
+	}
 	var b strings.Builder
 	w, bol, space := col, 0, 0 // space < 0: none since the line began
 	for t := 0; ; {

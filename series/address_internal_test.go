@@ -109,3 +109,29 @@ func TestAddressRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// simpleAddrSpec's quick yes is net/mail's yes, with the same address.
+func TestSimpleAddrSpec(t *testing.T) {
+	for _, a := range []string{"jemarch@gnu.org", "linux-kernel@vger.kernel.org", "a.b+c@x-y.example", "o'neil@example.org",
+		"a..b@x.org", ".a@x.org", "a@x..org", "a b@x.org", `"q"@x.org`, "a@[1.2.3.4]", "@x.org", "a@", "a@b@c", "ü@x.org", "a@x_y.org"} {
+		simple := simpleAddrSpec(a)
+		m, err := mail.ParseAddress("<" + a + ">")
+		if simple && (err != nil || m.Address != a) {
+			t.Errorf("%q: simple, but net/mail says %v %v", a, m, err)
+		}
+		if !simple && strings.Count(a, "@") == 1 && err == nil && !strings.ContainsAny(a, `"[ü_`) {
+			t.Errorf("%q: net/mail takes it, simpleAddrSpec does not", a)
+		}
+	}
+}
+
+// BenchmarkAddressHeader writes the To header of the cover letter of v11
+// as generated on 6.12 (the cost per message of writing recipients).
+func BenchmarkAddressHeader(b *testing.B) {
+	to := []string{"Josh Poimboeuf <jpoimboe@kernel.org>", "Steven Rostedt <rostedt@goodmis.org>", "Arnd Bergmann <arnd@arndb.de>",
+		"Ingo Molnar <mingo@redhat.com>", "Peter Zijlstra <peterz@infradead.org>", "x86@kernel.org", `"H. Peter Anvin" <hpa@zytor.com>`,
+		`"Liang, Kan" <kan.liang@linux.intel.com>`, "Jose E. Marchesi <jemarch@gnu.org>", "linux-kernel@vger.kernel.org"}
+	for i := 0; i < b.N; i++ {
+		addressHeader("To", to)
+	}
+}
