@@ -123,6 +123,9 @@ func TestMain(m *testing.M) {
 	if binDir != "" {
 		os.RemoveAll(binDir)
 	}
+	if kpatchPath != "" {
+		os.RemoveAll(filepath.Dir(kpatchPath))
+	}
 	os.Exit(code)
 }
 
@@ -435,10 +438,7 @@ func TestCommand(t *testing.T) {
 	}
 	prog := program(t, builds[0])
 	dir := t.TempDir()
-	kpatch := filepath.Join(dir, "kpatch")
-	if out, err := exec.Command("go", "build", "-o", kpatch, "kpatch/cmd/kpatch").CombinedOutput(); err != nil {
-		t.Fatalf("go build kpatch/cmd/kpatch: %v\n%s", err, out)
-	}
+	kpatch := kpatchBinary(t)
 	help, _ := exec.Command(kpatch, "unwind", "-h").CombinedOutput()
 	if !strings.Contains(string(help), "usage: kpatch unwind") {
 		t.Skip("cmd/kpatch does not dispatch \"kpatch unwind\" yet")
