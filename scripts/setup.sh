@@ -2,11 +2,13 @@
 # Installs what kpatch's tests and end-to-end run need on a bare Debian 12
 # machine: Debian's kernel sources (linux-source-6.12), the kernel build
 # tools, QEMU, gcc-multilib for -m32 test programs, gdb for the walker's
-# tests, perl for get_maintainer.pl, and the Go modules. Idempotent.
+# tests, perl for get_maintainer.pl, git-email (and libmailtools-perl, which
+# it needs but only recommends) for the test that hands the generated series
+# to git send-email --dry-run, and the Go modules. Idempotent.
 set -euo pipefail
 # Debian's Go images put Go in /usr/local/go; make sure it is found.
 command -v go >/dev/null || export PATH="$PATH:/usr/local/go/bin"
-pkgs=(git make gcc gcc-multilib flex bison bc libelf-dev libssl-dev cpio xz-utils perl gdb
+pkgs=(git git-email libmailtools-perl make gcc gcc-multilib flex bison bc libelf-dev libssl-dev cpio xz-utils perl gdb
       qemu-system-x86 linux-source-6.12)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -65,28 +65,55 @@ func (s *Series) subjectPrefix(n int) string {
 // foldHeader wraps a header at 78 columns the way git does for Subject.
 func foldHeader(name, value string) string { return wrap(value, name+": ", " ", 78) }
 
+// addressHeader writes a To or Cc header as git format-patch writes its
+// --to and --cc: every address on a line of its own, after "To: " or four
+// spaces, each written as RFC 5322 wants it (see formatAddress).
 func addressHeader(name string, addrs []string) string {
 	if len(addrs) == 0 {
 		return ""
 	}
-	return name + ": " + strings.Join(addrs, ",\n    ") + "\n"
+	out := make([]string, len(addrs))
+	for i, a := range addrs {
+		out[i] = headerAddress(a)
+	}
+	return name + ": " + strings.Join(out, ",\n    ") + "\n"
 }
 
-func (s *Series) header(sha string, n int, from string, date time.Time, subject string, to, cc []string) string {
+// fromHeader writes the From header as git format-patch does: the name
+// quoted or RFC 2047 encoded as needed.
+func fromHeader(from string) string {
+	name, addr, err := parseAddress(from)
+	if err != nil {
+		return "From: " + from + "\n"
+	}
+	return "From: " + formatAddress(name, addr, len("From: ")) + "\n"
+}
+
+// header writes the headers of message n as git format-patch does: the
+// From line, Message-Id (and threading), From, Date, Subject (prefix, then
+// the title, RFC 2047 encoded when not ASCII), the MIME headers when mime
+// is set (git sets them when a commit message is not ASCII), then To and
+// Cc.
+func (s *Series) header(sha string, n int, from string, date time.Time, prefix, title string, to, cc []string, mime bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "From %s Mon Sep 17 00:00:00 2001\n", sha)
 	fmt.Fprintf(&b, "Message-Id: %s\n", s.messageID(n))
 	if n > 0 {
 		fmt.Fprintf(&b, "In-Reply-To: %s\nReferences: %s\n", s.messageID(0), s.messageID(0))
 	}
-	fmt.Fprintf(&b, "From: %s\n", from)
+	b.WriteString(fromHeader(from))
 	fmt.Fprintf(&b, "Date: %s\n", date.Format("Mon, 2 Jan 2006 15:04:05 -0700"))
-	b.WriteString(foldHeader("Subject", subject))
-	b.WriteString(addressHeader("To", to))
-	b.WriteString(addressHeader("Cc", cc))
-	if !isASCII(subject) || !isASCII(from) {
+	if needsRFC2047(title) {
+		start := "Subject: " + prefix + " "
+		b.WriteString(start + rfc2047(title, len(start), false) + "\n")
+	} else {
+		b.WriteString(foldHeader("Subject", prefix+" "+title))
+	}
+	if mime {
 		b.WriteString("MIME-Version: 1.0\nContent-Type: text/plain; charset=UTF-8\nContent-Transfer-Encoding: 8bit\n")
 	}
+	b.WriteString(addressHeader("To", to))
+	b.WriteString(addressHeader("Cc", cc))
 	b.WriteString("\n")
 	return b.String()
 }
@@ -103,7 +130,7 @@ func isASCII(s string) bool {
 // PatchMessage renders patch p as git format-patch writes it.
 func (s *Series) PatchMessage(p *Patch) Message {
 	var b strings.Builder
-	b.WriteString(s.header(p.Commit, p.Number, p.Author, p.Date, s.subjectPrefix(p.Number)+" "+p.Subject, p.To, p.Cc))
+	b.WriteString(s.header(p.Commit, p.Number, p.Author, p.Date, s.subjectPrefix(p.Number), p.Subject, p.To, p.Cc, !isASCII(p.Subject+p.Log)))
 	b.WriteString(p.Log)
 	b.WriteString("---\n")
 	if p.Changelog != "" {
@@ -159,7 +186,12 @@ func (s *Series) CoverMessage() Message {
 	if n := len(s.Patches); n > 0 {
 		tip = s.Patches[n-1].Commit
 	}
-	b.WriteString(s.header(tip, 0, r.From, r.Date, s.subjectPrefix(0)+" "+r.Subject, s.To, s.Cc))
+	// git marks the cover letter 8-bit when any commit is not ASCII.
+	mime := !isASCII(r.From + r.Subject + r.Cover)
+	for _, p := range s.Patches {
+		mime = mime || !isASCII(p.Author+p.Subject+p.Log)
+	}
+	b.WriteString(s.header(tip, 0, r.From, r.Date, s.subjectPrefix(0), r.Subject, s.To, s.Cc, mime))
 	b.WriteString(strings.TrimRight(r.Cover, "\n") + "\n\n")
 	b.WriteString(s.Shortlog())
 	b.WriteString("\n")

@@ -15,6 +15,7 @@ import (
 	"io/fs"
 	"os"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -291,6 +292,17 @@ func (s *Series) recipients(m []byte) error {
 		return fmt.Errorf("MAINTAINERS of %s: %w", s.Tree.Base, err)
 	}
 	mf.IsDir = s.Tree.IsDir
+	for _, f := range []struct {
+		field string
+		list  []string
+	}{{"To", s.Revision.To}, {"Cc", s.Revision.Cc}} {
+		field := f.field
+		for _, a := range f.list {
+			if _, _, err := parseAddress(a); err != nil {
+				return fmt.Errorf("series description v%d, %s: %w", s.Revision.Version, field, err)
+			}
+		}
+	}
 	// Match each path once; patches share paths.
 	sections := map[string][]*maintainers.Section{}
 	var all [][]*maintainers.Section
@@ -314,10 +326,12 @@ func (s *Series) recipients(m []byte) error {
 	return nil
 }
 
+// merge returns the addresses of a followed by those of b that a does not
+// have, every one written as RFC 5322 wants it (normalizeAddress).
 func merge(a, b []string) []string {
-	out := append([]string{}, a...)
-	for _, x := range b {
-		if !contains(out, x) {
+	var out []string
+	for _, x := range append(append([]string{}, a...), b...) {
+		if x = normalizeAddress(x); !contains(out, x) {
 			out = append(out, x)
 		}
 	}
@@ -344,13 +358,14 @@ func contains(list []string, x string) bool {
 	return false
 }
 
+// addrOf returns the address of a recipient without its display name, in
+// lower case: two recipients with the same address are one, whatever
+// their names.
 func addrOf(s string) string {
-	if i := bytes.LastIndexByte([]byte(s), '<'); i >= 0 {
-		if j := bytes.LastIndexByte([]byte(s), '>'); j > i {
-			return s[i+1 : j]
-		}
+	if _, addr, err := parseAddress(s); err == nil {
+		return strings.ToLower(addr)
 	}
-	return s
+	return strings.ToLower(strings.TrimSpace(s))
 }
 
 // FinalFiles returns the content after the last patch of every file the

@@ -147,12 +147,37 @@ func parseHeader(sc *bufio.Scanner, src string, line *int, set func(k, v string)
 	return nil
 }
 
+// splitList splits a To or Cc value at the commas between addresses, not
+// at those inside a quoted display name ("Liang, Kan" <...>), a comment or
+// angle brackets.
 func splitList(v string) []string {
 	var out []string
-	for _, a := range strings.Split(v, ",") {
-		if a = strings.TrimSpace(a); a != "" {
+	quoted, depth, start := false, 0, 0
+	for i := 0; i <= len(v); i++ {
+		if i < len(v) {
+			switch c := v[i]; {
+			case c == '\\' && quoted && i+1 < len(v):
+				i++
+				continue
+			case c == '"':
+				quoted = !quoted
+				continue
+			case quoted:
+				continue
+			case c == '<' || c == '(':
+				depth++
+				continue
+			case c == '>' || c == ')':
+				depth--
+				continue
+			case c != ',' || depth > 0:
+				continue
+			}
+		}
+		if a := strings.TrimSpace(v[start:min(i, len(v))]); a != "" {
 			out = append(out, a)
 		}
+		start = i + 1
 	}
 	return out
 }

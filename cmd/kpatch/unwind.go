@@ -36,7 +36,7 @@ func cmdUnwind(args []string, stdout, stderr io.Writer) error {
 	corePath := fs.String("core", "", "walk the ELF core dump `FILE`: registers from NT_PRSTATUS, memory from PT_LOAD\nsegments and, where they hold no bytes, from the files NT_FILE maps")
 	snapPath := fs.String("snapshot", "", "walk the stack snapshot in `FILE` (\"-\" for standard input)")
 	index := fs.Int("index", 0, "walk snapshot number `N` (from 0) of a --snapshot file holding several")
-	exe := fs.String("exe", "", "read function symbols from the executable `ELF`; a core places it at its AT_ENTRY,\na snapshot by its map: line or --exe-bias")
+	exe := fs.String("exe", "", "read function symbols from the executable `ELF`; a core places it at its AT_ENTRY,\nafter checking that it is the core's program (build id, else entry point and mappings),\na snapshot by its map: line or --exe-bias")
 	exeBias := fs.String("exe-bias", "", "load bias `ADDR` of --exe for a snapshot without a map: line for it (default 0)")
 	root := fs.String("root", "", "open the files a core or snapshot maps under `DIR` instead of /, for symbols and\nfor memory a core does not hold")
 	thread := fs.Int("thread", 0, "walk the core's thread `TID` (default: the first NT_PRSTATUS, the thread that dumped)")
@@ -46,7 +46,7 @@ func cmdUnwind(args []string, stdout, stderr io.Writer) error {
 	ssBase := fs.String("ss-base", "", "stack segment base `ADDR` of a compat task (default: the snapshot's, 0 for a core)")
 	jsonOut := fs.Bool("json", false, "print the walk as JSON (addresses as \"0x...\" strings)")
 	check := fs.Bool("check", false, "fail unless the snapshot's kernel trace equals the walker's")
-	writeSnap := fs.String("write-snapshot", "", "also write the core thread's registers and stack to `FILE` as a snapshot")
+	writeSnap := fs.String("write-snapshot", "", "also write the core thread's registers and stack to `FILE` as a snapshot (atomically;\nnever over an input)")
 	stackBytes := fs.Int("stack-bytes", 0, "with --write-snapshot, capture at most `N` bytes of stack (default: up to the\nend of the stack's segment)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), unwindUsage)
@@ -141,12 +141,30 @@ func cmdUnwind(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		mem = c
+		if *exe != "" {
+			var unsure *core.ExeUnverifiedError
+			if err := c.CheckExe(*exe); errors.As(err, &unsure) {
+				warn(err)
+			} else if err != nil {
+				return fmt.Errorf("--exe: %w", err)
+			}
+		}
 		var errs []error
 		tab, errs = c.Symbols(*exe)
 		for _, err := range errs {
 			warn(err)
 		}
 		if *writeSnap != "" {
+			inputs := []string{*corePath}
+			if *exe != "" {
+				inputs = append(inputs, *exe)
+			}
+			for _, m := range c.Mappings {
+				inputs = append(inputs, filepath.Join(*root, m.Path))
+			}
+			if err := notAnInput(*writeSnap, inputs); err != nil {
+				return fmt.Errorf("--write-snapshot: %w", err)
+			}
 			snap, err := c.Snapshot(t, *stackBytes)
 			if err != nil {
 				return fmt.Errorf("--write-snapshot: %w", err)
@@ -270,14 +288,58 @@ func snapshotExeBias(exe, flagBias string, maps []unwind.Mapping, root string) (
 	return 0, nil
 }
 
+// notAnInput refuses an output path that is one of the inputs (the same
+// file, also through symbolic or hard links).
+func notAnInput(out string, inputs []string) error {
+	oi, err := os.Stat(out)
+	if err != nil {
+		return nil // not there yet (or unreadable: creating it will say)
+	}
+	for _, in := range inputs {
+		if ii, err := os.Stat(in); err == nil && os.SameFile(oi, ii) {
+			if in == out {
+				return fmt.Errorf("%s is an input of this run: refusing to write over it; choose another file", out)
+			}
+			return fmt.Errorf("%s is the same file as the input %s: refusing to write over it; choose another file", out, in)
+		}
+	}
+	return nil
+}
+
+// writeSnapshotFile writes the snapshot to path atomically: into a
+// temporary file beside it (beside the file a symbolic link points to),
+// renamed over it once complete.
 func writeSnapshotFile(path string, s *unwind.Snapshot) error {
-	f, err := os.Create(path)
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	mode := os.FileMode(0o644)
+	if fi, err := os.Stat(path); err == nil {
+		if !fi.Mode().IsRegular() {
+			return fmt.Errorf("--write-snapshot: %s is not a regular file", path)
+		}
+		mode = fi.Mode().Perm()
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
 		return fmt.Errorf("--write-snapshot: %w", err)
 	}
-	if _, err := s.WriteTo(f); err != nil {
-		f.Close()
+	_, err = s.WriteTo(tmp)
+	if err == nil {
+		err = tmp.Chmod(mode)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
 		return fmt.Errorf("--write-snapshot: %w", err)
 	}
-	return f.Close()
+	return nil
 }

@@ -5,7 +5,10 @@
 // the PT_LOAD segments. Memory a segment does not hold in the core (a
 // file-backed mapping the kernel did not dump: FileSiz is smaller than
 // MemSiz) is read from the mapped file when NT_FILE names it and the file
-// can be opened.
+// can be opened. A core cut short is refused when it is opened, with a
+// *TruncatedError naming the segment (or header) that is cut and where.
+// CheckExe tells whether an executable is the core's program before its
+// symbols are used.
 //
 // A *File is an unwind.Memory, so it can be walked directly:
 //
@@ -37,6 +40,7 @@ const (
 
 // Auxiliary vector tags used here.
 const (
+	AtPhdr        = 3  // AT_PHDR: the program headers of the program in memory
 	AtEntry       = 9  // AT_ENTRY: the program's entry point
 	AtSysinfoEHdr = 33 // AT_SYSINFO_EHDR: the vDSO's ELF header
 )
@@ -122,6 +126,11 @@ func New(r io.ReaderAt) (*File, error) {
 	var magic [4]byte
 	if _, err := r.ReadAt(magic[:], 0); err != nil || string(magic[:]) != elf.ELFMAG {
 		return nil, &FormatError{Off: 0, Msg: "not an ELF file: give a core dump (from gdb's gcore or a crash)"}
+	}
+	if size, ok := readerSize(r); ok {
+		if err := checkSize(r, size); err != nil {
+			return nil, err
+		}
 	}
 	ef, err := elf.NewFile(r)
 	if err != nil {
@@ -409,6 +418,24 @@ func (c *File) mappedFile(path string) *os.File {
 	}
 	c.files[path] = f
 	return f
+}
+
+// readDumped reads len(p) bytes at addr from the bytes the core holds
+// (not from mapped files) and reports whether they were all there.
+func (c *File) readDumped(p []byte, addr uint64) bool {
+	for len(p) > 0 {
+		i := sort.Search(len(c.loads), func(i int) bool { return c.loads[i].vaddr+c.loads[i].memsz > addr })
+		if i == len(c.loads) || c.loads[i].vaddr > addr || addr-c.loads[i].vaddr >= c.loads[i].filesz {
+			return false
+		}
+		l := c.loads[i]
+		n := min(uint64(len(p)), l.filesz-(addr-l.vaddr))
+		if got, _ := c.r.ReadAt(p[:n], int64(l.off+addr-l.vaddr)); uint64(got) != n {
+			return false
+		}
+		p, addr = p[n:], addr+n
+	}
+	return true
 }
 
 // SegmentAt returns the bounds of the PT_LOAD segment holding addr.

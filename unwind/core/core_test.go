@@ -2,8 +2,10 @@ package core_test
 
 import (
 	"bytes"
+	"debug/elf"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -381,13 +383,93 @@ func TestCoreFormatErrors(t *testing.T) {
 	if _, err := core.Open(filepath.Join(t.TempDir(), "absent")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("Open of a missing file: %v", err)
 	}
-	// A core cut short: the segment's bytes are not all there.
+	// A core cut short, read through a reader that cannot tell its size:
+	// the bytes that are not there are a fault naming the truncation.
 	cut := fakeCore{notes: []fakeNote{good}, loads: []fakeLoad{{vaddr: 0x1000, data: make([]byte, 64)}}}.bytes()
-	c, err := core.New(bytes.NewReader(cut[:len(cut)-32]))
+	c, err := core.New(sizeless{bytes.NewReader(cut[:len(cut)-32])})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := c.ReadAt(make([]byte, 8), 0x1030); err == nil || !strings.Contains(err.Error(), "truncated") {
 		t.Errorf("read past the end of a cut core: %v", err)
+	}
+}
+
+// sizeless hides the Size method of a reader.
+type sizeless struct{ r *bytes.Reader }
+
+func (s sizeless) ReadAt(p []byte, off int64) (int, error) { return s.r.ReadAt(p, off) }
+
+// A core cut short is refused when it is opened, naming the part that is
+// cut and where: the segment by program header index, type and address.
+func TestCoreTruncated(t *testing.T) {
+	for _, is32 := range []bool{false, true} {
+		eh, ph := int64(64), int64(56)
+		if is32 {
+			eh, ph = 52, 32
+		}
+		fc := fakeCore{is32: is32,
+			notes: []fakeNote{prstatus(is32, 1, 0, 0, 0, 0, 0x33, 0x2b)},
+			loads: []fakeLoad{
+				{vaddr: 0x1000, data: make([]byte, 0x100)},
+				{vaddr: 0x5000, data: nil, memsz: 0x1000}, // no file bytes: never cut
+				{vaddr: 0x9000, data: make([]byte, 0x200)},
+			},
+		}
+		full := fc.bytes()
+		size := int64(len(full))
+		notes := eh + 4*ph // where the notes start
+		notesEnd := size - 0x300
+		// The same core with a section header table of 3 entries at its end.
+		withSH := append(append([]byte(nil), full...), make([]byte, 3*64)...)
+		if is32 {
+			withSH = append(append([]byte(nil), full...), make([]byte, 3*40)...)
+			le.PutUint32(withSH[32:], uint32(size))
+			le.PutUint16(withSH[46:], 40)
+			le.PutUint16(withSH[48:], 3)
+		} else {
+			le.PutUint64(withSH[40:], uint64(size))
+			le.PutUint16(withSH[58:], 64)
+			le.PutUint16(withSH[60:], 3)
+		}
+		tests := []struct {
+			name string
+			data []byte
+			want core.TruncatedError
+			msg  string
+		}{
+			{"in the identity", full[:10], core.TruncatedError{Part: "the ELF header", End: 16, Size: 10}, "the ELF header needs file bytes 0x0-0x10, but the file has 0xa (10 bytes)"},
+			{"in the ELF header", full[:eh-4], core.TruncatedError{Part: "the ELF header", End: eh, Size: eh - 4}, "the ELF header"},
+			{"in the program headers", full[:eh+ph+3], core.TruncatedError{Part: "the program header table", Off: eh, End: eh + 4*ph, Size: eh + ph + 3}, "the program header table"},
+			{"in the notes", full[:notes+8], core.TruncatedError{Part: "segment", Index: 0, Type: elf.PT_NOTE, Off: notes, End: notesEnd, Size: notes + 8, Later: 2}, "segment 0 (PT_NOTE) needs"},
+			{"in the first load", full[:notesEnd+0x80], core.TruncatedError{Part: "segment", Index: 1, Type: elf.PT_LOAD, Vaddr: 0x1000, Off: notesEnd, End: notesEnd + 0x100, Size: notesEnd + 0x80, Later: 1}, "segment 1 (PT_LOAD at vaddr 0x1000) needs"},
+			{"in the last load", full[:size-1], core.TruncatedError{Part: "segment", Index: 3, Type: elf.PT_LOAD, Vaddr: 0x9000, Off: size - 0x200, End: size, Size: size - 1}, "segment 3 (PT_LOAD at vaddr 0x9000)"},
+			{"in the section headers", withSH[:len(withSH)-5], core.TruncatedError{Part: "the section header table", Off: size, End: int64(len(withSH)), Size: int64(len(withSH)) - 5}, "the section header table"},
+		}
+		for _, tc := range tests {
+			t.Run(fmt.Sprintf("%v/%s", map[bool]string{false: "64", true: "32"}[is32], tc.name), func(t *testing.T) {
+				_, err := core.New(bytes.NewReader(tc.data))
+				var te *core.TruncatedError
+				if !errors.As(err, &te) {
+					t.Fatalf("%v, want a *TruncatedError", err)
+				}
+				if *te != tc.want {
+					t.Errorf("%+v\nwant %+v", *te, tc.want)
+				}
+				msg := err.Error()
+				if !strings.Contains(msg, tc.msg) || !strings.HasPrefix(msg, "core truncated: ") || !strings.HasSuffix(msg, "dump the process again") || strings.Contains(msg, "\n") {
+					t.Errorf("message %q, want one line saying %q", msg, tc.msg)
+				}
+				if tc.want.Later > 0 && !strings.Contains(msg, fmt.Sprintf("and %d later segments are cut off too", tc.want.Later)) {
+					t.Errorf("message %q does not count the later segments", msg)
+				}
+			})
+		}
+		// The whole file, and the one with its section headers, open.
+		for _, data := range [][]byte{full, withSH} {
+			if _, err := core.New(bytes.NewReader(data)); err != nil {
+				t.Errorf("complete core: %v", err)
+			}
+		}
 	}
 }

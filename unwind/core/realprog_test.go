@@ -31,12 +31,13 @@ import (
 type build struct {
 	name  string
 	flags []string
+	src   string // default: chain.c
 }
 
 var builds = []build{
-	{"64", []string{"-static"}},
-	{"32", []string{"-m32", "-static"}},
-	{"pie64", []string{"-fPIE", "-pie"}},
+	{"64", []string{"-static"}, ""},
+	{"32", []string{"-m32", "-static"}, ""},
+	{"pie64", []string{"-fPIE", "-pie"}, ""},
 }
 
 type progCase struct {
@@ -99,7 +100,11 @@ func program(t *testing.T, b build) string {
 		binDir = d
 	}
 	out := filepath.Join(binDir, "chain"+b.name)
-	args := append([]string{"-O0", "-g", "-fno-omit-frame-pointer", "-Wall", "-o", out, "../testdata/chain.c"}, b.flags...)
+	src := b.src
+	if src == "" {
+		src = "chain.c"
+	}
+	args := append([]string{"-O0", "-g", "-fno-omit-frame-pointer", "-Wall", "-o", out, "../testdata/" + src}, b.flags...)
 	if msg, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
 		reason := fmt.Sprintf("gcc %s: %v: %s", strings.Join(b.flags, " "), err, bytes.TrimSpace(msg))
 		if b.name == "32" {
@@ -117,6 +122,9 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	if binDir != "" {
 		os.RemoveAll(binDir)
+	}
+	if kpatchPath != "" {
+		os.RemoveAll(filepath.Dir(kpatchPath))
 	}
 	os.Exit(code)
 }
@@ -159,12 +167,23 @@ func gcore(t *testing.T, prog string, args []string) string {
 // kernel dumps core into a temporary directory.
 func kernelCore(t *testing.T, prog string, args []string) string {
 	t.Helper()
+	return kernelCoreFiltered(t, prog, args, "")
+}
+
+// kernelCoreFiltered is kernelCore with /proc/self/coredump_filter set to
+// filter first (unless empty).
+func kernelCoreFiltered(t *testing.T, prog string, args []string, filter string) string {
+	t.Helper()
 	pattern, _ := os.ReadFile("/proc/sys/kernel/core_pattern")
 	if p := strings.TrimSpace(string(pattern)); p == "" || strings.HasPrefix(p, "|") || strings.Contains(p, "/") {
 		t.Skipf("core_pattern %q does not write cores into the working directory", p)
 	}
 	dir := t.TempDir()
-	cmd := exec.Command("sh", "-c", `ulimit -c unlimited && exec "$@"`, "sh", prog)
+	script := `ulimit -c unlimited && exec "$@"`
+	if filter != "" {
+		script = `ulimit -c unlimited && echo ` + filter + ` > /proc/self/coredump_filter && exec "$@"`
+	}
+	cmd := exec.Command("sh", "-c", script, "sh", prog)
 	cmd.Args = append(cmd.Args, args...)
 	cmd.Args = append(cmd.Args, "crash")
 	cmd.Dir = dir
@@ -419,10 +438,7 @@ func TestCommand(t *testing.T) {
 	}
 	prog := program(t, builds[0])
 	dir := t.TempDir()
-	kpatch := filepath.Join(dir, "kpatch")
-	if out, err := exec.Command("go", "build", "-o", kpatch, "kpatch/cmd/kpatch").CombinedOutput(); err != nil {
-		t.Fatalf("go build kpatch/cmd/kpatch: %v\n%s", err, out)
-	}
+	kpatch := kpatchBinary(t)
 	help, _ := exec.Command(kpatch, "unwind", "-h").CombinedOutput()
 	if !strings.Contains(string(help), "usage: kpatch unwind") {
 		t.Skip("cmd/kpatch does not dispatch \"kpatch unwind\" yet")
