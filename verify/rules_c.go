@@ -1,0 +1,3 @@
+package verify
+
+var cRules = []Rule{}
