@@ -99,3 +99,21 @@ func TestV11MessagePoints(t *testing.T) {
 		}
 	}
 }
+
+// Ingo Molnar's three points on patches 13 and 14.
+var ingoPoints = []reviewPoint{
+	{"HEADER_GUARD", 14, "#ifndef _ASM_UNWIND_USER_TYPES_H", "arch/x86/include/asm/unwind_user_types.h"},
+	{"X86_PREFIX", 13, "unsigned long segment_base_address(unsigned int segment)", "arch/x86/kernel/ptrace.c"},
+	{"MOVE_CHANGES_BODY", 13, "lockdep_assert_irqs_disabled();", "arch/x86/kernel/ptrace.c"},
+}
+
+func TestV11IngoPoints(t *testing.T) {
+	inputs := map[string]func(testing.TB) *Series{"generated": v11Generated, "seed": seed}
+	for in, load := range inputs {
+		s := load(t)
+		fs := Run(s, Options{})
+		for _, p := range ingoPoints {
+			t.Run(in+"/"+p.id, func(t *testing.T) { checkPoints(t, s, fs, []reviewPoint{p}) })
+		}
+	}
+}

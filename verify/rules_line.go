@@ -83,28 +83,22 @@ func checkSPDX(c *checker) {
 				want = 1
 			}
 			if want >= len(f.Added) || !strings.Contains(f.Added[want].Text, "SPDX-License-Identifier:") {
-				c.report(p, f.Path, want+1, "no SPDX-License-Identifier on line %d of a new file: start it with e.g. \"%s SPDX-License-Identifier: GPL-2.0 %s\"",
-					want+1, commentOpen(f.Path), commentClose(f.Path))
+				c.report(p, f.Path, want+1, "no SPDX-License-Identifier on line %d of a new file: start it with e.g. \"%s\"",
+					want+1, spdxExample(f.Path))
 			}
 		}
 	}
 }
 
-func commentOpen(path string) string {
+// spdxExample returns the SPDX line a new file of that kind starts with.
+func spdxExample(path string) string {
 	switch {
 	case strings.HasSuffix(path, ".h"):
-		return "/*"
+		return "/* SPDX-License-Identifier: GPL-2.0 */"
 	case strings.HasSuffix(path, ".c"):
-		return "//"
+		return "// SPDX-License-Identifier: GPL-2.0"
 	}
-	return "#"
-}
-
-func commentClose(path string) string {
-	if strings.HasSuffix(path, ".h") {
-		return "*/"
-	}
-	return ""
+	return "# SPDX-License-Identifier: GPL-2.0"
 }
 
 func checkMakefileSpace(c *checker) {

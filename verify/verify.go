@@ -86,7 +86,11 @@ func Run(s *Series, opt Options) []Finding {
 		if ignore[r.ID] {
 			continue
 		}
+		if r.check == nil {
+			continue // reported by another rule's check
+		}
 		c.rule = r
+		c.ignore = ignore
 		r.check(c)
 	}
 	return Sorted(c.out)
@@ -120,13 +124,17 @@ func Sorted(fs []Finding) []Finding {
 
 // checker collects the findings of the rule that runs.
 type checker struct {
-	s    *Series
-	rule Rule
-	out  []Finding
+	s      *Series
+	rule   Rule
+	ignore map[string]bool
+	out    []Finding
 }
 
 // report adds a finding of the running rule.
 func (c *checker) report(p *Patch, file string, line int, format string, args ...any) {
+	if c.ignore[c.rule.ID] {
+		return
+	}
 	f := Finding{ID: c.rule.ID, Severity: c.rule.Severity, File: file, Line: line,
 		Message: fmt.Sprintf(format, args...), Why: c.rule.Why, Source: "verify"}
 	if p != nil {

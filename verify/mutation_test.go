@@ -1,0 +1,60 @@
+package verify
+
+import (
+	"strings"
+	"sync"
+	"testing"
+)
+
+// mutation breaks one invariant in a copy of the corrected v11 and says
+// where verify must report it.
+type mutation struct {
+	name  string
+	edits []edit
+	want  reviewPoint
+}
+
+var mutations = []mutation{
+	{"guard outside the namespace", []edit{{"files/include/linux/unwind_user.h.tmpl",
+		"#ifndef _LINUX_UNWIND_USER_H\n#define _LINUX_UNWIND_USER_H", "#ifndef _UNWIND_USER_H\n#define _UNWIND_USER_H"}},
+		reviewPoint{"HEADER_GUARD", 1, "#ifndef _UNWIND_USER_H", "include/linux/unwind_user.h"}},
+	{"guard not defined", []edit{{"files/include/asm-generic/unwind_user_types.h.tmpl",
+		"#define _ASM_GENERIC_UNWIND_USER_TYPES_H", "#define _ASM_GENERIC_UNWIND_USER_TYPE_H"}},
+		reviewPoint{"HEADER_GUARD", 3, "#ifndef _ASM_GENERIC_UNWIND_USER_TYPES_H", "include/asm-generic/unwind_user_types.h"}},
+	{"global x86 helper without x86_", []edit{
+		{"v11/13-x86-segment-base.patch", "arch/x86/kernel/ptrace.c get_flags x86_get_segment_base", "arch/x86/kernel/ptrace.c get_flags segment_base"},
+		{"v11/13-x86-segment-base.patch", "rename-calls get_segment_base x86_get_segment_base", "rename-calls get_segment_base segment_base"},
+		{"v11/13-x86-segment-base.patch", "+unsigned long x86_get_segment_base(unsigned int segment);", "+unsigned long segment_base(unsigned int segment);"},
+		{"v11/14-x86-segment-base-lockdep.patch", "statement-before x86_get_segment_base", "statement-before segment_base"},
+		{"files/arch/x86/include/asm/unwind_user.h.tmpl", "cs_base = x86_get_segment_base(regs->cs);", "cs_base = segment_base(regs->cs);"},
+		{"files/arch/x86/include/asm/unwind_user.h.tmpl", "ss_base = x86_get_segment_base(regs->ss);", "ss_base = segment_base(regs->ss);"},
+	}, reviewPoint{"X86_PREFIX", 13, "unsigned long segment_base(unsigned int segment)", "arch/x86/kernel/ptrace.c"}},
+	{"move that changes the body", []edit{{"v11/13-x86-segment-base.patch",
+		"@ arch/x86/include/asm/ptrace.h:", "@ arch/x86/kernel/ptrace.c: statement-before x86_get_segment_base \"return get_desc_base(desc);\"\n+\tWARN_ON_ONCE(!desc);\n+\n@ arch/x86/include/asm/ptrace.h:"}},
+		reviewPoint{"MOVE_CHANGES_BODY", 13, "WARN_ON_ONCE(!desc);", "arch/x86/kernel/ptrace.c"}},
+}
+
+var (
+	fixedOnce sync.Once
+	fixed     []Finding
+	fixedS    *Series
+)
+
+// TestMutations: each mutation of the corrected series is reported under
+// its ID at the right patch and line, and the corrected series itself has
+// no finding under that ID.
+func TestMutations(t *testing.T) {
+	fixedOnce.Do(func() {
+		fixedS = generate(t, specCopy(t, true))
+		fixed = Run(fixedS, Options{})
+	})
+	for _, m := range mutations {
+		t.Run(strings.ReplaceAll(m.name, " ", "_"), func(t *testing.T) {
+			if got := only(fixed, m.want.id); len(got) != 0 {
+				t.Errorf("the corrected series has %s: %s", m.want.id, describe(fixedS, got))
+			}
+			s := generate(t, specCopy(t, true, m.edits...))
+			checkPoints(t, s, Run(s, Options{}), []reviewPoint{m.want})
+		})
+	}
+}
