@@ -26,6 +26,7 @@ type Series struct {
 	Sender  string          // who posts the series ("Name <addr>" or a name)
 	Patches []*Patch        // in order
 	Tree    *kernelsrc.Tree // the base tree, nil when none was given
+	created map[string]bool // the files the series creates
 
 }
 
@@ -418,4 +419,16 @@ func (p *Patch) line(text string) int {
 		return 0
 	}
 	return p.MailLine + strings.Count(p.Mail[:i], "\n")
+}
+
+// index records which files the series creates.
+func (s *Series) index() {
+	s.created = map[string]bool{}
+	for _, p := range s.Patches {
+		for _, f := range p.Files {
+			if f.Created {
+				s.created[f.Path] = true
+			}
+		}
+	}
 }

@@ -66,6 +66,7 @@ func Rules() []Rule {
 	out := append([]Rule{}, messageRules...)
 	out = append(out, lineRules...)
 	out = append(out, cRules...)
+	out = append(out, ccRules...)
 	return out
 }
 
@@ -81,7 +82,8 @@ func Run(s *Series, opt Options) []Finding {
 	for _, id := range opt.Ignore {
 		ignore[strings.ToUpper(strings.TrimSpace(id))] = true
 	}
-	c := &checker{s: s}
+	s.index()
+	c := &checker{s: s, seen: map[string]bool{}}
 	for _, r := range Rules() {
 		if ignore[r.ID] {
 			continue
@@ -128,6 +130,18 @@ type checker struct {
 	rule   Rule
 	ignore map[string]bool
 	out    []Finding
+	seen   map[string]bool // what once has let through
+}
+
+// once reports whether key (within the running rule) is new: a problem that
+// stays over several patches is reported at the first.
+func (c *checker) once(key string) bool {
+	key = c.rule.ID + " " + key
+	if c.seen[key] {
+		return false
+	}
+	c.seen[key] = true
+	return true
 }
 
 // report adds a finding of the running rule.
