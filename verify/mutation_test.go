@@ -47,6 +47,8 @@ var mutations = []mutation{
 	{"frame layout", []edit{{"files/arch/x86/include/asm/unwind_user.h.tmpl",
 		".ra_off\t\t= (s32)sizeof(long) * -1,", ".ra_off\t\t= (s32)sizeof(long) * -2,"}},
 		[]reviewPoint{{"FRAME_LAYOUT", 12, "#define ARCH_INIT_USER_FP_FRAME", "arch/x86/include/asm/unwind_user.h"}, {"FRAME_LAYOUT", 12, "#define ARCH_INIT_USER_FP_FRAME", "arch/x86/include/asm/unwind_user.h"}}},
+	{"Kconfig select of an unknown symbol", []edit{{"v11/12-x86-fp.patch", "+\tselect HAVE_UNWIND_USER_FP", "+\tselect HAVE_UNWIND_USER_FRAME_POINTER"}},
+		[]reviewPoint{{"KCONFIG_SYMBOL", 12, "select HAVE_UNWIND_USER_FRAME_POINTER", "arch/x86/Kconfig"}}},
 }
 
 var (

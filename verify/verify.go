@@ -67,6 +67,7 @@ func Rules() []Rule {
 	out = append(out, lineRules...)
 	out = append(out, cRules...)
 	out = append(out, ccRules...)
+	out = append(out, kconfigRules...)
 	return out
 }
 
