@@ -35,7 +35,8 @@ files are applied to. Exit status 1 when there are errors.`, stderr)
 	specDir := fs.String("spec", "", "series description directory (an edited copy of templates/linux)")
 	plain := fs.Bool("plain", false, "read --tree as a plain directory even if it is a git repository")
 	jsonOut := fs.Bool("json", false, "print the report as JSON")
-	ignore := fs.String("ignore", "", "comma-separated rule IDs to leave out")
+	ignore := fs.String("ignore", "", "comma-separated rule IDs (verify's or checkpatch's types) to leave out")
+	checkpatch := fs.Bool("checkpatch", false, "also run the tree's scripts/checkpatch.pl on every patch and merge its findings")
 	if err := fs.Parse(args); err != nil {
 		return parseFlags(fs, args)
 	}
@@ -89,7 +90,15 @@ files are applied to. Exit status 1 when there are errors.`, stderr)
 			ids = append(ids, id)
 		}
 	}
-	findings := verify.Run(s, verify.Options{Ignore: ids})
+	opt := verify.Options{Ignore: ids}
+	findings := verify.Run(s, opt)
+	if *checkpatch {
+		fmt.Fprintf(stderr, "kpatch verify: running scripts/checkpatch.pl of %s on %d patches\n", s.Tree.Base, len(s.Patches))
+		var err error
+		if findings, err = verify.Checkpatch(ctx, s, findings, opt); err != nil {
+			return err
+		}
+	}
 	rep := verify.NewReport(s, findings)
 	var err error
 	if *jsonOut {
