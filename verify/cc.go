@@ -105,8 +105,9 @@ struct callback_head { struct callback_head *next; void (*func)(struct callback_
 // wrappers do), include/linux/sizes.h from the tree, and every other
 // header empty.
 type cfs struct {
-	s *Series
-	n int
+	s      *Series
+	n      int
+	noArch bool // serve the architecture's headers empty: the generic defaults
 }
 
 func (f cfs) Open(name string) (fs.File, error) {
@@ -119,6 +120,9 @@ func (f cfs) Open(name string) (fs.File, error) {
 }
 
 func (f cfs) header(name string) []byte {
+	if f.noArch && strings.HasPrefix(name, "arch/") {
+		return nil
+	}
 	if f.s.created[name] {
 		if c, ok := f.s.FileAt(name, f.n); ok {
 			return stripBodies(c)
@@ -142,14 +146,14 @@ func (f cfs) header(name string) []byte {
 }
 
 // config returns a cc/v4 configuration for e that reads headers from cfs.
-func (s *Series) config(n int, e cenv) (*cc.Config, error) {
+func (s *Series) config(n int, e cenv, noArch bool) (*cc.Config, error) {
 	abi, err := cc.NewABI("linux", e.arch)
 	if err != nil {
 		return nil, err
 	}
 	cfg := &cc.Config{
 		ABI:             abi,
-		FS:              cfs{s, n},
+		FS:              cfs{s, n, noArch},
 		FSOnly:          true,
 		Header:          true, // declarations only: bodies use what is not served
 		IncludePaths:    []string{"arch/x86/include", "include"},
@@ -164,7 +168,13 @@ func (s *Series) config(n int, e cenv) (*cc.Config, error) {
 // translate type checks src (named name) after the prelude, in e, with
 // the tree at patch n, and then tail (declarations that evaluate things).
 func (s *Series) translate(n int, e cenv, name string, src []byte, tail string) (*cc.AST, error) {
-	cfg, err := s.config(n, e)
+	return s.translateWith(n, e, false, name, src, tail)
+}
+
+// translateWith is translate, optionally with the architecture's headers
+// served empty (noArch), to see the generic defaults of arch hooks.
+func (s *Series) translateWith(n int, e cenv, noArch bool, name string, src []byte, tail string) (*cc.AST, error) {
+	cfg, err := s.config(n, e, noArch)
 	if err != nil {
 		return nil, err
 	}
@@ -338,7 +348,11 @@ func functions(ast *cc.AST, name string) map[string]cfuncType {
 			if pos.Filename != name {
 				continue
 			}
-			out[d.Name()] = cfuncType{typ: d.Type().String(), line: pos.Line, static: d.IsStatic()}
+			typ := d.Type().String()
+			if ft, ok := d.Type().(*cc.FunctionType); ok {
+				typ = fmt.Sprintf("%s returning %s", typ, ft.Result())
+			}
+			out[d.Name()] = cfuncType{typ: typ, line: pos.Line, static: d.IsStatic()}
 		}
 	}
 	return out

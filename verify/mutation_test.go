@@ -49,6 +49,23 @@ var mutations = []mutation{
 		[]reviewPoint{{"FRAME_LAYOUT", 12, "#define ARCH_INIT_USER_FP_FRAME", "arch/x86/include/asm/unwind_user.h"}, {"FRAME_LAYOUT", 12, "#define ARCH_INIT_USER_FP_FRAME", "arch/x86/include/asm/unwind_user.h"}}},
 	{"Kconfig select of an unknown symbol", []edit{{"v11/12-x86-fp.patch", "+\tselect HAVE_UNWIND_USER_FP", "+\tselect HAVE_UNWIND_USER_FRAME_POINTER"}},
 		[]reviewPoint{{"KCONFIG_SYMBOL", 12, "select HAVE_UNWIND_USER_FRAME_POINTER", "arch/x86/Kconfig"}}},
+	{"arch hook override of another type", []edit{{"files/arch/x86/include/asm/unwind_user.h.tmpl",
+		"static inline void arch_unwind_user_next(struct unwind_user_state *state)\n", "static inline void arch_unwind_user_next(struct unwind_user_state *state, int step)\n"}},
+		[]reviewPoint{{"ARCH_HOOK", 15, "static inline void arch_unwind_user_next(struct unwind_user_state *state, int step)", "arch/x86/include/asm/unwind_user.h"}}},
+	{"arch hook override without its #define", []edit{{"files/arch/x86/include/asm/unwind_user.h.tmpl",
+		"#define arch_unwind_user_next arch_unwind_user_next\n", ""}},
+		[]reviewPoint{{"ARCH_HOOK", 15, "static inline void arch_unwind_user_next(struct unwind_user_state *state)", "arch/x86/include/asm/unwind_user.h"}}},
+	{"upper-case macro acting as a function", []edit{{"files/arch/x86/include/asm/unwind_user.h.tmpl",
+		"#define in_compat_mode(regs) !user_64bit_mode(regs)", "#define IN_COMPAT_MODE(regs) !user_64bit_mode(regs)"}},
+		[]reviewPoint{{"MACRO_CASE", 15, "#define IN_COMPAT_MODE(regs)", "arch/x86/include/asm/unwind_user.h"}}},
+	{"author without Signed-off-by", []edit{{"v11/13-x86-segment-base.patch", "Signed-off-by: Josh Poimboeuf <jpoimboe@kernel.org>\n", ""}},
+		[]reviewPoint{{"AUTHOR_SIGN_OFF", 13, "---", ""}}},
+	{"sender's Signed-off-by not last", []edit{{"v11/13-x86-segment-base.patch",
+		"Signed-off-by: Josh Poimboeuf <jpoimboe@kernel.org>\nSigned-off-by: Steven Rostedt (Google) <rostedt@goodmis.org>\n",
+		"Signed-off-by: Steven Rostedt (Google) <rostedt@goodmis.org>\nSigned-off-by: Josh Poimboeuf <jpoimboe@kernel.org>\n"}},
+		[]reviewPoint{{"SENDER_SIGN_OFF", 13, "Signed-off-by: Josh Poimboeuf", ""}}},
+	{"trailing whitespace", []edit{{"files/kernel/unwind/user.c.tmpl", "#include <linux/uaccess.h>\n", "#include <linux/uaccess.h> \n"}},
+		[]reviewPoint{{"TRAILING_WHITESPACE", 2, "#include <linux/uaccess.h> ", "kernel/unwind/user.c"}}},
 }
 
 var (

@@ -68,6 +68,7 @@ func Rules() []Rule {
 	out = append(out, cRules...)
 	out = append(out, ccRules...)
 	out = append(out, kconfigRules...)
+	out = append(out, hookRules...)
 	return out
 }
 
