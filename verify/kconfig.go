@@ -117,10 +117,41 @@ func checkKconfigSymbols(c *checker) {
 	if c.s.Tree == nil {
 		return
 	}
-	base, err := kconfigSymbols(c.s.Tree)
-	if err != nil {
-		c.evalFailed(nil, "Kconfig", err)
-		return
+	// First the Kconfig files the series touches and the top-level ones,
+	// read at the base; all of the tree's only when a symbol is not there.
+	base := map[string]bool{}
+	near := []string{"Kconfig", "init/Kconfig", "arch/Kconfig"}
+	for _, p := range c.s.Patches {
+		for _, f := range p.Files {
+			if isKconfig(f.Path) {
+				near = append(near, f.Path)
+			}
+		}
+	}
+	for _, path := range near {
+		if b, err := c.s.Tree.ReadFile(path); err == nil {
+			for _, m := range configRE.FindAllSubmatch(b, -1) {
+				base[string(m[1])] = true
+			}
+		}
+	}
+	all := false
+	known := func(sym string) bool {
+		if base[sym] {
+			return true
+		}
+		if !all {
+			syms, err := kconfigSymbols(c.s.Tree)
+			if err != nil {
+				c.evalFailed(nil, "Kconfig", err)
+				return true
+			}
+			for s := range syms {
+				base[s] = true
+			}
+			all = true
+		}
+		return base[sym]
 	}
 	defined := map[string]bool{}
 	for _, p := range c.s.Patches {
@@ -143,7 +174,7 @@ func checkKconfigSymbols(c *checker) {
 					continue
 				}
 				for _, sym := range symbolRE.FindAllString(m[2], -1) {
-					if !base[sym] && !defined[sym] {
+					if !defined[sym] && !known(sym) {
 						c.report(p, f.Path, l.N, "%s %s: no Kconfig file defines %s at this patch: fix the name, or add its \"config %s\" in this or an earlier patch", m[1], sym, sym, sym)
 					}
 				}

@@ -2,8 +2,10 @@ package verify
 
 import (
 	"fmt"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Severity says whether a finding fails the check (Error) or is advice
@@ -85,19 +87,32 @@ func Run(s *Series, opt Options) []Finding {
 		ignore[strings.ToUpper(strings.TrimSpace(id))] = true
 	}
 	s.index()
-	c := &checker{s: s, seen: map[string]bool{}}
-	for _, r := range Rules() {
-		if ignore[r.ID] {
-			continue
+	// The rules are independent: run them on every core, each with its own
+	// checker (the series is only read).
+	rules := Rules()
+	outs := make([][]Finding, len(rules))
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, r := range rules {
+		if r.check == nil || ignore[r.ID] && r.ID != "HEADER_GUARD" { // HEADER_GUARD also checks HEADER_GUARD_NAME
+			continue // ignored, or reported by another rule's check
 		}
-		if r.check == nil {
-			continue // reported by another rule's check
-		}
-		c.rule = r
-		c.ignore = ignore
-		r.check(c)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			c := &checker{s: s, rule: r, ignore: ignore, seen: map[string]bool{}}
+			r.check(c)
+			outs[i] = c.out
+		}()
 	}
-	return Sorted(c.out)
+	wg.Wait()
+	var all []Finding
+	for _, o := range outs {
+		all = append(all, o...)
+	}
+	return Sorted(all)
 }
 
 // Sorted sorts findings by patch, file, line and ID, and drops exact
