@@ -138,7 +138,7 @@ func FromGenerated(g *series.Series) (*Series, error) {
 func ReadMail(path string, tree *kernelsrc.Tree) (*Series, error) {
 	st, err := os.Stat(path)
 	if err != nil {
-		return nil, fmt.Errorf("verify: %w", err)
+		return nil, err
 	}
 	s := &Series{Source: path, Tree: tree}
 	switch {
@@ -148,7 +148,7 @@ func ReadMail(path string, tree *kernelsrc.Tree) (*Series, error) {
 		var data []byte
 		data, err = os.ReadFile(path)
 		if err != nil {
-			return nil, fmt.Errorf("verify: %w", err)
+			return nil, err
 		}
 		if bytes.HasPrefix(data, []byte("From ")) {
 			err = s.readMbox(data, path)
@@ -160,7 +160,7 @@ func ReadMail(path string, tree *kernelsrc.Tree) (*Series, error) {
 		return nil, err
 	}
 	if len(s.Patches) == 0 {
-		return nil, fmt.Errorf("verify: %s: no patches found: give an mbox, a directory of .patch files or a saved thread", path)
+		return nil, fmt.Errorf("%s: no patches found: give an mbox, a directory of .patch files or a saved thread", path)
 	}
 	for i, p := range s.Patches {
 		if p.Number == 0 {
@@ -174,7 +174,7 @@ func ReadMail(path string, tree *kernelsrc.Tree) (*Series, error) {
 func (s *Series) readDir(dir string) error {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return fmt.Errorf("verify: %w", err)
+		return err
 	}
 	var names []string
 	for _, e := range ents {
@@ -186,7 +186,7 @@ func (s *Series) readDir(dir string) error {
 	for _, n := range names {
 		data, err := os.ReadFile(filepath.Join(dir, n))
 		if err != nil {
-			return fmt.Errorf("verify: %w", err)
+			return err
 		}
 		if err := s.addMessage(string(data), n, 1); err != nil {
 			return err
@@ -201,7 +201,7 @@ var mboxFrom = regexp.MustCompile(`(?m)^From [^ \n]+ +[A-Z][a-z][a-z] [A-Z][a-z]
 func (s *Series) readMbox(data []byte, name string) error {
 	locs := mboxFrom.FindAllIndex(data, -1)
 	if len(locs) == 0 {
-		return fmt.Errorf("verify: %s: no \"From \" lines: not an mbox", name)
+		return fmt.Errorf("%s: no \"From \" lines: not an mbox", name)
 	}
 	for i, l := range locs {
 		end := len(data)
@@ -223,7 +223,7 @@ var patchSubject = regexp.MustCompile(`^\[[^\]]*?(?:(\d+)/(\d+))?\]\s*(.*)$`)
 func (s *Series) addMessage(text, file string, line int) error {
 	hdr, err := mail.ReadMessage(strings.NewReader(strings.SplitN(text, "\n", 2)[1]))
 	if err != nil {
-		return fmt.Errorf("verify: %s:%d: %w", file, line, err)
+		return fmt.Errorf("%s:%d: %w", file, line, err)
 	}
 	subj, _ := new(mime.WordDecoder).DecodeHeader(hdr.Header.Get("Subject"))
 	if m := patchSubject.FindStringSubmatch(subj); m != nil && m[1] != "" {
@@ -248,7 +248,7 @@ func parseMail(text, file string, line int) (*Patch, error) {
 	_, rest, _ := strings.Cut(text, "\n") // the "From <sha>" line
 	msg, err := mail.ReadMessage(strings.NewReader(rest))
 	if err != nil {
-		return nil, fmt.Errorf("verify: %s:%d: %w", file, line, err)
+		return nil, fmt.Errorf("%s:%d: %w", file, line, err)
 	}
 	dec := new(mime.WordDecoder)
 	subj, _ := dec.DecodeHeader(msg.Header.Get("Subject"))
@@ -262,10 +262,10 @@ func parseMail(text, file string, line int) (*Patch, error) {
 	p.SubjectLine = p.line("\nSubject: ") + 1
 	_, body, ok := strings.Cut(text, "\n\n")
 	if !ok {
-		return nil, fmt.Errorf("verify: %s:%d: no message body", file, line)
+		return nil, fmt.Errorf("%s:%d: no message body", file, line)
 	}
 	if err := p.parseBody(body); err != nil {
-		return nil, fmt.Errorf("verify: %s:%d: %w", file, line, err)
+		return nil, fmt.Errorf("%s:%d: %w", file, line, err)
 	}
 	return p, nil
 }
@@ -328,7 +328,7 @@ func (p *Patch) parseBody(body string) error {
 func (s *Series) readThread(data []byte, name string) error {
 	t, err := oracle.Parse(data)
 	if err != nil {
-		return fmt.Errorf("verify: %s: %w: give an mbox, a directory of .patch files or a saved thread", name, err)
+		return fmt.Errorf("%s: not an mbox, and not a saved thread (%v): give an mbox, a directory of .patch files or a saved thread", name, err)
 	}
 	if t.Cover != nil {
 		s.Sender = t.Cover.Sender
@@ -350,7 +350,7 @@ func (s *Series) readThread(data []byte, name string) error {
 		}
 		p.MailLine, p.SubjectLine = tp.Line, tp.Line
 		if err := p.parseBody(tp.Body); err != nil {
-			return fmt.Errorf("verify: %s:%d: %w", name, tp.Line, err)
+			return fmt.Errorf("%s:%d: %w", name, tp.Line, err)
 		}
 		if p.Author == "" {
 			p.Author = tp.Sender

@@ -93,6 +93,9 @@ files are applied to. Exit status 1 when there are errors.`, stderr)
 	opt := verify.Options{Ignore: ids}
 	findings := verify.Run(s, opt)
 	if *checkpatch {
+		if s.Tree == nil {
+			return fmt.Errorf("--checkpatch runs the tree's scripts/checkpatch.pl: give the tree with --tree")
+		}
 		fmt.Fprintf(stderr, "kpatch verify: running scripts/checkpatch.pl of %s on %d patches\n", s.Tree.Base, len(s.Patches))
 		var err error
 		if findings, err = verify.Checkpatch(ctx, s, findings, opt); err != nil {

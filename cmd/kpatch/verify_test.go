@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"kpatch/oracle"
 )
 
 func TestVerifyCommand(t *testing.T) {
@@ -54,6 +56,17 @@ func TestVerifyCommand(t *testing.T) {
 	code = run([]string{"verify", "--tree", tree, "--base", "v6.12", "--ignore", strings.ToLower(strings.Join(ids, ","))}, &out, &errb)
 	if code != 0 || !strings.Contains(out.String(), " 0 errors") {
 		t.Errorf("--ignore %v: exit %d:\n%s", ids, code, out.String())
+	}
+
+	// --checkpatch without a tree to take checkpatch.pl from: one line.
+	errb.Reset()
+	seedPath, err := oracle.SeedPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	code = run([]string{"verify", "--checkpatch", seedPath}, &out, &errb)
+	if code != 1 || strings.Count(errb.String(), "\n") != 1 || !strings.Contains(errb.String(), "--tree") {
+		t.Errorf("--checkpatch without --tree: exit %d, %q", code, errb.String())
 	}
 
 	// Bad input: one line naming the cause, exit 1.
