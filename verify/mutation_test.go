@@ -66,6 +66,10 @@ var mutations = []mutation{
 		[]reviewPoint{{"SENDER_SIGN_OFF", 13, "Signed-off-by: Josh Poimboeuf", ""}}},
 	{"trailing whitespace", []edit{{"files/kernel/unwind/user.c.tmpl", "#include <linux/uaccess.h>\n", "#include <linux/uaccess.h> \n"}},
 		[]reviewPoint{{"TRAILING_WHITESPACE", 2, "#include <linux/uaccess.h> ", "kernel/unwind/user.c"}}},
+	{"task function reading current", []edit{{"files/kernel/unwind/deferred.c.tmpl",
+		"\tstruct unwind_task_info *info = &task->unwind_info;\n{{end}}\n{{if since \"deferred\"}}\n\tstruct unwind_stacktrace trace;",
+		"\tstruct unwind_task_info *info = &current->unwind_info;\n{{end}}\n{{if since \"deferred\"}}\n\tstruct unwind_stacktrace trace;"}},
+		[]reviewPoint{{"TASK_CURRENT", 11, "struct unwind_task_info *info = &current->unwind_info;", "kernel/unwind/deferred.c"}}},
 }
 
 var (

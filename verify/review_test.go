@@ -107,6 +107,18 @@ var ingoPoints = []reviewPoint{
 	{"MOVE_CHANGES_BODY", 13, "lockdep_assert_irqs_disabled();", "arch/x86/kernel/ptrace.c"},
 }
 
+// The task-exit hook of v11 takes the exiting task but reads current.
+var taskPoints = []reviewPoint{
+	{"TASK_CURRENT", 11, "struct unwind_task_info *info = &current->unwind_info;", "kernel/unwind/deferred.c"},
+}
+
+func TestV11TaskCurrent(t *testing.T) {
+	for in, load := range map[string]func(testing.TB) *Series{"generated": v11Generated, "seed": seed} {
+		s := load(t)
+		t.Run(in, func(t *testing.T) { checkPoints(t, s, Run(s, Options{}), taskPoints) })
+	}
+}
+
 func TestV11IngoPoints(t *testing.T) {
 	inputs := map[string]func(testing.TB) *Series{"generated": v11Generated, "seed": seed}
 	for in, load := range inputs {

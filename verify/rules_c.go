@@ -12,6 +12,7 @@ var cRules = []Rule{
 		Why:   "a guard outside its directory's namespace (_LINUX_, _ASM_GENERIC_, _ASM_X86_) can collide with another header's and silently hide it",
 		check: checkHeaderGuards},
 	guardNameRule, // reported by checkHeaderGuards
+	taskCurrentRule,
 	{ID: "X86_PREFIX", Severity: Error,
 		Why:   "x86 maintainers want x86-internal helpers made global to say so: x86_ keeps them apart from generic and KVM names",
 		check: checkX86Prefix},
@@ -327,4 +328,45 @@ func newLines(r, a cfunc, renames map[string]string) []Line {
 		}
 	}
 	return out
+}
+
+var taskCurrentRule = Rule{ID: "TASK_CURRENT", Severity: Error,
+	Why:   "a function given a task must act on that task: reading current's state instead is wrong whenever the caller passes another task",
+	check: checkTaskCurrent}
+
+var (
+	taskParamRE = regexp.MustCompile(`struct\s+task_struct\s*\*\s*(\w+)\s*[,)]`)
+	currentRE   = regexp.MustCompile(`\bcurrent\b`)
+)
+
+// checkTaskCurrent reports lines a patch adds to a function that takes a
+// struct task_struct * and that read current instead.
+func checkTaskCurrent(c *checker) {
+	for _, p := range c.s.Patches {
+		for _, f := range p.Files {
+			if !isCode(f.Path) || len(f.Added) == 0 {
+				continue
+			}
+			lines := f.Added
+			if f.Known { // whole functions, so that a line added to an old one counts
+				lines = nil
+				for i, l := range strings.Split(string(f.New), "\n") {
+					lines = append(lines, Line{i + 1, l})
+				}
+			}
+			for _, fn := range funcsIn(f.Path, lines) {
+				m := taskParamRE.FindStringSubmatch(fn.decl)
+				if m == nil || m[1] == "current" {
+					continue
+				}
+				for _, l := range fn.body {
+					code, _, _ := strings.Cut(l.Text, "/*")
+					code, _, _ = strings.Cut(code, "//")
+					if currentRE.MatchString(code) && addedAt(f, l.N) {
+						c.report(p, f.Path, l.N, "%s() takes the task %s but reads current: use %s", fn.name, m[1], m[1])
+					}
+				}
+			}
+		}
+	}
 }
