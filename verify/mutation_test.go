@@ -70,6 +70,9 @@ var mutations = []mutation{
 		"\tstruct unwind_task_info *info = &task->unwind_info;\n{{end}}\n{{if since \"deferred\"}}\n\tstruct unwind_stacktrace trace;",
 		"\tstruct unwind_task_info *info = &current->unwind_info;\n{{end}}\n{{if since \"deferred\"}}\n\tstruct unwind_stacktrace trace;"}},
 		[]reviewPoint{{"TASK_CURRENT", 11, "struct unwind_task_info *info = &current->unwind_info;", "kernel/unwind/deferred.c"}}},
+	{"static function before its first use", []edit{{"files/kernel/unwind/deferred.c.tmpl",
+		"/*\n * Read the task context timestamp", "static void unwind_debug_dump(void)\n{\n}\n\n/*\n * Read the task context timestamp"}},
+		[]reviewPoint{{"UNUSED_STATIC", 6, "static void unwind_debug_dump(void)", "kernel/unwind/deferred.c"}}},
 }
 
 var (

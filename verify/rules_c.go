@@ -13,6 +13,7 @@ var cRules = []Rule{
 		check: checkHeaderGuards},
 	guardNameRule, // reported by checkHeaderGuards
 	taskCurrentRule,
+	unusedStaticRule,
 	{ID: "X86_PREFIX", Severity: Error,
 		Why:   "x86 maintainers want x86-internal helpers made global to say so: x86_ keeps them apart from generic and KVM names",
 		check: checkX86Prefix},
@@ -365,6 +366,55 @@ func checkTaskCurrent(c *checker) {
 					if currentRE.MatchString(code) && addedAt(f, l.N) {
 						c.report(p, f.Path, l.N, "%s() takes the task %s but reads current: use %s", fn.name, m[1], m[1])
 					}
+				}
+			}
+		}
+	}
+}
+
+var unusedStaticRule = Rule{ID: "UNUSED_STATIC", Severity: Error,
+	Why:   "every step must build: a static function no one calls yet is a -Wunused-function error with W=1/-Werror and breaks bisection",
+	check: checkUnusedStatic}
+
+var fnMacroDefRE = regexp.MustCompile(`(?m)^#\s*define\s+(\w+)\(`)
+
+// checkUnusedStatic reports static (not inline) functions and
+// function-like macros a patch adds to a .c file that nothing in the file
+// uses yet at that patch.
+func checkUnusedStatic(c *checker) {
+	for _, p := range c.s.Patches {
+		for _, f := range p.Files {
+			if !strings.HasSuffix(f.Path, ".c") || !f.Known || len(f.Added) == 0 {
+				continue
+			}
+			text := string(f.New)
+			var lines []Line
+			for i, l := range strings.Split(text, "\n") {
+				lines = append(lines, Line{i + 1, l})
+			}
+			uses := func(name string, def int) int {
+				n := 0
+				re := regexp.MustCompile(`\b` + regexp.QuoteMeta(name) + `\b`)
+				for _, l := range lines {
+					if l.N != def && re.MatchString(l.Text) && !protoRE.MatchString(l.Text) {
+						n++
+					}
+				}
+				return n
+			}
+			for _, fn := range funcsIn(f.Path, lines) {
+				if !fn.static || strings.Contains(fn.decl, "inline") || !addedAt(f, fn.head.N) {
+					continue
+				}
+				if uses(fn.name, fn.head.N) == 0 {
+					c.report(p, f.Path, fn.head.N, "static %s() is not used at this patch: add it in the patch that first calls it", fn.name)
+				}
+			}
+			for _, m := range fnMacroDefRE.FindAllStringSubmatchIndex(text, -1) {
+				name := text[m[2]:m[3]]
+				line := 1 + strings.Count(text[:m[0]], "\n")
+				if addedAt(f, line) && uses(name, line) == 0 {
+					c.report(p, f.Path, line, "macro %s() is not used at this patch: add it in the patch that first uses it", name)
 				}
 			}
 		}
