@@ -364,7 +364,7 @@ func checkTaskCurrent(c *checker) {
 					code, _, _ := strings.Cut(l.Text, "/*")
 					code, _, _ = strings.Cut(code, "//")
 					if currentRE.MatchString(code) && addedAt(f, l.N) {
-						c.report(p, f.Path, l.N, "%s() takes the task %s but reads current: use %s", fn.name, m[1], m[1])
+						c.report(p, f.Path, l.N, "%s() is given a task (%s) but reads current: use %s instead", fn.name, m[1], m[1])
 					}
 				}
 			}

@@ -15,7 +15,7 @@ var lineRules = []Rule{
 		Why:   "license-rules.rst: every new file starts with its SPDX-License-Identifier on line 1",
 		check: checkSPDX},
 	{ID: "MAKEFILE_LEADING_SPACE", Severity: Warning,
-		Why:   "Kbuild style indents with tabs; a leading space in a recipe line breaks make",
+		Why:   "Kbuild files start their lines at column 0 (recipes with a tab): a stray leading space is a slip reviewers ask to fix",
 		check: checkMakefileSpace},
 }
 
