@@ -73,6 +73,9 @@ var mutations = []mutation{
 	{"static function before its first use", []edit{{"files/kernel/unwind/deferred.c.tmpl",
 		"/*\n * Read the task context timestamp", "static void unwind_debug_dump(void)\n{\n}\n\n/*\n * Read the task context timestamp"}},
 		[]reviewPoint{{"UNUSED_STATIC", 6, "static void unwind_debug_dump(void)", "kernel/unwind/deferred.c"}}},
+	{"non-inline call after instrumentation_end()", []edit{{"files/include/linux/unwind_deferred.h.tmpl",
+		"static __always_inline void unwind_reset_info(void)", "static inline void unwind_reset_info(void)"}},
+		[]reviewPoint{{"NOINSTR_CALL", 5, "unwind_reset_info();", "include/linux/entry-common.h"}}},
 }
 
 var (

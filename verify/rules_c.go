@@ -14,6 +14,7 @@ var cRules = []Rule{
 	guardNameRule, // reported by checkHeaderGuards
 	taskCurrentRule,
 	unusedStaticRule,
+	noinstrRule,
 	{ID: "X86_PREFIX", Severity: Error,
 		Why:   "x86 maintainers want x86-internal helpers made global to say so: x86_ keeps them apart from generic and KVM names",
 		check: checkX86Prefix},
