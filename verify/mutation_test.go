@@ -94,6 +94,7 @@ func TestMutations(t *testing.T) {
 	})
 	for _, m := range mutations {
 		t.Run(strings.ReplaceAll(m.name, " ", "_"), func(t *testing.T) {
+			t.Parallel() // each generates its own series; Run only reads it
 			id := m.want[0].id
 			if got := only(fixed, id); len(got) != 0 {
 				t.Errorf("the corrected series has %s: %s", id, describe(fixedS, got))
