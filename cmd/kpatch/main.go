@@ -29,6 +29,7 @@ func commands() []command {
 		{"test", "build the kernel with the series, boot it in QEMU, check every trace", cmdTest},
 		{"tree", "print the cached Debian linux-source-6.12 git tree, creating it once", cmdTree},
 		{"spec", "write the built-in series description into a directory to edit", cmdSpec},
+		{"verify", "check a series (generated or posted) for the review's rules and C invariants", cmdVerify},
 	}
 }
 
@@ -67,6 +68,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 				return 0
 			case errors.Is(err, errUsage):
 				return 2
+			case errors.As(err, new(errFindings)):
+				return 1
 			}
 			fmt.Fprintf(stderr, "kpatch %s: %v\n", c.name, err)
 			return 1

@@ -1,0 +1,368 @@
+package verify
+
+import (
+	"fmt"
+	"io/fs"
+	"path"
+	"regexp"
+	"strings"
+	"testing/fstest"
+	"time"
+
+	"modernc.org/cc/v4"
+)
+
+// cenv is a build the C checks evaluate the series in: an ABI and the
+// configuration options defined.
+type cenv struct {
+	name    string // "x86_64", "i386"
+	arch    string // cc/v4's: "amd64", "386"
+	bits    int    // BITS_PER_LONG
+	on      bool   // the series' options enabled
+	defines []string
+}
+
+// seriesOptions are the options the series adds or depends on; "on"
+// builds define them all, "off" builds none.
+var seriesOptions = []string{"CONFIG_UNWIND_USER", "CONFIG_HAVE_UNWIND_USER_FP", "CONFIG_HAVE_UNWIND_USER_COMPAT_FP"}
+
+// envs returns the four builds: x86_64 and i386, options on and off.
+// x86_64 with the options on also has IA32 emulation (the compat frame).
+func envs() []cenv {
+	var out []cenv
+	for _, on := range []bool{true, false} {
+		x64 := cenv{name: "x86_64", arch: "amd64", bits: 64, on: on, defines: []string{"CONFIG_X86", "CONFIG_X86_64", "CONFIG_64BIT"}}
+		x32 := cenv{name: "i386", arch: "386", bits: 32, on: on, defines: []string{"CONFIG_X86", "CONFIG_X86_32"}}
+		if on {
+			x64.defines = append(x64.defines, "CONFIG_IA32_EMULATION", "CONFIG_COMPAT")
+			x64.defines = append(x64.defines, seriesOptions...)
+			x32.defines = append(x32.defines, seriesOptions...)
+		}
+		out = append(out, x64, x32)
+	}
+	return out
+}
+
+func (e cenv) String() string {
+	if e.on {
+		return e.name
+	}
+	return e.name + " (options off)"
+}
+
+// prelude is what the kernel headers the checks do not read would have
+// given: the fixed-size types, the attributes, BIT() and BITS_PER_LONG for
+// the build. cc/v4 wants __predefined_declarator in every translation unit.
+func (e cenv) prelude() string {
+	var b strings.Builder
+	for _, d := range e.defines {
+		fmt.Fprintf(&b, "#define %s 1\n", d)
+	}
+	fmt.Fprintf(&b, "#define BITS_PER_LONG %d\n", e.bits)
+	b.WriteString(`#define BIT(nr) (1UL << (nr))
+#define __always_inline inline
+#define noinstr
+#define notrace
+#define __user
+#define __init
+#define __must_check
+#define __noreturn
+#define __weak
+#define likely(x) (x)
+#define unlikely(x) (x)
+#define EXPORT_SYMBOL_GPL(x)
+#define EXPORT_SYMBOL(x)
+#define NULL ((void *)0)
+#define ENOSYS 38
+#define EBUSY 16
+#define EINVAL 22
+int __predefined_declarator;
+typedef unsigned long size_t;
+typedef long ssize_t;
+typedef signed char s8;
+typedef unsigned char u8;
+typedef short s16;
+typedef unsigned short u16;
+typedef int s32;
+typedef unsigned int u32;
+typedef long long s64;
+typedef unsigned long long u64;
+typedef _Bool bool;
+enum { false = 0, true = 1 };
+typedef struct { long counter; } atomic_long_t;
+typedef struct { int counter; } atomic_t;
+typedef struct { atomic_long_t a; } local_t;
+typedef struct { local_t a; } local64_t;
+struct list_head { struct list_head *next, *prev; };
+struct callback_head { struct callback_head *next; void (*func)(struct callback_head *head); };
+`)
+	return b.String()
+}
+
+// cfs serves the headers of the tree at one patch to cc/v4: the ones the
+// series creates with their content (function bodies left out), asm/ names
+// the architecture lacks from asm-generic (as Kbuild's mandatory-y
+// wrappers do), include/linux/sizes.h from the tree, and every other
+// header empty.
+type cfs struct {
+	s      *Series
+	n      int
+	noArch bool // serve the architecture's headers empty: the generic defaults
+}
+
+func (f cfs) Open(name string) (fs.File, error) {
+	name = strings.TrimPrefix(path.Clean(name), "/")
+	if strings.HasPrefix(name, "arch/x86/include/") && !strings.HasPrefix(name, "arch/x86/include/asm/") {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+	}
+	content := f.header(name)
+	return fstest.MapFS{name: &fstest.MapFile{Data: content, ModTime: time.Unix(0, 0)}}.Open(name)
+}
+
+func (f cfs) header(name string) []byte {
+	if f.noArch && strings.HasPrefix(name, "arch/") {
+		return nil
+	}
+	if f.s.created[name] {
+		if c, ok := f.s.FileAt(name, f.n); ok {
+			return stripBodies(c)
+		}
+	}
+	if strings.HasPrefix(name, "arch/x86/include/asm/") {
+		g := "include/asm-generic/" + strings.TrimPrefix(name, "arch/x86/include/asm/")
+		if f.s.created[g] && !f.s.created[name] {
+			if c, ok := f.s.FileAt(g, f.n); ok {
+				return stripBodies(c)
+			}
+		}
+	}
+	if name == "include/linux/sizes.h" {
+		if c, ok := f.s.FileAt(name, f.n); ok {
+			return c
+		}
+		return []byte("#define SZ_4K 0x00001000\n")
+	}
+	return nil
+}
+
+// config returns a cc/v4 configuration for e that reads headers from cfs.
+func (s *Series) config(n int, e cenv, noArch bool) (*cc.Config, error) {
+	abi, err := cc.NewABI("linux", e.arch)
+	if err != nil {
+		return nil, err
+	}
+	cfg := &cc.Config{
+		ABI:             abi,
+		FS:              cfs{s, n, noArch},
+		FSOnly:          true,
+		Header:          true, // declarations only: bodies use what is not served
+		IncludePaths:    []string{"arch/x86/include", "include"},
+		SysIncludePaths: []string{"arch/x86/include", "include"},
+	}
+	if err := cfg.ApplyOptions(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// translate type checks src (named name) after the prelude, in e, with
+// the tree at patch n, and then tail (declarations that evaluate things).
+func (s *Series) translate(n int, e cenv, name string, src []byte, tail string) (*cc.AST, error) {
+	return s.translateWith(n, e, false, name, src, tail)
+}
+
+// translateWith is translate, optionally with the architecture's headers
+// served empty (noArch), to see the generic defaults of arch hooks.
+func (s *Series) translateWith(n int, e cenv, noArch bool, name string, src []byte, tail string) (*cc.AST, error) {
+	cfg, err := s.config(n, e, noArch)
+	if err != nil {
+		return nil, err
+	}
+	return cc.Translate(cfg, []cc.Source{
+		{Name: "<prelude>", Value: e.prelude()},
+		{Name: name, Value: stripBodies(src)},
+		{Name: "<verify>", Value: tail},
+	})
+}
+
+// directives returns the preprocessor lines of a C file (its #includes,
+// #defines and conditionals), other lines blank so that lines keep their
+// numbers: what a .c file contributes to evaluating its macros.
+func directives(c []byte) []byte {
+	lines := strings.Split(string(c), "\n")
+	cont := false
+	for i, l := range lines {
+		keep := cont || strings.HasPrefix(strings.TrimSpace(l), "#")
+		cont = keep && strings.HasSuffix(l, "\\")
+		if !keep {
+			lines[i] = ""
+		}
+	}
+	return []byte(strings.Join(lines, "\n"))
+}
+
+// stripBodies replaces the body of every function definition with ";",
+// keeping the lines: declarations are what the C checks need, and bodies
+// use macros and statements of headers that are not served.
+func stripBodies(c []byte) []byte {
+	var b strings.Builder
+	depth := 0
+	last := byte(0) // the last non-blank byte outside bodies
+	in := false     // inside a function body
+	for i := 0; i < len(c); i++ {
+		ch := c[i]
+		if in {
+			switch ch {
+			case '{':
+				depth++
+			case '}':
+				depth--
+				if depth == 0 {
+					in = false
+					b.WriteByte(';')
+					last = ';'
+					continue
+				}
+			case '\n':
+				b.WriteByte('\n')
+			}
+			continue
+		}
+		if ch == '{' && last == ')' {
+			in, depth = true, 1
+			continue
+		}
+		if ch == '\n' {
+			// a directive line ends at the newline; remember what ended
+			// the last code line
+			b.WriteByte(ch)
+			continue
+		}
+		b.WriteByte(ch)
+		if ch != ' ' && ch != '\t' && ch != '\r' {
+			last = ch
+		}
+		if ch == '#' && lineStart(c, i) { // skip the directive
+			j := i + 1
+			for j < len(c) && (c[j] != '\n' || c[j-1] == '\\') {
+				j++
+			}
+			b.Write(c[i+1 : j])
+			i = j - 1
+		}
+	}
+	return []byte(b.String())
+}
+
+func lineStart(c []byte, i int) bool {
+	for j := i - 1; j >= 0; j-- {
+		switch c[j] {
+		case ' ', '\t':
+			continue
+		case '\n':
+			return true
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// evalVar is the name of the variable that evaluates expression i.
+func evalVar(i int) string { return fmt.Sprintf("__verify_%d", i) }
+
+// evalTail declares one unsigned long long per expression.
+func evalTail(exprs []string) string {
+	var b strings.Builder
+	for i, x := range exprs {
+		fmt.Fprintf(&b, "unsigned long long %s = (%s);\n", evalVar(i), x)
+	}
+	return b.String()
+}
+
+// values reads the constant values of evalTail's variables.
+func values(ast *cc.AST, n int) ([]uint64, error) {
+	out := make([]uint64, n)
+	found := make([]bool, n)
+	for l := ast.TranslationUnit; l != nil; l = l.TranslationUnit {
+		ed := l.ExternalDeclaration
+		if ed == nil || ed.Case != cc.ExternalDeclarationDecl || ed.Declaration == nil {
+			continue
+		}
+		for il := ed.Declaration.InitDeclaratorList; il != nil; il = il.InitDeclaratorList {
+			id := il.InitDeclarator
+			if id == nil || id.Declarator == nil || id.Initializer == nil || id.Initializer.AssignmentExpression == nil {
+				continue
+			}
+			var i int
+			if _, err := fmt.Sscanf(id.Declarator.Name(), "__verify_%d", &i); err != nil || i >= n {
+				continue
+			}
+			switch v := id.Initializer.AssignmentExpression.Value().(type) {
+			case cc.Int64Value:
+				out[i] = uint64(v)
+			case cc.UInt64Value:
+				out[i] = uint64(v)
+			default:
+				return nil, fmt.Errorf("%v: not an integer constant (%T)", id.Initializer.Position(), v)
+			}
+			found[i] = true
+		}
+	}
+	for i, ok := range found {
+		if !ok {
+			return nil, fmt.Errorf("expression %d not evaluated", i)
+		}
+	}
+	return out, nil
+}
+
+// functions returns the functions declared in file name of ast: name ->
+// type and line.
+func functions(ast *cc.AST, name string) map[string]cfuncType {
+	out := map[string]cfuncType{}
+	for l := ast.TranslationUnit; l != nil; l = l.TranslationUnit {
+		ed := l.ExternalDeclaration
+		if ed == nil {
+			continue
+		}
+		var ds []*cc.Declarator
+		switch ed.Case {
+		case cc.ExternalDeclarationFuncDef:
+			ds = append(ds, ed.FunctionDefinition.Declarator)
+		case cc.ExternalDeclarationDecl:
+			if ed.Declaration == nil {
+				continue
+			}
+			for il := ed.Declaration.InitDeclaratorList; il != nil; il = il.InitDeclaratorList {
+				if il.InitDeclarator != nil {
+					ds = append(ds, il.InitDeclarator.Declarator)
+				}
+			}
+		}
+		for _, d := range ds {
+			if d == nil || d.Type() == nil || d.Type().Kind() != cc.Function || d.IsTypename() {
+				continue
+			}
+			pos := d.Position()
+			if pos.Filename != name {
+				continue
+			}
+			typ := d.Type().String()
+			if ft, ok := d.Type().(*cc.FunctionType); ok {
+				typ = fmt.Sprintf("%s returning %s", typ, ft.Result())
+			}
+			out[d.Name()] = cfuncType{typ: typ, line: pos.Line, static: d.IsStatic()}
+		}
+	}
+	return out
+}
+
+// cfuncType is a function's type as cc/v4 prints it, and where it is.
+type cfuncType struct {
+	typ    string
+	line   int
+	static bool
+}
+
+var ifdefRE = regexp.MustCompile(`^#\s*(?:ifdef\s+(CONFIG_\w+)|if\s+(?:defined\s*\(?\s*|IS_ENABLED\s*\(\s*)(CONFIG_\w+)\s*\)?\s*$)`)

@@ -1,0 +1,17 @@
+// Package verify checks a patch series before it is posted: the kernel's
+// rules for commit messages and style (as scripts/checkpatch.pl has them)
+// and C invariants of the series evaluated with modernc.org/cc/v4 (types,
+// sizes and macro values for x86_64 and i386, with the series' options on
+// and off), at every patch of the series.
+//
+// A series comes either from the generator (FromGenerated: the tree after
+// every step is known exactly) or from posted mail (ReadMail: an mbox, a
+// directory of .patch files, or a saved thread such as the seed; created
+// files are rebuilt from the patches and edits to existing files applied to
+// a tree when one is given).
+//
+// Every check is a Rule with a stable ID; Run returns Findings, each naming
+// the patch, the file and line (in the tree at that patch, or in the mail
+// for message rules), what to do and why reviewers care. Report prints them
+// grouped by patch, or as JSON.
+package verify

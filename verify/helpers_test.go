@@ -1,0 +1,117 @@
+package verify
+
+import (
+	"context"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"kpatch/kerneltree"
+	"kpatch/oracle"
+	"kpatch/series"
+)
+
+var (
+	treeOnce sync.Once
+	treeDir  string
+	treeErr  error
+)
+
+// debianTree returns the cached Debian 6.12 tree, creating it once.
+func debianTree(t testing.TB) string {
+	t.Helper()
+	treeOnce.Do(func() { treeDir, treeErr = kerneltree.Debian612(context.Background(), os.Stderr) })
+	if treeErr != nil {
+		t.Fatalf("Debian 6.12 tree: %v", treeErr)
+	}
+	return treeDir
+}
+
+// generate generates v11 (or the spec in specDir) on Debian 6.12.
+func generate(t testing.TB, specDir string) *Series {
+	t.Helper()
+	g, err := series.Generate(context.Background(), series.Options{Tree: debianTree(t), Base: "v6.12", Version: 11, SpecDir: specDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := FromGenerated(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+var (
+	v11Once sync.Once
+	v11     *Series
+)
+
+// v11Generated is v11 generated on Debian 6.12, shared by the tests (Run
+// does not change a Series).
+func v11Generated(t testing.TB) *Series {
+	v11Once.Do(func() { v11 = generate(t, "") })
+	if v11 == nil {
+		t.Fatal("v11 generation failed earlier")
+	}
+	return v11
+}
+
+// seed reads the posted v11 thread, without a tree.
+func seed(t testing.TB) *Series {
+	t.Helper()
+	p, err := oracle.SeedPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ReadMail(p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// textAt returns the line a finding points at: a line of the file in the
+// tree after the finding's patch, or of the patch's mail.
+func textAt(s *Series, f Finding) (string, bool) {
+	p := s.Patch(f.Patch)
+	if p == nil || f.Line == 0 {
+		return "", false
+	}
+	if f.File == p.MailFile {
+		lines := strings.Split(p.Mail, "\n")
+		i := f.Line - p.MailLine
+		if i < 0 || i >= len(lines) {
+			return "", false
+		}
+		return lines[i], true
+	}
+	c, ok := s.FileAt(f.File, f.Patch)
+	if !ok {
+		for _, fl := range p.Files { // hunk only: the added lines
+			if fl.Path == f.File {
+				for _, l := range fl.Added {
+					if l.N == f.Line {
+						return l.Text, true
+					}
+				}
+			}
+		}
+		return "", false
+	}
+	lines := strings.Split(string(c), "\n")
+	if f.Line > len(lines) {
+		return "", false
+	}
+	return lines[f.Line-1], true
+}
+
+func only(fs []Finding, id string) []Finding {
+	var out []Finding
+	for _, f := range fs {
+		if f.ID == id {
+			out = append(out, f)
+		}
+	}
+	return out
+}

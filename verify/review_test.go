@@ -1,0 +1,131 @@
+package verify
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// reviewPoint is a problem the v11 review (or checkpatch) raised: verify
+// must report it under id at patch, on a line that contains text.
+type reviewPoint struct {
+	id    string
+	patch int
+	text  string // the reported line contains it
+	file  string // the reported file ends with it ("" for the mail)
+}
+
+// The points of step 2 (series and message checks).
+var messagePoints = map[string][]reviewPoint{
+	"co-developed-by": {
+		{"CO_DEVELOPED_BY", 5, "Co-developed-by: Steven Rostedt", ""},
+		{"CO_DEVELOPED_BY", 6, "Co-developed-by: Steven Rostedt", ""},
+	},
+	"misspellings": {
+		{"REPEATED_WORD", 6, "if the the callback", "kernel/unwind/deferred.c"},
+		{"REPEATED_WORD", 10, "UNWIND_ALREADY_PENDING if the the callback", "kernel/unwind/deferred.c"},
+		{"SPELLING", 6, "everytime a task makes", "kernel/unwind/deferred.c"},
+		{"SPELLING", 6, "deservers its own commit", ""},
+		{"SPELLING", 6, "ftrace intance", ""},
+		{"SPELLING", 7, "valid for the stracktrace", "kernel/unwind/deferred.c"},
+		{"SPELLING", 7, "one of theses architectures", ""},
+		{"SPELLING", 7, "Changse since v10", ""},
+	},
+	"mixed prefixes": {
+		{"SUBJECT_PREFIX", 8, "unwind deferred: Use bitmask", ""},
+		{"SUBJECT_PREFIX", 9, "unwind deferred: Use SRCU", ""},
+		{"SUBJECT_PREFIX", 10, "unwind: Clear unwind_mask", ""},
+		{"SUBJECT_PREFIX", 11, "unwind: Finish up unwind", ""},
+	},
+	"long lines": {
+		{"LONG_LINE", 6, "typedef void (*unwind_callback_t)", "include/linux/unwind_deferred.h"},
+		{"LONG_LINE", 6, "static inline int unwind_deferred_init", "include/linux/unwind_deferred.h"},
+		{"LONG_LINE", 6, "static inline int unwind_deferred_request", "include/linux/unwind_deferred.h"},
+	},
+}
+
+// checkPoints asserts that the findings under the points' IDs are exactly
+// the points: each one found where it says, and nothing else.
+func checkPoints(t *testing.T, s *Series, fs []Finding, points []reviewPoint) {
+	t.Helper()
+	ids := map[string]bool{}
+	for _, p := range points {
+		ids[p.id] = true
+	}
+	used := map[int]bool{}
+	for _, p := range points {
+		found := false
+		for i, f := range fs {
+			if used[i] || f.ID != p.id || f.Patch != p.patch || (p.file != "" && f.File != p.file) {
+				continue
+			}
+			line, ok := textAt(s, f)
+			if subj := s.Patch(f.Patch).Subject; !ok || !strings.Contains(line, p.text) && !(strings.Contains(line, "Subject:") && strings.Contains(subj, strings.SplitN(p.text, ": ", 2)[1])) {
+				continue
+			}
+			used[i], found = true, true
+			break
+		}
+		if !found {
+			t.Errorf("%s at patch %d on a line with %q: not reported; %s", p.id, p.patch, p.text, describe(s, only(fs, p.id)))
+		}
+	}
+	for i, f := range fs {
+		if ids[f.ID] && !used[i] {
+			line, _ := textAt(s, f)
+			t.Errorf("unexpected %s at patch %d %s: %s [%q]", f.ID, f.Patch, f.Where(), f.Message, line)
+		}
+	}
+}
+
+func describe(s *Series, fs []Finding) string {
+	var b []string
+	for _, f := range fs {
+		line, _ := textAt(s, f)
+		b = append(b, fmt.Sprintf("patch %d %s %q", f.Patch, f.Where(), line))
+	}
+	sort.Strings(b)
+	return "found: [" + strings.Join(b, "; ") + "]"
+}
+
+func TestV11MessagePoints(t *testing.T) {
+	inputs := map[string]func(testing.TB) *Series{"generated": v11Generated, "seed": seed}
+	for in, load := range inputs {
+		s := load(t)
+		fs := Run(s, Options{})
+		for name, points := range messagePoints {
+			t.Run(in+"/"+name, func(t *testing.T) { checkPoints(t, s, fs, points) })
+		}
+	}
+}
+
+// Ingo Molnar's three points on patches 13 and 14.
+var ingoPoints = []reviewPoint{
+	{"HEADER_GUARD", 14, "#ifndef _ASM_UNWIND_USER_TYPES_H", "arch/x86/include/asm/unwind_user_types.h"},
+	{"X86_PREFIX", 13, "unsigned long segment_base_address(unsigned int segment)", "arch/x86/kernel/ptrace.c"},
+	{"MOVE_CHANGES_BODY", 13, "lockdep_assert_irqs_disabled();", "arch/x86/kernel/ptrace.c"},
+}
+
+// The task-exit hook of v11 takes the exiting task but reads current.
+var taskPoints = []reviewPoint{
+	{"TASK_CURRENT", 11, "struct unwind_task_info *info = &current->unwind_info;", "kernel/unwind/deferred.c"},
+}
+
+func TestV11TaskCurrent(t *testing.T) {
+	for in, load := range map[string]func(testing.TB) *Series{"generated": v11Generated, "seed": seed} {
+		s := load(t)
+		t.Run(in, func(t *testing.T) { checkPoints(t, s, Run(s, Options{}), taskPoints) })
+	}
+}
+
+func TestV11IngoPoints(t *testing.T) {
+	inputs := map[string]func(testing.TB) *Series{"generated": v11Generated, "seed": seed}
+	for in, load := range inputs {
+		s := load(t)
+		fs := Run(s, Options{})
+		for _, p := range ingoPoints {
+			t.Run(in+"/"+p.id, func(t *testing.T) { checkPoints(t, s, fs, []reviewPoint{p}) })
+		}
+	}
+}

@@ -1,0 +1,390 @@
+package verify
+
+import (
+	"fmt"
+	"math/bits"
+	"regexp"
+	"sort"
+	"strings"
+
+	"kpatch/unwind"
+)
+
+var ccRules = []Rule{
+	{ID: "STUB_PARITY", Severity: Error,
+		Why:   "a missing or mistyped stub breaks the build with the option off, which only randconfig bots find",
+		check: checkStubParity},
+	{ID: "CACHE_PAGE", Severity: Error,
+		Why:   "the per-task cache is one 4K allocation: one entry too many makes every traced task allocate two pages",
+		check: checkCachePage},
+	{ID: "RESERVED_BITS", Severity: Error,
+		Why:   "a tracer handed a reserved bit of the mask (PENDING) corrupts the deferral state of every task",
+		check: checkReservedBits},
+	{ID: "FRAME_LAYOUT", Severity: Error,
+		Why:   "the kernel's frame description must be the one the reference walker checks traces against, on both ABIs",
+		check: checkFrameLayout},
+	cEvalRule,
+}
+
+// cEvalRule reports what the C checks could not evaluate, so that a check
+// never passes by not running.
+var cEvalRule = Rule{ID: "C_EVAL", Severity: Warning,
+	Why: "verify could not evaluate this C with cc/v4: the checks that need it did not run"}
+
+// evalFailed reports a C evaluation failure (once per message).
+func (c *checker) evalFailed(p *Patch, file string, err error) {
+	saved := c.rule
+	c.rule = cEvalRule
+	msg, _, _ := strings.Cut(err.Error(), "\n") // cc/v4 lists every follow-on error
+	msg = regexp.MustCompile(` \(\w+\.go:\d+:\w+:\)`).ReplaceAllString(msg, "")
+	if !c.once("C_EVAL " + file + msg) {
+		c.rule = saved
+		return
+	}
+	c.report(p, file, 0, "%s", msg)
+	c.rule = saved
+}
+
+// changedAt reports whether patch p changes one of paths with a known
+// result.
+func changedAt(p *Patch, paths ...string) bool {
+	for _, f := range p.Files {
+		for _, q := range paths {
+			if f.Path == q && f.Known && !f.Deleted {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// lineOf returns the first line of c that matches re, or 0.
+func lineOf(c []byte, re *regexp.Regexp) int {
+	if loc := re.FindIndex(c); loc != nil {
+		return 1 + strings.Count(string(c[:loc[0]]), "\n")
+	}
+	return 0
+}
+
+// condBlock is an "#ifdef CONFIG_X ... #else ... #endif" at the top level
+// of a header (inside its guard).
+type condBlock struct {
+	option           string
+	ifLine, elseLine int // lines of the #ifdef and the #else
+	endLine          int
+}
+
+func condBlocks(c []byte) []condBlock {
+	type open struct {
+		b     condBlock
+		isOpt bool
+	}
+	var stack []open
+	var out []condBlock
+	for i, l := range strings.Split(string(c), "\n") {
+		t := strings.TrimSpace(l)
+		if !strings.HasPrefix(t, "#") {
+			continue
+		}
+		d := strings.TrimSpace(strings.TrimPrefix(t, "#"))
+		switch {
+		case strings.HasPrefix(d, "if"):
+			o := open{}
+			if m := ifdefRE.FindStringSubmatch("#" + d); m != nil {
+				o.isOpt = true
+				o.b = condBlock{option: m[1] + m[2], ifLine: i + 1}
+			}
+			stack = append(stack, o)
+		case strings.HasPrefix(d, "else"):
+			if len(stack) > 0 {
+				stack[len(stack)-1].b.elseLine = i + 1
+			}
+		case strings.HasPrefix(d, "elif"):
+			if len(stack) > 0 {
+				stack[len(stack)-1].isOpt = false
+			}
+		case strings.HasPrefix(d, "endif"):
+			if len(stack) == 0 {
+				continue
+			}
+			o := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if o.isOpt && o.b.elseLine > 0 {
+				o.b.endLine = i + 1
+				out = append(out, o.b)
+			}
+		}
+	}
+	return out
+}
+
+// without returns defines without d.
+func without(defs []string, d string) []string {
+	var out []string
+	for _, x := range defs {
+		if x != d {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func checkStubParity(c *checker) {
+	for _, p := range c.s.Patches {
+		for _, f := range p.Files {
+			if !f.Known || f.Deleted || !strings.HasSuffix(f.Path, ".h") || !c.s.created[f.Path] {
+				continue
+			}
+			blocks := condBlocks(f.New)
+			if len(blocks) == 0 {
+				continue
+			}
+			for _, e := range envs()[:2] { // both ABIs; the option itself is switched below
+				for _, b := range blocks {
+					onEnv, offEnv := e, e
+					onEnv.defines = append(without(e.defines, b.option), b.option)
+					offEnv.defines = without(e.defines, b.option)
+					astOn, err := c.s.translate(p.Number, onEnv, f.Path, f.New, "")
+					if err != nil {
+						c.evalFailed(p, f.Path, fmt.Errorf("%s with %s: %w", e, b.option, err))
+						continue
+					}
+					astOff, err := c.s.translate(p.Number, offEnv, f.Path, f.New, "")
+					if err != nil {
+						c.evalFailed(p, f.Path, fmt.Errorf("%s without %s: %w", e, b.option, err))
+						continue
+					}
+					on, off := map[string]cfuncType{}, map[string]cfuncType{}
+					for n, ft := range functions(astOn, f.Path) {
+						if ft.line > b.ifLine && ft.line < b.elseLine {
+							on[n] = ft
+						}
+					}
+					for n, ft := range functions(astOff, f.Path) {
+						if ft.line > b.elseLine && ft.line < b.endLine {
+							off[n] = ft
+						}
+					}
+					for _, n := range sortedKeys(on) {
+						ft := on[n]
+						st, ok := off[n]
+						switch {
+						case !ok:
+							if c.once(fmt.Sprintf("stub %s %s missing", f.Path, n)) {
+								c.report(p, f.Path, ft.line, "%s() is declared under %s but the #else branch (line %d) has no stub: add \"static inline\" %s with the same type", n, b.option, b.elseLine, n)
+							}
+						case st.typ != ft.typ:
+							if c.once(fmt.Sprintf("stub %s %s type %s %s", f.Path, n, ft.typ, st.typ)) {
+								c.report(p, f.Path, st.line, "the stub of %s() has type %s, but with %s it is %s (%s): give the stub the same parameters and result", n, st.typ, b.option, ft.typ, e.name)
+							}
+						}
+					}
+					for _, n := range sortedKeys(off) {
+						if _, ok := on[n]; !ok && c.once(fmt.Sprintf("stub %s %s extra", f.Path, n)) {
+							c.report(p, f.Path, off[n].line, "the #else branch of %s defines %s(), which %s does not declare: the branch only stubs what the option declares", b.option, n, b.option)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+const (
+	deferredC     = "kernel/unwind/deferred.c"
+	deferredH     = "include/linux/unwind_deferred.h"
+	deferredTypes = "include/linux/unwind_deferred_types.h"
+	x86UnwindUser = "arch/x86/include/asm/unwind_user.h"
+)
+
+var maxEntriesRE = regexp.MustCompile(`(?m)^#\s*define\s+UNWIND_MAX_ENTRIES\b`)
+var cacheStructRE = regexp.MustCompile(`struct\s+unwind_cache\s*\{`)
+
+// checkCachePage evaluates, on both ABIs, the bytes the per-task cache
+// takes: sizeof(struct unwind_cache) plus UNWIND_MAX_ENTRIES longs (or
+// only the entries before the cache struct exists).
+func checkCachePage(c *checker) {
+	for _, p := range c.s.Patches {
+		if !changedAt(p, deferredC, deferredTypes, deferredH) {
+			continue
+		}
+		src, ok := c.s.FileAt(deferredC, p.Number)
+		if !ok {
+			continue
+		}
+		line := lineOf(src, maxEntriesRE)
+		if line == 0 {
+			continue
+		}
+		types, _ := c.s.FileAt(deferredTypes, p.Number)
+		exprs := []string{"(UNWIND_MAX_ENTRIES) * sizeof(unsigned long)", "UNWIND_MAX_ENTRIES", "0"}
+		if cacheStructRE.Match(types) {
+			exprs[0] = "sizeof(struct unwind_cache) + " + exprs[0]
+			exprs[2] = "sizeof(struct unwind_cache)"
+		}
+		for _, e := range envs()[:2] {
+			ast, err := c.s.translate(p.Number, e, deferredC, directives(src), evalTail(exprs))
+			if err != nil {
+				c.evalFailed(p, deferredC, fmt.Errorf("%s: %w", e, err))
+				continue
+			}
+			v, err := values(ast, len(exprs))
+			if err != nil {
+				c.evalFailed(p, deferredC, fmt.Errorf("%s: %w", e, err))
+				continue
+			}
+			if v[0] > 4096 && c.once(fmt.Sprintf("cache %s %d", e.name, v[0])) {
+				c.report(p, deferredC, line, "on %s the per-task cache takes %d bytes (%d for struct unwind_cache + %d entries of %d), over a 4K page: derive UNWIND_MAX_ENTRIES from SZ_4K and sizeof(long)",
+					e.name, v[0], v[2], v[1], e.bits/8)
+			}
+		}
+	}
+}
+
+var (
+	reservedBitRE = regexp.MustCompile(`(?m)^#\s*define\s+(UNWIND_\w+_BIT)\b`)
+	ebusyRE       = regexp.MustCompile(`(?m)^\s*if\s*\((\w+)\s*==\s*(.+)\)\s*\n\s*return -EBUSY;`)
+	ffzRE         = regexp.MustCompile(`=\s*ffz\((\w+)\)`)
+)
+
+// checkReservedBits simulates the tracer-bit allocation of
+// unwind_deferred_init() on both ABIs with the values cc/v4 evaluates:
+// starting from the mask's initial value, ffz() hands out bits until the
+// mask equals the -EBUSY test's constant; no reserved bit (UNWIND_*_BIT)
+// may be handed out.
+func checkReservedBits(c *checker) {
+	for _, p := range c.s.Patches {
+		if !changedAt(p, deferredC, deferredH) {
+			continue
+		}
+		src, ok := c.s.FileAt(deferredC, p.Number)
+		if !ok {
+			continue
+		}
+		hdr, _ := c.s.FileAt(deferredH, p.Number)
+		var reserved []string
+		for _, m := range reservedBitRE.FindAllSubmatch(append(append([]byte{}, hdr...), src...), -1) {
+			reserved = append(reserved, string(m[1]))
+		}
+		m := ebusyRE.FindSubmatchIndex(src)
+		if len(reserved) == 0 || m == nil {
+			continue
+		}
+		maskVar, limit := string(src[m[2]:m[3]]), string(src[m[4]:m[5]])
+		line := 1 + strings.Count(string(src[:m[0]]), "\n")
+		if fm := ffzRE.FindSubmatch(src); fm == nil || string(fm[1]) != maskVar {
+			continue // not the allocation this check models
+		}
+		init := "0"
+		if im := regexp.MustCompile(`static unsigned long ` + maskVar + `\s*=\s*([^;]+);`).FindSubmatch(src); im != nil {
+			init = string(im[1])
+		}
+		exprs := []string{"(unsigned long)(" + limit + ")", "(unsigned long)(" + init + ")"}
+		for _, r := range reserved {
+			exprs = append(exprs, "BIT("+r+")")
+		}
+		for _, e := range envs()[:2] {
+			ast, err := c.s.translate(p.Number, e, deferredC, directives(src), evalTail(exprs))
+			if err != nil {
+				c.evalFailed(p, deferredC, fmt.Errorf("%s: %w", e, err))
+				continue
+			}
+			v, err := values(ast, len(exprs))
+			if err != nil {
+				c.evalFailed(p, deferredC, fmt.Errorf("%s: %w", e, err))
+				continue
+			}
+			full := uint64(1)<<e.bits - 1
+			if e.bits == 64 {
+				full = ^uint64(0)
+			}
+			var rmask uint64
+			for _, r := range v[2:] {
+				rmask |= r
+			}
+			mask, handed := v[1]&full, 0
+			for mask != v[0]&full {
+				if mask == full {
+					if c.once(fmt.Sprintf("bits full %s", e.name)) {
+						c.report(p, deferredC, line, "on %s the mask fills up before %s == %s: ffz() of a full mask is undefined; end the allocation with -EBUSY when only reserved bits are left", e.name, maskVar, limit)
+					}
+					break
+				}
+				b := bits.TrailingZeros64(^mask)
+				if rmask&(1<<b) != 0 {
+					if c.once(fmt.Sprintf("bits %s %d", e.name, b)) {
+						c.report(p, deferredC, line, "on %s, after %d tracers ffz(%s) hands out bit %d, which is reserved (%s): the -EBUSY test must fire when every unreserved bit is taken, e.g. %s == ~(%s)",
+							e.name, handed, maskVar, b, strings.Join(reserved, ", "), maskVar, strings.Join(bitNames(reserved), " | "))
+					}
+					break
+				}
+				mask |= 1 << b
+				handed++
+			}
+		}
+	}
+}
+
+func bitNames(rs []string) []string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, strings.TrimSuffix(r, "_BIT"))
+	}
+	return out
+}
+
+var frameDefineRE = regexp.MustCompile(`(?m)^#\s*define\s+(ARCH_INIT_USER_\w*FRAME)\b`)
+
+// checkFrameLayout evaluates the x86 frame macros with cc/v4 (package
+// unwind's evaluator) at every patch that changes them: on x86_64 with
+// IA32 emulation the 64-bit and compat frames, on i386 the native frame,
+// each equal to the reference walker's.
+func checkFrameLayout(c *checker) {
+	for _, p := range c.s.Patches {
+		if !changedAt(p, x86UnwindUser) {
+			continue
+		}
+		hdr, _ := c.s.FileAt(x86UnwindUser, p.Number)
+		if !frameDefineRE.Match(hdr) {
+			continue
+		}
+		lines := map[string]int{}
+		for _, m := range frameDefineRE.FindAllSubmatchIndex(hdr, -1) {
+			lines[string(hdr[m[2]:m[3]])] = 1 + strings.Count(string(hdr[:m[0]]), "\n")
+		}
+		for _, e := range []struct {
+			name string
+			env  unwind.MacroEnv
+			want map[string]unwind.Frame
+		}{
+			{"x86_64", unwind.X86_64Env, map[string]unwind.Frame{
+				"ARCH_INIT_USER_FP_FRAME": unwind.FrameX86_64, "ARCH_INIT_USER_COMPAT_FP_FRAME": unwind.FrameX86Compat}},
+			{"i386", unwind.MacroEnv{Arch: "386", Defines: []string{"CONFIG_X86_32"}}, map[string]unwind.Frame{
+				"ARCH_INIT_USER_FP_FRAME": unwind.X86Frame(4)}},
+		} {
+			frames, err := unwind.ParseFrameMacrosEnv(hdr, e.env)
+			if err != nil {
+				c.evalFailed(p, x86UnwindUser, fmt.Errorf("%s: %w", e.name, err))
+				continue
+			}
+			for _, n := range sortedKeys(e.want) {
+				got, ok := frames[n]
+				if !ok {
+					continue // not defined in this build (yet)
+				}
+				if want := e.want[n]; got != want && c.once(fmt.Sprintf("frame %s %s %v", e.name, n, got)) {
+					c.report(p, x86UnwindUser, lines[n], "on %s %s is %v, the walker uses %v: the kernel would record other frames than the ones checked", e.name, n, got, want)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,398 @@
+package verify
+
+import (
+	"bufio"
+	"bytes"
+	_ "embed"
+	"fmt"
+	"net/mail"
+	"regexp"
+	"strings"
+	"sync"
+)
+
+var messageRules = []Rule{
+	{ID: "AUTHOR_SIGN_OFF", Severity: Error,
+		Why:   "the Developer's Certificate of Origin needs the author's own Signed-off-by (submitting-patches.rst)",
+		check: checkAuthorSignOff},
+	{ID: "SENDER_SIGN_OFF", Severity: Error,
+		Why:   "the last Signed-off-by records who handled the patch last: the one who sends it",
+		check: checkSenderSignOff},
+	{ID: "CO_DEVELOPED_BY", Severity: Error,
+		Why:   "every co-author certifies the DCO: Co-developed-by must be followed by that person's Signed-off-by",
+		check: checkCoDevelopedBy},
+	{ID: "SPELLING", Severity: Warning,
+		Why:   "misspellings in logs and comments stay in git history and grep misses them",
+		check: checkSpelling},
+	{ID: "REPEATED_WORD", Severity: Warning,
+		Why:   "a doubled word reads as a typo and reviewers stop to point it out",
+		check: checkRepeatedWords},
+	{ID: "SUBJECT_PREFIX", Severity: Warning,
+		Why:   "one subsystem, one prefix: shortlogs and git log --grep group patches by it",
+		check: checkSubjectPrefix},
+}
+
+// person is a name and address as trailers and From lines give them.
+type person struct{ name, addr string }
+
+func parsePerson(s string) person {
+	s = strings.TrimSpace(s)
+	if a, err := mail.ParseAddress(s); err == nil {
+		return person{normName(a.Name), strings.ToLower(a.Address)}
+	}
+	if i := strings.LastIndexByte(s, '<'); i >= 0 {
+		return person{normName(s[:i]), strings.ToLower(strings.Trim(s[i:], "<> "))}
+	}
+	return person{name: normName(s)}
+}
+
+var parenthesized = regexp.MustCompile(`\([^)]*\)`)
+
+func normName(n string) string {
+	n = parenthesized.ReplaceAllString(n, "")
+	return strings.ToLower(strings.Join(strings.Fields(strings.Trim(n, `" `)), " "))
+}
+
+func (a person) same(b person) bool {
+	if a.addr != "" && b.addr != "" {
+		return a.addr == b.addr
+	}
+	return a.name != "" && a.name == b.name
+}
+
+// trailer is one "Key: value" trailer line of a commit message.
+type trailer struct {
+	key, value, text string
+}
+
+var trailerRE = regexp.MustCompile(`^([A-Za-z][A-Za-z-]*-by|Link|Fixes|Cc|Closes):\s*(.*)$`)
+
+func trailers(log string) []trailer {
+	var out []trailer
+	for _, l := range strings.Split(log, "\n") {
+		if m := trailerRE.FindStringSubmatch(l); m != nil {
+			out = append(out, trailer{m[1], m[2], l})
+		}
+	}
+	return out
+}
+
+func checkAuthorSignOff(c *checker) {
+	for _, p := range c.s.Patches {
+		author := parsePerson(p.Author)
+		found := false
+		for _, t := range trailers(p.Log) {
+			if strings.EqualFold(t.key, "Signed-off-by") && parsePerson(t.value).same(author) {
+				found = true
+			}
+		}
+		if !found {
+			c.report(p, p.MailFile, p.line("\n---\n")+1, "no Signed-off-by from the author %s: add \"Signed-off-by: %s\"", p.Author, p.Author)
+		}
+	}
+}
+
+func checkSenderSignOff(c *checker) {
+	if c.s.Sender == "" {
+		return
+	}
+	sender := parsePerson(c.s.Sender)
+	for _, p := range c.s.Patches {
+		var last *trailer
+		ts := trailers(p.Log)
+		for i := range ts {
+			if strings.EqualFold(ts[i].key, "Signed-off-by") {
+				last = &ts[i]
+			}
+		}
+		if last == nil || parsePerson(last.value).same(sender) {
+			continue // no sign-off at all is AUTHOR_SIGN_OFF's
+		}
+		c.report(p, p.MailFile, p.line(last.text), "the last Signed-off-by is %s, but %s sends the patch: the sender adds their Signed-off-by last", last.value, c.s.Sender)
+	}
+}
+
+func checkCoDevelopedBy(c *checker) {
+	for _, p := range c.s.Patches {
+		lines := strings.Split(p.Log, "\n")
+		for i, l := range lines {
+			m := trailerRE.FindStringSubmatch(l)
+			if m == nil || !strings.EqualFold(m[1], "Co-developed-by") {
+				continue
+			}
+			who := parsePerson(m[2])
+			next := ""
+			if i+1 < len(lines) {
+				next = lines[i+1]
+			}
+			nm := trailerRE.FindStringSubmatch(next)
+			if nm != nil && strings.EqualFold(nm[1], "Signed-off-by") && parsePerson(nm[2]).same(who) {
+				continue
+			}
+			got := "nothing"
+			if strings.TrimSpace(next) != "" {
+				got = fmt.Sprintf("%q", next)
+			}
+			c.report(p, p.MailFile, p.line(l), "%q is followed by %s: put \"Signed-off-by: %s\" on the line right after it", l, got, m[2])
+		}
+	}
+}
+
+//go:embed spelling.txt
+var extraSpelling []byte
+
+var spellingOnce sync.Map // *kernelsrc.Tree or nil -> map[string]string
+
+// spellingList returns misspelling -> correction, from the tree's
+// scripts/spelling.txt (when there is a tree) and verify's own list.
+func (s *Series) spellingList() map[string]string {
+	key := any(nil)
+	if s.Tree != nil {
+		key = s.Tree
+	}
+	if v, ok := spellingOnce.Load(key); ok {
+		return v.(map[string]string)
+	}
+	m := map[string]string{}
+	if s.Tree != nil {
+		if data, err := s.Tree.ReadFile("scripts/spelling.txt"); err == nil {
+			readSpelling(data, m)
+		}
+	}
+	readSpelling(extraSpelling, m)
+	spellingOnce.Store(key, m)
+	return m
+}
+
+func readSpelling(data []byte, m map[string]string) {
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		l := sc.Text()
+		if strings.HasPrefix(l, "#") {
+			continue
+		}
+		if bad, good, ok := strings.Cut(l, "||"); ok {
+			m[strings.ToLower(bad)] = good
+		}
+	}
+}
+
+var urlRE = regexp.MustCompile(`[a-z]+://\S+`)
+
+var wordRE = regexp.MustCompile(`[A-Za-z][A-Za-z']*`)
+
+// prose is a line of text a person wrote: commit message, changelog or
+// comment, with where to report it.
+type prose struct {
+	p    *Patch
+	file string
+	line int
+	text string
+}
+
+// proseOf returns every line of commit message, changelog and added
+// comment of the series.
+func (s *Series) proseOf() []prose {
+	var out []prose
+	for _, p := range s.Patches {
+		for _, part := range []string{p.Subject, p.Log, p.Changelog} {
+			for _, l := range strings.Split(part, "\n") {
+				if strings.TrimSpace(l) == "" || trailerRE.MatchString(l) {
+					continue
+				}
+				out = append(out, prose{p, p.MailFile, p.line(l), urlRE.ReplaceAllString(l, " ")})
+			}
+		}
+		for _, f := range p.Files {
+			for _, cl := range commentLines(f) {
+				out = append(out, prose{p, f.Path, cl.N, cl.Text})
+			}
+		}
+	}
+	return out
+}
+
+// commentLines returns the comment text of the added lines of f: C and
+// assembler comments for C files, "#" comments for Makefiles and Kconfig
+// help and comments, the whole line for other files.
+func commentLines(f *File) []Line {
+	var out []Line
+	switch {
+	case strings.HasSuffix(f.Path, ".c") || strings.HasSuffix(f.Path, ".h") || strings.HasSuffix(f.Path, ".S"):
+		in, prev := false, -1
+		for _, l := range f.Added {
+			t := l.Text
+			if l.N != prev+1 { // a new run: guess from the line itself
+				tt := strings.TrimSpace(t)
+				in = strings.HasPrefix(tt, "*") && !strings.HasPrefix(tt, "*/")
+			}
+			prev = l.N
+			var b strings.Builder
+			for len(t) > 0 {
+				if in {
+					end := strings.Index(t, "*/")
+					if end < 0 {
+						b.WriteString(t)
+						t = ""
+						break
+					}
+					b.WriteString(t[:end] + " ")
+					t, in = t[end+2:], false
+					continue
+				}
+				i := strings.Index(t, "/*")
+				j := strings.Index(t, "//")
+				if j >= 0 && (i < 0 || j < i) {
+					b.WriteString(t[j+2:])
+					break
+				}
+				if i < 0 {
+					break
+				}
+				t, in = t[i+2:], true
+			}
+			if s := b.String(); strings.TrimSpace(s) != "" {
+				out = append(out, Line{l.N, s})
+			}
+		}
+	case isMakefile(f.Path) || strings.Contains(f.Path, "Kconfig"):
+		for _, l := range f.Added {
+			if i := strings.IndexByte(l.Text, '#'); i >= 0 {
+				out = append(out, Line{l.N, l.Text[i+1:]})
+			} else if strings.Contains(f.Path, "Kconfig") && strings.HasPrefix(l.Text, "\t  ") {
+				out = append(out, l) // help text
+			}
+		}
+	default:
+		out = append(out, f.Added...)
+	}
+	return out
+}
+
+func isMakefile(path string) bool {
+	base := path[strings.LastIndexByte(path, '/')+1:]
+	return base == "Makefile" || base == "Kbuild" || strings.HasSuffix(base, ".mk")
+}
+
+func checkSpelling(c *checker) {
+	list := c.s.spellingList()
+	for _, pr := range c.s.proseOf() {
+		for _, w := range wordRE.FindAllString(pr.text, -1) {
+			if good, ok := list[strings.ToLower(w)]; ok {
+				c.report(pr.p, pr.file, pr.line, "%q may be misspelled: perhaps %q", w, matchCase(good, w))
+			}
+		}
+	}
+}
+
+func matchCase(good, like string) string {
+	if like != "" && like[0] >= 'A' && like[0] <= 'Z' && good != "" {
+		return strings.ToUpper(good[:1]) + good[1:]
+	}
+	return good
+}
+
+var repeatedRE = regexp.MustCompile(`\b([A-Za-z]+)\s+([A-Za-z]+)\b`)
+
+// allowedRepeats are words that are correctly doubled in English.
+var allowedRepeats = map[string]bool{"that": true, "had": true, "is": false}
+
+func checkRepeatedWords(c *checker) {
+	for _, pr := range c.s.proseOf() {
+		words := wordRE.FindAllStringIndex(pr.text, -1)
+		for i := 1; i < len(words); i++ {
+			a := pr.text[words[i-1][0]:words[i-1][1]]
+			b := pr.text[words[i][0]:words[i][1]]
+			gap := pr.text[words[i-1][1]:words[i][0]]
+			if strings.TrimSpace(gap) != "" || !strings.EqualFold(a, b) || allowedRepeats[strings.ToLower(a)] || len(a) < 2 {
+				continue
+			}
+			c.report(pr.p, pr.file, pr.line, "%q: the word %q is repeated: remove one", strings.TrimSpace(pr.text), a)
+		}
+	}
+}
+
+// subjectPrefix returns "unwind_user/deferred" of
+// "unwind_user/deferred: Add ...".
+func subjectPrefix(subject string) string {
+	if i := strings.Index(subject, ": "); i > 0 {
+		return subject[:i]
+	}
+	return ""
+}
+
+// mainFile returns the file a patch is mostly about: the C file with the
+// most changed lines, else the file with the most.
+func mainFile(p *Patch) string {
+	best, bestN, bestC := "", -1, false
+	for _, f := range p.Files {
+		n := len(f.Added) + len(f.Removed)
+		isC := strings.HasSuffix(f.Path, ".c")
+		if isC && !bestC || isC == bestC && n > bestN {
+			best, bestN, bestC = f.Path, n, isC
+		}
+	}
+	return best
+}
+
+func checkSubjectPrefix(c *checker) {
+	byFile := map[string][]*Patch{}
+	var files []string
+	for _, p := range c.s.Patches {
+		f := mainFile(p)
+		if byFile[f] == nil {
+			files = append(files, f)
+		}
+		byFile[f] = append(byFile[f], p)
+	}
+	for _, f := range files {
+		count := map[string][]int{}
+		var order []string
+		for _, p := range byFile[f] {
+			pre := subjectPrefix(p.Subject)
+			if count[pre] == nil {
+				order = append(order, pre)
+			}
+			count[pre] = append(count[pre], p.Number)
+		}
+		if len(order) < 2 {
+			continue
+		}
+		major := order[0]
+		for _, pre := range order {
+			if len(count[pre]) > len(count[major]) {
+				major = pre
+			}
+		}
+		for _, p := range byFile[f] {
+			if pre := subjectPrefix(p.Subject); !nestedPrefix(pre, major) {
+				c.report(p, p.MailFile, p.SubjectLine, "subject prefix %q differs from %q (patches %s) for the same code, %s: use one prefix for one subsystem",
+					pre+":", major+":", joinInts(count[major]), f)
+			}
+		}
+	}
+}
+
+// nestedPrefix reports whether one prefix refines the other by
+// components: "unwind_user/x86" and "unwind_user" are the same subsystem,
+// "unwind deferred" and "unwind_user/deferred" are not.
+func nestedPrefix(a, b string) bool {
+	as, bs := strings.Split(a, "/"), strings.Split(b, "/")
+	if len(as) > len(bs) {
+		as, bs = bs, as
+	}
+	for i := range as {
+		if as[i] != bs[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func joinInts(ns []int) string {
+	var s []string
+	for _, n := range ns {
+		s = append(s, fmt.Sprint(n))
+	}
+	return strings.Join(s, ", ")
+}

@@ -1,0 +1,77 @@
+package verify
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestGuardNamespace(t *testing.T) {
+	for _, c := range []struct{ path, ns, want string }{
+		{"include/linux/unwind_user.h", "_LINUX_", "_LINUX_UNWIND_USER_H"},
+		{"include/linux/sched/task_stack.h", "_LINUX_", "_LINUX_SCHED_TASK_STACK_H"},
+		{"include/asm-generic/unwind_user_types.h", "_ASM_GENERIC_", "_ASM_GENERIC_UNWIND_USER_TYPES_H"},
+		{"arch/x86/include/asm/unwind_user_types.h", "_ASM_X86_", "_ASM_X86_UNWIND_USER_TYPES_H"},
+		{"arch/arm64/include/asm/stacktrace.h", "_ASM_ARM64_", "_ASM_ARM64_STACKTRACE_H"},
+		{"kernel/unwind/local.h", "", ""},
+	} {
+		ns, want := guardNamespace(c.path)
+		if ns != c.ns || want != c.want {
+			t.Errorf("%s: %q %q, want %q %q", c.path, ns, want, c.ns, c.want)
+		}
+	}
+}
+
+func TestHeaderGuard(t *testing.T) {
+	for _, c := range []struct {
+		src   string
+		guard string
+		line  int
+		ok    bool
+	}{
+		{"/* SPDX-License-Identifier: GPL-2.0 */\n#ifndef _A_H\n#define _A_H\n#endif\n", "_A_H", 2, true},
+		{"/*\n * comment\n */\n\n#ifndef _A_H\n\n#define _A_H\n", "_A_H", 5, true},
+		{"#ifndef _A_H\n#define _B_H\n", "_A_H", 1, false},
+		{"#include <x.h>\n#ifndef _A_H\n", "", 0, false},
+	} {
+		g, l, ok := headerGuard([]byte(c.src))
+		if g != c.guard || l != c.line || ok != c.ok {
+			t.Errorf("%q: %q %d %v, want %q %d %v", c.src, g, l, ok, c.guard, c.line, c.ok)
+		}
+	}
+}
+
+func TestStripBodies(t *testing.T) {
+	in := "struct s {\n\tint a;\n};\n#define M(x) do { x; } while (0)\nstatic inline int f(int a)\n{\n\tif (a) {\n\t\treturn 1;\n\t}\n\treturn 0;\n}\nint g(void) { return 2; }\nint v[] = { 1, 2 };\n"
+	want := "struct s {\n\tint a;\n};\n#define M(x) do { x; } while (0)\nstatic inline int f(int a)\n\n\n\n\n\n;\nint g(void) ;\nint v[] = { 1, 2 };\n"
+	if got := string(stripBodies([]byte(in))); got != want {
+		t.Errorf("stripBodies:\n%s\nwant:\n%s", got, want)
+	}
+	if strings.Count(in, "\n") != strings.Count(want, "\n") {
+		t.Fatal("the test's want must keep the lines")
+	}
+}
+
+func TestFuncsIn(t *testing.T) {
+	var lines []Line
+	for i, l := range strings.Split("static unsigned long get_base(unsigned int seg,\n\t\t\t\t   int x)\n{\n\treturn 0;\n}\n\nint other(void)\n{\n}\n", "\n") {
+		lines = append(lines, Line{i + 10, l})
+	}
+	fs := funcsIn("a.c", lines)
+	if len(fs) != 2 || fs[0].name != "get_base" || !fs[0].static || fs[0].head.N != 10 || len(fs[0].body) != 3 ||
+		fs[1].name != "other" || fs[1].static || fs[1].head.N != 16 {
+		t.Errorf("funcsIn: %+v", fs)
+	}
+	// A definition cut by a gap in the line numbers is not complete.
+	lines[3].N += 5
+	if fs := funcsIn("a.c", lines[:5]); len(fs) != 0 {
+		t.Errorf("an interrupted body gave %+v", fs)
+	}
+}
+
+func TestCondBlocks(t *testing.T) {
+	src := "#ifndef _G_H\n#define _G_H\n#ifdef CONFIG_A\nint a(void);\n#ifdef CONFIG_B\n#else\n#endif\n#else\nstatic inline int a(void) { return 0; }\n#endif\n#if IS_ENABLED(CONFIG_C)\n#endif\n#endif\n"
+	bs := condBlocks([]byte(src))
+	if len(bs) != 2 || bs[0].option != "CONFIG_B" || bs[1] != (condBlock{"CONFIG_A", 3, 8, 10}) {
+		t.Errorf("condBlocks: %+v", bs)
+	}
+}

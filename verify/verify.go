@@ -1,0 +1,185 @@
+package verify
+
+import (
+	"fmt"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Severity says whether a finding fails the check (Error) or is advice
+// (Warning).
+type Severity int
+
+// The severities.
+const (
+	Warning Severity = iota
+	Error
+)
+
+// String prints "error" or "warning".
+func (s Severity) String() string {
+	if s == Error {
+		return "error"
+	}
+	return "warning"
+}
+
+// MarshalText writes the severity as String prints it.
+func (s Severity) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// Finding is one problem found in a series.
+type Finding struct {
+	ID       string   `json:"id"`
+	Severity Severity `json:"severity"`
+	Patch    int      `json:"patch"` // 0: the series as a whole
+	Subject  string   `json:"subject,omitempty"`
+	// File and Line locate the problem: a path in the tree at that patch
+	// for code, or the mail (file and line) for the commit message.
+	File    string `json:"file,omitempty"`
+	Line    int    `json:"line,omitempty"`
+	Message string `json:"message"` // what is wrong and what to do
+	Why     string `json:"why"`     // why reviewers care
+	Source  string `json:"source"`  // "verify" or "checkpatch"
+}
+
+// Where prints "file:line", "file" or "".
+func (f Finding) Where() string {
+	switch {
+	case f.File == "":
+		return ""
+	case f.Line > 0:
+		return fmt.Sprintf("%s:%d", f.File, f.Line)
+	}
+	return f.File
+}
+
+// Rule is one check.
+type Rule struct {
+	ID       string
+	Severity Severity
+	Why      string // one line: why reviewers care
+	check    func(c *checker)
+}
+
+// Rules returns every rule, in the order they run.
+func Rules() []Rule {
+	out := append([]Rule{}, messageRules...)
+	out = append(out, lineRules...)
+	out = append(out, cRules...)
+	out = append(out, ccRules...)
+	out = append(out, kconfigRules...)
+	out = append(out, hookRules...)
+	return out
+}
+
+// Options selects what Run checks.
+type Options struct {
+	Ignore []string // rule IDs to drop, as checkpatch --ignore
+}
+
+// Run applies every rule to s and returns the findings, sorted by patch,
+// file and line.
+func Run(s *Series, opt Options) []Finding {
+	ignore := map[string]bool{}
+	for _, id := range opt.Ignore {
+		ignore[strings.ToUpper(strings.TrimSpace(id))] = true
+	}
+	s.index()
+	// The rules are independent: run them on every core, each with its own
+	// checker (the series is only read).
+	rules := Rules()
+	outs := make([][]Finding, len(rules))
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, r := range rules {
+		if r.check == nil || ignore[r.ID] && r.ID != "HEADER_GUARD" { // HEADER_GUARD also checks HEADER_GUARD_NAME
+			continue // ignored, or reported by another rule's check
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			c := &checker{s: s, rule: r, ignore: ignore, seen: map[string]bool{}}
+			r.check(c)
+			outs[i] = c.out
+		}()
+	}
+	wg.Wait()
+	var all []Finding
+	for _, o := range outs {
+		all = append(all, o...)
+	}
+	return Sorted(all)
+}
+
+// Sorted sorts findings by patch, file, line and ID, and drops exact
+// duplicates.
+func Sorted(fs []Finding) []Finding {
+	sort.SliceStable(fs, func(i, j int) bool {
+		a, b := fs[i], fs[j]
+		if a.Patch != b.Patch {
+			return a.Patch < b.Patch
+		}
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.ID < b.ID
+	})
+	var out []Finding
+	for i, f := range fs {
+		if i > 0 && f == fs[i-1] {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// checker collects the findings of the rule that runs.
+type checker struct {
+	s      *Series
+	rule   Rule
+	ignore map[string]bool
+	out    []Finding
+	seen   map[string]bool // what once has let through
+}
+
+// once reports whether key (within the running rule) is new: a problem that
+// stays over several patches is reported at the first.
+func (c *checker) once(key string) bool {
+	key = c.rule.ID + " " + key
+	if c.seen[key] {
+		return false
+	}
+	c.seen[key] = true
+	return true
+}
+
+// report adds a finding of the running rule.
+func (c *checker) report(p *Patch, file string, line int, format string, args ...any) {
+	if c.ignore[c.rule.ID] {
+		return
+	}
+	f := Finding{ID: c.rule.ID, Severity: c.rule.Severity, File: file, Line: line,
+		Message: fmt.Sprintf(format, args...), Why: c.rule.Why, Source: "verify"}
+	if p != nil {
+		f.Patch, f.Subject = p.Number, p.Subject
+	}
+	c.out = append(c.out, f)
+}
+
+// HasErrors reports whether any finding is an error.
+func HasErrors(fs []Finding) bool {
+	for _, f := range fs {
+		if f.Severity == Error {
+			return true
+		}
+	}
+	return false
+}
