@@ -132,6 +132,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.Console != nil {
 		opts = append(opts, qemu.WithConsole(o.Console))
 	}
+	if c, err := kerneltree.CacheDir(); err == nil {
+		opts = append(opts, qemu.WithAccelCache(filepath.Join(c, "qemu-accel")))
+	}
 	t1 := time.Now()
 	res, err := qemu.Run(ctx, opts...)
 	rep.BootTime = time.Since(t1)
