@@ -84,13 +84,17 @@ func Cmdline(extra bool) string {
 	return c
 }
 
-// Run builds everything, boots the guest and checks the console. The
-// error is for failures to build or boot; a run whose tests fail returns
+// Run checks that every tool it needs is installed (CheckTools), builds
+// everything, boots the guest and checks the console. The error is for
+// missing tools and failures to build or boot; a run whose tests fail returns
 // a Report with Passed false and a nil error.
 func Run(ctx context.Context, o Options) (*Report, error) {
 	logw := o.Log
 	if logw == nil {
 		logw = io.Discard
+	}
+	if err := CheckTools(ctx, true); err != nil {
+		return nil, err
 	}
 	if o.BuildDir == "" {
 		d, err := DefaultBuildDir()
