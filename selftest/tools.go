@@ -44,17 +44,23 @@ var BootTools = []Tool{
 	{qemu.DefaultBinary, "qemu-system-x86", "to boot the kernel"},
 }
 
-// compileChecks are what gcc must be able to build: the static 64-bit and
-// 32-bit test programs and objtool, which includes libelf's header.
-var compileChecks = []struct {
-	tool  Tool
-	flags []string
-	src   string
+// gccChecks are what gcc must find besides itself: the static C
+// libraries (and libgcc) of the -m64 and -m32 test programs, asked with
+// -print-file-name, which answers a bare name when a file is missing, and
+// libelf's header, which objtool includes. Asking costs a few milliseconds
+// where compiling and linking a program would cost about a second.
+var gccChecks = []struct {
+	tool Tool
+	args []string // a gcc command line; "-" reads gelfSource on stdin
+	file bool     // gcc prints a file's path, which must exist
 }{
-	{Tool{"gcc -m64 -static", "libc6-dev", "to build the 64-bit test programs"}, []string{"-m64", "-static"}, "int main(void) { return 0; }\n"},
-	{Tool{"gcc -m32 -static", "gcc-multilib", "to build the 32-bit test programs"}, []string{"-m32", "-static"}, "int main(void) { return 0; }\n"},
-	{Tool{"libelf's gelf.h", "libelf-dev", "to build objtool"}, []string{"-fsyntax-only"}, "#include <gelf.h>\nint main(void) { return 0; }\n"},
+	{Tool{"gcc -m64 -static", "libc6-dev", "to build the 64-bit test programs"}, []string{"-m64", "-print-file-name=libc.a"}, true},
+	{Tool{"gcc -m32 -static", "gcc-multilib", "to build the 32-bit test programs"}, []string{"-m32", "-print-file-name=libc.a"}, true},
+	{Tool{"gcc -m32 -static", "gcc-multilib", "to build the 32-bit test programs"}, []string{"-m32", "-print-libgcc-file-name"}, true},
+	{Tool{"libelf's gelf.h", "libelf-dev", "to build objtool"}, []string{"-E", "-o", os.DevNull, "-x", "c", "-"}, false},
 }
+
+const gelfSource = "#include <gelf.h>\n"
 
 // MissingError lists the tools a run needs and does not find.
 type MissingError struct {
@@ -78,9 +84,9 @@ func (e *MissingError) Error() string {
 }
 
 // CheckTools returns a *MissingError naming every tool of BuildTools (and
-// of BootTools if boot is set) that is not in $PATH, and every compile
-// check that fails (a static -m64 or -m32 program, libelf's header), so
-// that a run stops before it unpacks or builds anything.
+// of BootTools if boot is set) that is not in $PATH, and what gcc cannot
+// find (the static libraries of -m64 and -m32 programs, libelf's header),
+// so that a run stops before it unpacks or builds anything.
 func CheckTools(ctx context.Context, boot bool) error {
 	tools := BuildTools
 	if boot {
@@ -97,22 +103,23 @@ func CheckTools(ctx context.Context, boot bool) error {
 		}
 	}
 	if gcc {
-		dir, err := os.MkdirTemp("", "kpatch-cc-check-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
-		for i, c := range compileChecks {
-			src := filepath.Join(dir, fmt.Sprintf("t%d.c", i))
-			if err := os.WriteFile(src, []byte(c.src), 0o644); err != nil {
-				return err
+		for _, c := range gccChecks {
+			if len(missing) > 0 && missing[len(missing)-1] == c.tool {
+				continue // the same tool failed its other check
 			}
-			args := append(append([]string{}, c.flags...), "-o", filepath.Join(dir, fmt.Sprintf("t%d", i)), src)
 			cctx, cancel := context.WithTimeout(ctx, time.Minute)
-			err := exec.CommandContext(cctx, "gcc", args...).Run()
+			cmd := exec.CommandContext(cctx, "gcc", c.args...)
+			cmd.Stdin = strings.NewReader(gelfSource)
+			out, err := cmd.Output()
 			cancel()
 			if ctx.Err() != nil {
 				return ctx.Err()
+			}
+			if err == nil && c.file {
+				p := strings.TrimSpace(string(out))
+				if _, serr := os.Stat(p); !filepath.IsAbs(p) || serr != nil {
+					err = fmt.Errorf("gcc %s: %q not found", strings.Join(c.args, " "), p)
+				}
 			}
 			if err != nil {
 				missing = append(missing, c.tool)

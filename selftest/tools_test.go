@@ -9,13 +9,20 @@ import (
 	"testing"
 )
 
-// fakeGCC is a stand-in gcc: it fails for -m32 when the host has no
-// 32-bit libc, and for gelf.h when it has no libelf headers.
+// fakeGCC is a stand-in gcc: it names an existing file for
+// -print-file-name and -print-libgcc-file-name, but only the bare name for
+// -m32 when the host has no 32-bit libc (NO_M32), and fails to preprocess
+// gelf.h when it has no libelf headers (NO_LIBELF).
 const fakeGCC = `#!/bin/sh
+m32=
 for a in "$@"; do
 	case "$a" in
-	-m32) [ -n "$NO_M32" ] && { echo "gnu/stubs-32.h: No such file or directory" >&2; exit 1; } ;;
-	*.c) grep -q gelf.h "$a" && [ -n "$NO_LIBELF" ] && { echo "gelf.h: No such file or directory" >&2; exit 1; } ;;
+	-m32) m32=1 ;;
+	-print-file-name=*|-print-libgcc-file-name)
+		if [ -n "$m32" ] && [ -n "$NO_M32" ]; then echo libc.a; else echo "$0"; fi
+		exit 0 ;;
+	-E) grep -q gelf.h && [ -n "$NO_LIBELF" ] && { echo "gelf.h: No such file or directory" >&2; exit 1; }
+		exit 0 ;;
 	esac
 done
 exit 0
@@ -154,5 +161,15 @@ func TestRunChecksToolsFirst(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("the build directory was created: %v", err)
+	}
+}
+
+// BenchmarkCheckTools measures what the check adds to every run on this
+// host (the $PATH lookups and four short gcc runs).
+func BenchmarkCheckTools(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		if err := CheckTools(context.Background(), true); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
