@@ -292,3 +292,36 @@ func TestAutoInconclusiveNotRemembered(t *testing.T) {
 		t.Errorf("remembered %s from an inconclusive run", a)
 	}
 }
+
+// BenchmarkAutoDecision compares, on this host with the real QEMU, what an
+// auto run pays to decide on KVM: the firmware probe (first run, or no
+// cache) against reading the remembered verdict (QEMU's --version and a
+// small file).
+func BenchmarkAutoDecision(b *testing.B) {
+	if _, err := os.Stat("/dev/kvm"); err != nil {
+		b.Skip("no /dev/kvm")
+	}
+	c := newConfig([]Option{WithKernel("k")})
+	b.Run("probe", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			c.probeKVM(context.Background()) // the verdict does not matter, its cost does
+		}
+	})
+	b.Run("remembered", func(b *testing.B) {
+		dir := b.TempDir()
+		for i := 0; i < b.N; i++ {
+			key, err := c.verdictKey(context.Background())
+			if err != nil {
+				b.Fatal(err)
+			}
+			path := key.file(dir)
+			if loadVerdict(path, key) == nil {
+				v := *key
+				v.Accel = AccelTCG
+				if err := v.store(path); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+}
