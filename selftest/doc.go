@@ -69,8 +69,8 @@
 // order there), so that an exiting task's callback got an empty trace and
 // exit_pending failed in both modes. TestCheckTools runs CheckTools with a
 // $PATH of stand-in tools. TestQEMU runs everything on Debian's 6.12 tree
-// (kerneltree.Debian612) and skips, saying why, only without QEMU, a
-// working gcc -m32 -static or the kernel tarball, or with -short.
+// (kerneltree.Debian612) and skips, saying why, only when CheckTools finds
+// a tool missing, without the kernel tarball, or with -short.
 // TestQEMUBrokenTemplate breaks ra_off in the x86 unwind_user.h template of
 // an edited spec copy (linux.Export, as kpatch spec -o writes it) and
 // requires the 64-bit cases to fail on the walker comparison; Override
