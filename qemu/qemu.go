@@ -53,6 +53,7 @@ type config struct {
 	extra      []string
 	log        io.Writer
 	marker     string
+	accelCache string
 }
 
 // Option configures a run.
@@ -100,9 +101,20 @@ func WithExtraArgs(args ...string) Option {
 
 // WithBootMarker sets the console text that shows a KVM guest is really
 // running (default "Linux version"). Under AccelAuto, a KVM boot that has
-// not printed it within the probe timeout is killed and the run is redone
+// not printed it within the probe timeout is killed, and one that ends
+// before it (an exit, a crash, an abort) is given up, and the run is redone
 // with TCG: on some hosts KVM passes the firmware probe and then hangs.
 func WithBootMarker(s string) Option { return func(c *config) { c.marker = s } }
+
+// WithAccelCache sets the directory where AccelAuto remembers whether KVM
+// works (default: not remembered, so every auto run probes). A verdict is
+// a small JSON file named after its key: the QEMU binary's absolute path,
+// its --version output, the host kernel release and the -cpu/-machine
+// arguments; any change of them makes a new probe. A remembered "KVM
+// works" is still watched: if KVM then fails before the boot marker, the
+// run falls back to TCG and the verdict is rewritten. A remembered "KVM
+// fails" skips KVM until the file is removed or the key changes.
+func WithAccelCache(dir string) Option { return func(c *config) { c.accelCache = dir } }
 
 // WithLog sets where the runner reports what it does (accelerator choice,
 // probe result). Default: discarded.
@@ -140,16 +152,9 @@ func (c *config) args(accel Accel) ([]string, error) {
 	if c.kernel == "" {
 		return nil, errors.New("qemu: no kernel (WithKernel)")
 	}
-	cpu := c.cpu
-	if cpu == "" {
-		cpu = "max"
-		if accel == AccelKVM {
-			cpu = "host"
-		}
-	}
 	a := []string{c.binary,
 		"-accel", string(accel),
-		"-cpu", cpu,
+		"-cpu", c.cpuModel(accel),
 		"-m", strconv.Itoa(c.memMB),
 		"-smp", strconv.Itoa(c.cpus),
 		"-nographic", "-no-reboot",
@@ -222,30 +227,18 @@ func (e *Error) Unwrap() error { return e.Err }
 // timeout passes or ctx is done. Res is non-nil whenever QEMU was started,
 // even on error, so that the console can be shown.
 //
-// With AccelAuto, KVM is used only if the firmware probe boots and the
-// guest then prints the boot marker within the probe timeout; otherwise
-// the run falls back to TCG (the console writers only see the run that
-// counts).
+// With AccelAuto, KVM is used only while it works: any KVM failure before
+// the guest prints the boot marker (the probe or the boot stalls, QEMU
+// exits, crashes or is killed by a signal) makes the run fall back to TCG,
+// with one line on the log saying why. The console writers only see the
+// run that counts. See WithAccelCache for how the verdict is remembered.
 func Run(ctx context.Context, opts ...Option) (*Result, error) {
 	c := newConfig(opts)
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	switch c.accel {
 	case AccelAuto:
-		if err := ProbeKVM(ctx, c.binary, c.probe); err != nil {
-			fmt.Fprintf(c.log, "qemu: KVM unusable (%v); using TCG\n", firstLine(err.Error()))
-			return c.run(ctx, AccelTCG, 0)
-		}
-		res, err := c.run(ctx, AccelKVM, c.probe)
-		var stall *stallError
-		if errors.As(err, &stall) {
-			fmt.Fprintf(c.log, "qemu: KVM guest printed no %q within %v (KVM hangs on this host?); using TCG\n", c.marker, c.probe)
-			return c.run(ctx, AccelTCG, 0)
-		}
-		if err == nil {
-			fmt.Fprintf(c.log, "qemu: booted with KVM\n")
-		}
-		return res, err
+		return c.runAuto(ctx)
 	case AccelTCG, AccelKVM:
 		return c.run(ctx, c.accel, 0)
 	}
@@ -258,9 +251,14 @@ func firstLine(s string) string {
 }
 
 // stallError is a KVM boot that did not print the marker in time.
-type stallError struct{}
+type stallError struct {
+	marker string
+	after  time.Duration
+}
 
-func (*stallError) Error() string { return "no boot marker" }
+func (e *stallError) Error() string {
+	return fmt.Sprintf("the guest printed no %q within %v", e.marker, e.after)
+}
 
 // gate holds the console back until the marker has been seen, when
 // watching for it; then it passes everything through.
@@ -332,7 +330,7 @@ func (c *config) run(ctx context.Context, accel Accel, watch time.Duration) (*Re
 		res.ExitCode = cmd.ProcessState.ExitCode()
 	}
 	if stalled.Load() && ctx.Err() == nil {
-		return res, &stallError{}
+		return res, &stallError{marker: c.marker, after: watch}
 	}
 	if ctx.Err() != nil {
 		return res, &Error{Args: args, Err: fmt.Errorf("guest did not finish: %w", ctx.Err()), TimedOut: true, Stderr: stderr.String()}
@@ -373,16 +371,19 @@ func ProbeFirmware() []byte {
 }
 
 // ProbeArgs returns the command line of an accelerator probe that boots
-// the firmware at fw.
-func ProbeArgs(binary string, accel Accel, fw string) []string {
-	return []string{binary, "-accel", string(accel), "-nographic", "-no-reboot", "-nodefaults",
+// the firmware at fw, with extra arguments (such as -cpu and -machine)
+// appended.
+func ProbeArgs(binary string, accel Accel, fw string, extra ...string) []string {
+	a := []string{binary, "-accel", string(accel), "-nographic", "-no-reboot", "-nodefaults",
 		"-nic", "none", "-monitor", "none", "-serial", "none", "-m", "16",
 		"-bios", fw, "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"}
+	return append(a, extra...)
 }
 
-// Probe boots the probe firmware with accelerator accel under timeout and
-// returns nil if it came back with the expected exit status.
-func Probe(ctx context.Context, binary string, accel Accel, timeout time.Duration) error {
+// Probe boots the probe firmware with accelerator accel and the extra
+// arguments under timeout and returns nil if it came back with the
+// expected exit status.
+func Probe(ctx context.Context, binary string, accel Accel, timeout time.Duration, extra ...string) error {
 	dir, err := os.MkdirTemp("", "kpatch-qemu-probe-")
 	if err != nil {
 		return err
@@ -394,7 +395,7 @@ func Probe(ctx context.Context, binary string, accel Accel, timeout time.Duratio
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	args := ProbeArgs(binary, accel, fw)
+	args := ProbeArgs(binary, accel, fw, extra...)
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -407,16 +408,24 @@ func Probe(ctx context.Context, binary string, accel Accel, timeout time.Duratio
 	if cmd.ProcessState != nil && cmd.ProcessState.ExitCode() == want {
 		return nil
 	}
-	return &Error{Args: args, Err: fmt.Errorf("%s probe: %v (want exit status %d)", accel, err, want), Stderr: out.String()}
+	if err == nil {
+		err = errors.New("exit status 0")
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.Exited() {
+		err = fmt.Errorf("%w, want %d", err, want)
+	}
+	return &Error{Args: args, Err: fmt.Errorf("%s probe: %w", accel, err), Stderr: out.String()}
 }
 
-// ProbeKVM reports whether KVM can boot a guest: /dev/kvm must be
-// accessible and the probe must finish within timeout.
-func ProbeKVM(ctx context.Context, binary string, timeout time.Duration) error {
-	f, err := os.OpenFile("/dev/kvm", os.O_RDWR, 0)
+// ProbeKVM reports whether KVM can boot the probe firmware: /dev/kvm must
+// be accessible and the probe, with the extra arguments (give the -cpu and
+// -machine of the real run), must finish within timeout.
+func ProbeKVM(ctx context.Context, binary string, timeout time.Duration, extra ...string) error {
+	f, err := os.OpenFile(kvmDevice, os.O_RDWR, 0)
 	if err != nil {
-		return fmt.Errorf("no usable /dev/kvm: %w", err)
+		return fmt.Errorf("no usable %s: %w", kvmDevice, err)
 	}
 	f.Close()
-	return Probe(ctx, binary, AccelKVM, timeout)
+	return Probe(ctx, binary, AccelKVM, timeout, extra...)
 }

@@ -166,23 +166,3 @@ func TestProbeFirmware(t *testing.T) {
 		t.Errorf("reset vector does not write to isa-debug-exit: % x", fw[len(fw)-16:])
 	}
 }
-
-func TestAutoFallsBackWhenKVMHangs(t *testing.T) {
-	t.Setenv("FAKE_QEMU", "kvmhang")
-	var log, console bytes.Buffer
-	start := time.Now()
-	res, err := Run(context.Background(), WithBinary(fake(t)), WithKernel("k"), WithAccel(AccelAuto),
-		WithProbeTimeout(time.Second), WithTimeout(20*time.Second), WithLog(&log), WithConsole(&console))
-	if err != nil {
-		t.Fatalf("%v\nlog: %s", err, log.String())
-	}
-	if res.Accel != AccelTCG {
-		t.Errorf("accel %s, want the TCG fallback; log: %s", res.Accel, log.String())
-	}
-	if strings.Contains(console.String(), "SeaBIOS") || !strings.Contains(console.String(), "ok 1 fake") {
-		t.Errorf("console should hold only the TCG run: %q", console.String())
-	}
-	if d := time.Since(start); d > 10*time.Second {
-		t.Errorf("fallback took %v", d)
-	}
-}

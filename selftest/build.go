@@ -187,10 +187,14 @@ func overlay(s SeriesFiles, base kbuild.BaseFile) (map[string][]byte, error) {
 	return files, nil
 }
 
-// Build prepares the build directory and builds the kernel, the test
-// programs and the initramfs. It holds the build directory's lock (see
+// Build checks that the build tools are installed (CheckTools), prepares
+// the build directory and builds the kernel, the test programs and the
+// initramfs. It holds the build directory's lock (see
 // Lock) while it works.
 func Build(ctx context.Context, o BuildOptions) (*Artifacts, SeriesFiles, error) {
+	if err := CheckTools(ctx, false); err != nil {
+		return nil, nil, err
+	}
 	if o.BuildDir == "" {
 		d, err := DefaultBuildDir()
 		if err != nil {

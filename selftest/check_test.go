@@ -76,9 +76,9 @@ func alterFrame(s string) string {
 
 // Saved consoles of real runs of series v11 on Debian's 6.12 (built by
 // series.Generate): testdata/pass, where every case passes (faultable_sync
-// is skipped without --extra), and testdata/exitbug, from before the
-// lead's fix of patch 11 on 6.12, where the exit hunk landed after
-// exit_mm() and exit_pending failed (and before faultable_sync existed).
+// is skipped without --extra), and testdata/exitbug, from a series whose
+// patch 11 put the do_exit() hook after exit_mm() on 6.12, where
+// exit_pending failed (and before faultable_sync existed).
 func TestCheckSavedConsole(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -235,9 +235,9 @@ func TestCompareChain(t *testing.T) {
 	}
 }
 
-// The host's list of cases comes from the program's table; it must cover
-// the issue's cases.
-func TestCasesCoverIssue(t *testing.T) {
+// The host's list of cases comes from the program's table; it must hold
+// every case of the default run.
+func TestCasesCoverDefaultRun(t *testing.T) {
 	got := strings.Join(Cases(), " ")
 	for _, c := range []string{"depth_1", "depth_8", "depth_64", "depth_600", "two_tracers", "same_tracer_twice",
 		"request_in_callback", "consecutive_syscalls", "timer_irq", "nmi", "cancel_pending", "ebusy",

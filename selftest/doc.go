@@ -8,18 +8,29 @@
 //
 // The pieces, in the order Run uses them:
 //
+//   - CheckTools: every program the build and the boot need (BuildTools,
+//     BootTools, a static -m64 and -m32 gcc, libelf's header for objtool)
+//     must be there before anything is unpacked; a missing one is named
+//     with its Debian package;
 //   - the series' final files (SeriesFiles, from series.Generate by
 //     default, or any implementation, e.g. with an edited file for a
 //     negative test) and the driver in driver/ are laid over the base tree
 //     in the build directory (package kbuild: only changed files are
-//     rewritten, so a second run recompiles nothing);
+//     rewritten, so a second run recompiles nothing). The build directory
+//     is locked (Lock), so that concurrent runs wait for each other;
 //   - the configuration is tinyconfig plus Fragment, checked for Required;
+//     it is redone only when its inputs (the fragment, the compiler's
+//     version, the Kconfig files) changed;
 //   - make bzImage, with a progress line; a compile error names the
 //     patches that touched the file;
 //   - the programs in prog/ are compiled static with gcc -m64 and -m32
 //     and packed with /init into a reproducible cpio (package cpio);
-//   - QEMU (package qemu), TCG unless KVM is asked for and works, with a
-//     timeout; the console is saved;
+//   - QEMU (package qemu) with --accel auto by default: KVM while it works,
+//     TCG otherwise, the verdict remembered in <cache>/qemu-accel; the
+//     console is saved. The kernel command line (Cmdline) passes the host's
+//     TSC frequency (tsc_early_khz, tsc=reliable): under TCG the guest
+//     cannot calibrate the TSC and would fall back to jiffies, too coarse
+//     for the timestamps the cases compare;
 //   - the console is parsed as KTAP (package ktap) and scanned for WARN,
 //     BUG, oops and panic; each case's snapshots ("snapshot:" ... "end:"
 //     lines printed by the driver) are walked with unwind.X86_64(14) and
@@ -31,19 +42,42 @@
 // system calls, a timer interrupt, an NMI and a kernel thread, cancels with
 // unwind_deferred_cancel and calls unwind_user_faultable; the programs
 // drive it with ioctl() on /proc/kpatch_unwind. See Cases for the list.
-// Cases beyond the list run only with Options.Extra (kpatch test
-// --extra) and are skipped, with the reason, otherwise: faultable_sync
-// calls unwind_user_faultable() directly from two system calls and fails
-// on v11, whose per-entry cache is only reset after a deferred request.
+// For the timer case the program spins in spin_leaf, written in assembly
+// with its loop's bounds exported, and the driver requests only when the
+// interrupted instruction pointer is inside the loop, so that the expected
+// chain is known.
 //
-// Tests: the unit tests check a saved console (testdata) with symbol
-// tables instead of binaries. TestQEMU runs everything on Debian's 6.12
-// tree (kerneltree.Debian612) and skips, saying why, only without QEMU, a
-// working gcc -m32 -static or the kernel tarball, or with -short.
+// The default run holds the cases whose traces come from deferred requests
+// (unwind_deferred_request() and the tracer's callback), the series' main
+// use; all of them pass on v11. The extra cases (Options.Extra, kpatch test
+// --extra, KPATCH_EXTRA=1 on the guest's command line) are skipped otherwise,
+// with the reason. They are uses the series allows but v11 gets wrong, so
+// that the default run stays a pass/fail verdict on the posted series while
+// a later revision can be checked against them. There is one:
+// faultable_sync, a tracer that calls unwind_user_faultable() directly in
+// two system calls at different depths. It fails on v11: the second call
+// returns the trace cached by the first, because unwind_reset_info() returns
+// early when no deferred request set a bit of unwind_mask and so never clears
+// the cache's nr_entries on the way back to user space. Steven Rostedt
+// reports it in the v11 thread (reply to patch 06) and fixes it for v12 with
+// the UNWIND_USED bit, which unwind_user_faultable() sets.
+//
+// Tests: the unit tests check saved consoles (testdata) with symbol tables
+// instead of binaries: testdata/pass, a run of v11 on Debian's 6.12 where
+// every case of the default run passes, and testdata/exitbug, a run where patch 11's do_exit()
+// hook had landed after exit_mm() on 6.12 (its statements come in another
+// order there), so that an exiting task's callback got an empty trace and
+// exit_pending failed in both modes. TestCheckTools runs CheckTools with a
+// $PATH of stand-in tools. TestQEMU runs everything on Debian's 6.12 tree
+// (kerneltree.Debian612) and skips, saying why, only when CheckTools finds
+// a tool missing, without the kernel tarball, or with -short.
 // TestQEMUBrokenTemplate breaks ra_off in the x86 unwind_user.h template of
 // an edited spec copy (linux.Export, as kpatch spec -o writes it) and
 // requires the 64-bit cases to fail on the walker comparison; Override
-// serves the build-error test and the benchmark's one-line change. BenchmarkQEMU measures warm and incremental
-// runs (cold with KPATCH_BENCH_COLD=1). KPATCH_TEST_BUILD_DIR overrides
-// the build directory (default DefaultBuildDir, shared with the command).
+// serves the build-error test and the benchmark's one-line change.
+// BenchmarkQEMU measures warm and incremental runs (cold with
+// KPATCH_BENCH_COLD=1); the bench case prints the guest's own costs per
+// frame and per system call, meaningful only relative to each other under
+// TCG. KPATCH_TEST_BUILD_DIR overrides the build directory (default
+// DefaultBuildDir, shared with the command).
 package selftest

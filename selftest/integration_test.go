@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -23,19 +22,8 @@ func requireTools(t testing.TB, ctx context.Context) string {
 	if testing.Short() {
 		t.Skip("skipped in -short mode: builds and boots a kernel (cold: ~7 minutes)")
 	}
-	if _, err := exec.LookPath(qemu.DefaultBinary); err != nil {
-		t.Skip(qemu.DefaultBinary + " not installed (apt-get install qemu-system-x86)")
-	}
-	for _, tool := range []string{"gcc", "make", "flex", "bison", "bc", "git"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not installed: needed to build the kernel", tool)
-		}
-	}
-	dir := t.TempDir()
-	src := filepath.Join(dir, "m32.c")
-	os.WriteFile(src, []byte("#include <stdio.h>\nint main(void){return puts(\"\");}\n"), 0o644)
-	if out, err := exec.Command("gcc", "-m32", "-static", "-o", filepath.Join(dir, "m32"), src).CombinedOutput(); err != nil {
-		t.Skipf("gcc -m32 -static does not work (apt-get install gcc-multilib): %v: %s", err, out)
+	if err := CheckTools(ctx, true); err != nil {
+		t.Skip(err.Error())
 	}
 	tree, err := kerneltree.Debian612(ctx, testLog{t})
 	if errors.Is(err, kerneltree.ErrNoTarball) {

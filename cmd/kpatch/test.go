@@ -23,6 +23,12 @@ user-space unwinding self-tests for 64-bit and 32-bit tasks. Every user
 stack trace the kernel delivers is compared with kpatch's reference walker
 and with the call chain the test program made.
 
+--extra also runs faultable_sync, a tracer that calls unwind_user_faultable()
+directly in two system calls. It is not in the default run because it fails
+on v11: the second call gets the first call's cached trace, since
+unwind_reset_info() returns early when no deferred request was made (fixed
+in v12 by the UNWIND_USED bit).
+
 The build directory (default <cache>/build/x86_64-unwind) is reused: a
 second run rebuilds only what changed. The console log is kept there.
 Exit status: 0 all cases passed, 1 a case failed or the build failed,
@@ -46,10 +52,10 @@ func cmdTest(args []string, stdout, stderr io.Writer) error {
 	version := fs.Int("v", 0, "revision of the series to test; default: the newest")
 	verbose := fs.Int("verbose", 0, "verbosity: 0 progress, 1 more progress, 2 full make output and live console")
 	buildDir := fs.String("build-dir", "", "build directory (default <cache>/build/x86_64-unwind)")
-	accel := fs.String("accel", "auto", "QEMU accelerator: auto (probe KVM, fall back to TCG), tcg or kvm")
+	accel := fs.String("accel", "auto", "QEMU accelerator: auto (KVM while it works, else TCG; the verdict is kept in <cache>/qemu-accel), tcg or kvm")
 	timeout := fs.Duration("timeout", 3*time.Minute, "limit for the boot and the tests in the guest")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	extra := fs.Bool("extra", false, "also run the cases beyond the issue's list (e.g. faultable_sync, which fails on v11)")
+	extra := fs.Bool("extra", false, "also run the extra cases, skipped by default (faultable_sync, which fails on v11)")
 	keep := fs.Bool("keep", false, "keep the initramfs and the programs in the build directory (they are removed otherwise)")
 	if err := parseFlags(fs, args); err != nil {
 		return err

@@ -437,10 +437,10 @@ NOINLINE int case_bench(void)
 /*
  * A tracer calling unwind_user_faultable() directly, from two system calls
  * at different depths: each call must unwind the stack of its own entry,
- * not return a trace cached by an earlier entry. Not one of the issue's
- * cases, so it only runs with KPATCH_EXTRA in the environment (kpatch test
- * --extra): on v11 it fails, because unwind_reset_info() only clears the
- * cache when a deferred request set unwind_mask.
+ * not return a trace cached by an earlier entry. An extra case: it only
+ * runs with KPATCH_EXTRA in the environment (kpatch test --extra), since on
+ * v11 it fails, because unwind_reset_info() only clears the cache when a
+ * deferred request set unwind_mask (v12 fixes it with the UNWIND_USED bit).
  */
 NOINLINE int case_faultable_sync(void)
 {
