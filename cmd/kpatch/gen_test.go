@@ -188,19 +188,58 @@ func TestGenBranch(t *testing.T) {
 	}
 }
 
+// TestHelp checks git's conventions: help that is asked for ("--help",
+// "kpatch help CMD") goes to stdout with status 0, a usage error to stderr
+// with status 2 and nothing on stdout.
 func TestHelp(t *testing.T) {
-	for _, args := range [][]string{{"--help"}, {"gen", "--help"}, {"tree", "--help"}} {
-		var stdout, stderr bytes.Buffer
-		if code := run(args, &stdout, &stderr); code != 0 {
-			t.Errorf("%v: exit %d", args, code)
-		}
-		text := stdout.String() + stderr.String()
-		if args[0] == "gen" {
-			for _, f := range []string{"-tree", "-base", "-v", "-spec", "-o", "-stdout", "-branch", "-plain", "-json"} {
-				if !strings.Contains(text, "  "+f) {
-					t.Errorf("gen --help does not explain %s", f)
-				}
+	tests := []struct {
+		args       []string
+		code       int
+		wantStdout string // a line the output must hold ("" for no output)
+		wantStderr string
+	}{
+		{[]string{"--help"}, 0, "usage: kpatch <command>", ""},
+		{[]string{"help"}, 0, "usage: kpatch <command>", ""},
+		{[]string{"gen", "--help"}, 0, "usage: kpatch gen ", ""},
+		{[]string{"gen", "-h"}, 0, "usage: kpatch gen ", ""},
+		{[]string{"help", "gen"}, 0, "usage: kpatch gen ", ""},
+		{[]string{"help", "unwind"}, 0, "usage: kpatch unwind", ""},
+		{[]string{"test", "--help"}, 0, "usage: kpatch test", ""},
+		{[]string{"tree", "--help"}, 0, "usage: kpatch tree", ""},
+		{[]string{"spec", "--help"}, 0, "usage: kpatch spec", ""},
+		{[]string{"gen", "--no-such-flag"}, 2, "", "flag provided but not defined: -no-such-flag"},
+		{[]string{"gen", "stray"}, 2, "", `unexpected argument "stray"`},
+		{[]string{"unwind", "--bogus"}, 2, "", "flag provided but not defined: -bogus"},
+		{[]string{"help", "nosuch"}, 2, "", `unknown command "nosuch"`},
+		{[]string{"help", "gen", "tree"}, 2, "", "kpatch help: too many arguments"},
+		{[]string{}, 2, "", "usage: kpatch <command>"},
+		{[]string{"nosuch"}, 2, "", `unknown command "nosuch"`},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			if code := run(tt.args, &stdout, &stderr); code != tt.code {
+				t.Errorf("exit %d, want %d; stderr %q", code, tt.code, stderr.String())
 			}
+			if tt.wantStdout == "" && stdout.Len() > 0 {
+				t.Errorf("stdout %q, want nothing", stdout.String())
+			}
+			if !strings.Contains(stdout.String(), tt.wantStdout) {
+				t.Errorf("stdout %q does not hold %q", stdout.String(), tt.wantStdout)
+			}
+			if tt.wantStderr == "" && stderr.Len() > 0 {
+				t.Errorf("stderr %q, want nothing", stderr.String())
+			}
+			if !strings.Contains(stderr.String(), tt.wantStderr) {
+				t.Errorf("stderr %q does not hold %q", stderr.String(), tt.wantStderr)
+			}
+		})
+	}
+	var stdout, stderr bytes.Buffer
+	run([]string{"help", "gen"}, &stdout, &stderr)
+	for _, f := range []string{"-tree", "-base", "-v", "-spec", "-o", "-stdout", "-branch", "-plain", "-json"} {
+		if !strings.Contains(stdout.String(), "  "+f) {
+			t.Errorf("kpatch help gen does not explain %s", f)
 		}
 	}
 }
