@@ -248,22 +248,97 @@ func encodeTree(obj plumbing.EncodedObject, entries []object.TreeEntry) error {
 	return w.Close()
 }
 
-// CreateBranch records one commit per patch on a new branch of the tree's
-// repository. It writes objects and the branch ref only: the working tree,
-// the index and HEAD are left alone. An existing branch is refused.
-func (s *Series) CreateBranch(name string) error {
+// ErrBadBranchName is returned for a branch name git would refuse.
+var ErrBadBranchName = errors.New("not a valid branch name")
+
+// CheckBranchName applies the rules of git check-ref-format --branch to a
+// new branch's name: those of refs/heads/NAME as a ref name (no component
+// empty, starting with "." or ending with ".lock"; no "..", "@{", control
+// characters, space, ~ ^ : ? * [ or backslash; not ending with ".") and
+// those of a branch (not "HEAD", not starting with "-"). The error names the
+// rule that was broken.
+func CheckBranchName(name string) error {
+	bad := func(why string) error {
+		return fmt.Errorf("--branch %q: %w (%s): choose a name git check-ref-format --branch accepts", name, ErrBadBranchName, why)
+	}
+	switch {
+	case name == "":
+		return bad("it is empty")
+	case name == "HEAD":
+		return bad("HEAD names the checked-out commit")
+	case strings.HasPrefix(name, "-"):
+		return bad("it starts with -")
+	case strings.HasSuffix(name, "."):
+		return bad("it ends with .")
+	case strings.Contains(name, ".."):
+		return bad(`it contains ".."`)
+	case strings.Contains(name, "@{"):
+		return bad(`it contains "@{"`)
+	}
+	for _, r := range name {
+		switch {
+		case r < 0x20 || r == 0x7f:
+			return bad(fmt.Sprintf("it contains the control character %U", r))
+		case strings.ContainsRune(" ~^:?*[\\", r):
+			return bad(fmt.Sprintf("it contains %q", r))
+		}
+	}
+	for _, c := range strings.Split(name, "/") {
+		switch {
+		case c == "":
+			return bad("it has an empty component: a leading, trailing or double /")
+		case strings.HasPrefix(c, "."):
+			return bad(fmt.Sprintf("the component %q starts with .", c))
+		case strings.HasSuffix(c, ".lock"):
+			return bad(fmt.Sprintf("the component %q ends with .lock", c))
+		}
+	}
+	return nil
+}
+
+// CheckBranch reports whether CreateBranch(name) can succeed: the tree is a
+// git repository, the name is valid (CheckBranchName), no branch of that
+// name exists, and none that git could not keep beside it (a/b beside a).
+// It changes nothing, so a caller checks before writing any output.
+func (s *Series) CheckBranch(name string) error {
+	if err := CheckBranchName(name); err != nil {
+		return err
+	}
 	if !s.Tree.IsGit() {
-		return fmt.Errorf("--branch %s: %s is not a git repository", name, s.Tree.Dir)
+		return fmt.Errorf("--branch %s: %s is read as a plain directory, not a git repository: drop --branch (or --plain)", name, s.Tree.Dir)
 	}
 	ref := plumbing.NewBranchReferenceName(name)
 	if _, err := s.Tree.Repo.Reference(ref, false); err == nil {
 		return fmt.Errorf("--branch %s: %w: choose another name or delete it with git branch -D", name, ErrBranchExists)
 	}
+	refs, err := s.Tree.Repo.References()
+	if err != nil {
+		return fmt.Errorf("--branch %s: reading the refs of %s: %w", name, s.Tree.Dir, err)
+	}
+	defer refs.Close()
+	full := ref.String()
+	return refs.ForEach(func(r *plumbing.Reference) error {
+		other := r.Name().String()
+		if strings.HasPrefix(full, other+"/") || strings.HasPrefix(other, full+"/") {
+			return fmt.Errorf("--branch %s: %s exists, and git cannot keep both %s and %s: choose another name", name, other, other, full)
+		}
+		return nil
+	})
+}
+
+// CreateBranch records one commit per patch on a new branch of the tree's
+// repository. It writes objects and the branch ref only: the working tree,
+// the index and HEAD are left alone. An existing branch, an invalid name or
+// a name that conflicts with an existing ref is refused (see CheckBranch).
+func (s *Series) CreateBranch(name string) error {
+	if err := s.CheckBranch(name); err != nil {
+		return err
+	}
 	tip, err := s.writeCommits(s.Tree.Repo.Storer)
 	if err != nil {
 		return err
 	}
-	return s.Tree.Repo.Storer.SetReference(plumbing.NewHashReference(ref, tip))
+	return s.Tree.Repo.Storer.SetReference(plumbing.NewHashReference(plumbing.NewBranchReferenceName(name), tip))
 }
 
 // TipTree returns the hash of the tree after the last patch.
