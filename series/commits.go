@@ -38,8 +38,13 @@ func (s *Series) writeCommits(store storer.EncodedObjectStorer) (plumbing.Hash, 
 	var last plumbing.Hash
 	for _, p := range s.Patches {
 		for _, f := range p.Files {
+			if f.Created {
+				if err := tb.checkCreate(f.Path); err != nil {
+					return last, fmt.Errorf("patch %d (%s) creates %s, but %w", p.Number, p.ID, f.Path, err)
+				}
+			}
 			if err := tb.set(f.Path, f.New); err != nil {
-				return last, err
+				return last, fmt.Errorf("patch %d (%s): %s: %w", p.Number, p.ID, f.Path, err)
 			}
 		}
 		th, err := tb.flush()
@@ -144,6 +149,34 @@ func (tb *treeBuilder) dir(path string) (*dirState, error) {
 	d := &dirState{entries: entries} // git's order already
 	tb.dirs[path] = d
 	return d, nil
+}
+
+// ErrPathCollision is returned when a file the series creates collides
+// with the base tree: a directory it needs is a file there, or the file
+// itself is a directory.
+var ErrPathCollision = errors.New("path collides with the base tree")
+
+// checkCreate refuses to create path where the base tree has a file (or a
+// symbolic link or submodule) in place of one of its directories, or a
+// directory in its place; a commit would otherwise silently replace it.
+func (tb *treeBuilder) checkCreate(path string) error {
+	what, fix := "--base "+tb.base.Base, "remove or rename it in the base, or choose another --base"
+	if !tb.base.IsGit() {
+		what, fix = tb.base.Dir, "remove or rename it there, or give another --tree"
+	}
+	for i := 0; i < len(path); i++ {
+		if path[i] != '/' {
+			continue
+		}
+		dir := path[:i]
+		if tb.base.Exists(dir) && !tb.base.IsDir(dir) {
+			return fmt.Errorf("%s is a file in %s where the series needs a directory (%w): %s", dir, what, ErrPathCollision, fix)
+		}
+	}
+	if tb.base.IsDir(path) {
+		return fmt.Errorf("it is a directory in %s (%w): %s", what, ErrPathCollision, fix)
+	}
+	return nil
 }
 
 // set records a file's new content (nil removes it).

@@ -10,11 +10,12 @@ import (
 	"os/signal"
 	"strings"
 
+	"kpatch/outdir"
 	"kpatch/series"
 )
 
 func cmdGen(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("gen", "[--tree DIR] [--base REV] [-v N] [-o DIR | --stdout] [--branch NAME]",
+	fs := newFlags("gen", "[--tree DIR] [--base REV] [-v N] [-o DIR [--force] | --stdout] [--branch NAME]",
 		`Render the series against a kernel tree and write it as git format-patch
 --cover-letter --thread -v N would: a cover letter and numbered patches with
 diffstats, changelogs, threading headers and recipients from MAINTAINERS.
@@ -30,11 +31,26 @@ the series applies to bases it was not posted against.`, stderr)
 	branch := fs.String("branch", "", "also record one commit per patch on this new branch of the tree")
 	plain := fs.Bool("plain", false, "read --tree as a plain directory even if it is a git repository (--base then only labels the output)")
 	jsonOut := fs.Bool("json", false, "print a JSON summary of what was written")
+	force := fs.Bool("force", false, "write into -o even if it holds files that are not kpatch series files (they are kept; series files of earlier runs are always replaced)")
 	var to, cc addressList
 	fs.Var(&to, "to", "add a To: recipient to every message (repeatable), besides MAINTAINERS' and the series'")
 	fs.Var(&cc, "cc", "add a Cc: recipient to every message (repeatable)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	// Refuse what can be refused before the series is generated: nothing
+	// is written until every check has passed, and the branch is created
+	// last, so a failed run leaves neither output nor branch behind.
+	if *branch != "" {
+		if err := series.CheckBranchName(*branch); err != nil {
+			return err
+		}
+	}
+	dirOpt := outdir.Options{Keep: *force}
+	if !*stdoutFlag {
+		if err := outdir.Check(*out, dirOpt); err != nil {
+			return err
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -42,21 +58,38 @@ the series applies to bases it was not posted against.`, stderr)
 	if err != nil {
 		return err
 	}
+	if *branch != "" {
+		if err := s.CheckBranch(*branch); err != nil {
+			return err
+		}
+	}
 	msgs := s.Messages()
+	if *stdoutFlag {
+		if _, err := io.WriteString(stdout, series.Mbox(msgs)); err != nil {
+			return fmt.Errorf("writing the mbox to standard output: %w", err)
+		}
+	} else {
+		files, err := outdir.Write(*out, series.Files(msgs), dirOpt)
+		if err != nil {
+			return err
+		}
+		if err := genReport(stdout, s, files, *branch, *jsonOut); err != nil {
+			return err
+		}
+	}
 	if *branch != "" {
 		if err := s.CreateBranch(*branch); err != nil {
 			return err
 		}
+		fmt.Fprintf(stderr, "kpatch gen: branch %s records the %d patches on %s\n", *branch, len(s.Patches), s.Tree.Base)
 	}
-	if *stdoutFlag {
-		_, err := io.WriteString(stdout, series.Mbox(msgs))
-		return err
-	}
-	files, err := series.WriteDir(*out, msgs)
-	if err != nil {
-		return err
-	}
-	if *jsonOut {
+	return nil
+}
+
+// genReport prints the files written, one a line, or the JSON summary; a
+// write error (a full disk, a closed pipe) is an error, as for the series.
+func genReport(stdout io.Writer, s *series.Series, files []string, branch string, asJSON bool) error {
+	if asJSON {
 		type patch struct {
 			Number  int      `json:"number"`
 			Subject string   `json:"subject"`
@@ -72,7 +105,7 @@ the series applies to bases it was not posted against.`, stderr)
 			Branch     string  `json:"branch,omitempty"`
 			Cover      string  `json:"cover_letter"`
 			Patches    []patch `json:"patches"`
-		}{Version: s.Revision.Version, Base: s.Tree.Base, Branch: *branch, Cover: files[0]}
+		}{Version: s.Revision.Version, Base: s.Tree.Base, Branch: branch, Cover: files[0]}
 		if s.Tree.IsGit() {
 			rep.BaseCommit = s.Tree.Commit.String()
 		}
@@ -81,13 +114,17 @@ the series applies to bases it was not posted against.`, stderr)
 		}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		if err := enc.Encode(rep); err != nil {
+			return fmt.Errorf("writing the JSON summary: %w", err)
+		}
+		return nil
 	}
+	var b strings.Builder
 	for _, f := range files {
-		fmt.Fprintln(stdout, f)
+		b.WriteString(f + "\n")
 	}
-	if *branch != "" {
-		fmt.Fprintf(stderr, "kpatch gen: branch %s records the %d patches on %s\n", *branch, len(s.Patches), s.Tree.Base)
+	if _, err := io.WriteString(stdout, b.String()); err != nil {
+		return fmt.Errorf("listing the files written: %w", err)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -105,7 +106,7 @@ func TestGenErrors(t *testing.T) {
 	}{
 		{"not a kernel tree", notKernel, nil, []string{"not a Linux kernel tree", "no MAINTAINERS", "--tree"}},
 		{"unknown revision", debianTree(t), []string{"--base", "v9.99"}, []string{`"v9.99"`, "unknown revision", "--base"}},
-		{"tree already has the series", hasSeries, []string{"--base", "v6.17"}, []string{"kernel/unwind/user.c already exists", "already has the series", "older --base"}},
+		{"tree already has the series", hasSeries, []string{"--base", "v6.17"}, []string{"kernel/unwind/user.c already exists", "already has the series", "older kernel with --tree"}},
 		{"missing anchor", noAnchor, []string{"--base", "v6.12"}, []string{"patch 5 (cache)", "include/linux/entry-common.h", `"include-after <linux/kmsan.h>"`, "anchor not found"}},
 		{"unknown revision of the series", debianTree(t), []string{"--base", "v6.12", "-v", "9"}, []string{"v9", "no such revision", "v11"}},
 		{"bad spec directory", debianTree(t), []string{"--base", "v6.12", "--spec", "/nonexistent"}, []string{"--spec /nonexistent", "not a directory"}},
@@ -344,5 +345,345 @@ func TestGenEditedSpec(t *testing.T) {
 	if code := run([]string{"gen", "--tree", tree, "--base", "v6.12", "--spec", dir, "--stdout"}, &stdout, &stderr); code != 1 ||
 		!strings.Contains(stderr.String(), "user.c.tmpl") || !strings.Contains(stderr.String(), `unknown patch id "no-such-patch"`) {
 		t.Errorf("unknown id: exit %d, %q", code, stderr.String())
+	}
+}
+
+// sharedClone makes a git clone --shared of the Debian tree (objects
+// borrowed, refs its own) to record branches and commits in.
+func sharedClone(t *testing.T) string {
+	t.Helper()
+	clone := filepath.Join(t.TempDir(), "linux")
+	if out, err := exec.Command("git", "clone", "-q", "--shared", "--no-checkout", debianTree(t), clone).CombinedOutput(); err != nil {
+		t.Fatalf("git clone: %v\n%s", err, out)
+	}
+	return clone
+}
+
+// repoState is what kpatch must never change in a repository: every ref,
+// HEAD, and the index.
+func repoState(t *testing.T, repo string) string {
+	t.Helper()
+	return gitIn(t, repo, "for-each-ref", "--format=%(refname) %(objectname)") + "\nHEAD " +
+		gitIn(t, repo, "rev-parse", "HEAD") + "\nindex " + fingerprint(t, filepath.Join(repo, ".git", "index"))
+}
+
+// dirState reads every file of an output directory (nil if it does not
+// exist; "<dir>" for a subdirectory).
+func dirState(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if st, serr := os.Stat(dir); os.IsNotExist(serr) || (serr == nil && !st.IsDir()) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]string{}
+	for _, e := range ents {
+		if e.IsDir() {
+			m[e.Name()] = "<dir>"
+			continue
+		}
+		b, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+		m[e.Name()] = string(b)
+	}
+	return m
+}
+
+func sameDir(a, b map[string]string) bool {
+	if (a == nil) != (b == nil) || len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || v != w {
+			return false
+		}
+	}
+	return true
+}
+
+// previousSeries writes, into dir, a complete series of an earlier run
+// (v11 with another recipient, so that every file differs from the next
+// run's) and a 15th patch such a run could have left; it returns the files.
+func previousSeries(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"gen", "--tree", debianTree(t), "--base", "v6.12", "--to", "earlier@example.org", "-o", dir}, &stdout, &stderr); code != 0 {
+		t.Fatalf("gen: exit %d: %s", code, stderr.String())
+	}
+	os.WriteFile(filepath.Join(dir, "v11-0015-from-an-earlier-run.patch"), []byte("stale\n"), 0o644)
+	return dirState(t, dir)
+}
+
+// TestGenRefuses runs kpatch gen on bad input: each gets a one-line error
+// naming the cause and what to do, status 1, the tree and its refs stay as
+// they were, no branch is created, and -o still holds exactly what it held
+// (the previous complete series, or nothing).
+func TestGenRefuses(t *testing.T) {
+	clone := sharedClone(t)
+	// A base where kernel/unwind is a regular file: the series must create
+	// kernel/unwind/user.c there.
+	idx := filepath.Join(t.TempDir(), "index")
+	env := append(os.Environ(), "GIT_INDEX_FILE="+idx, "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.org", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.org")
+	gitEnv := func(stdin string, args ...string) string {
+		cmd := exec.Command("git", append([]string{"-C", clone}, args...)...)
+		cmd.Env = env
+		cmd.Stdin = strings.NewReader(stdin)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	gitEnv("", "read-tree", "v6.12")
+	blob := gitEnv("a file, not a directory\n", "hash-object", "-w", "--stdin")
+	gitEnv("", "update-index", "--add", "--cacheinfo", "100644,"+blob+",kernel/unwind")
+	commit := gitEnv("kernel/unwind is a file\n", "commit-tree", gitEnv("", "write-tree"), "-p", "v6.12")
+	gitIn(t, clone, "tag", "unwind-is-a-file", commit)
+	gitIn(t, clone, "branch", "existing", "v6.12")
+	gitIn(t, clone, "branch", "topic", "v6.12")
+
+	plainFile := fakeKernel(t, nil)
+	os.WriteFile(filepath.Join(plainFile, "kernel/unwind"), []byte("a file\n"), 0o644)
+	plainOK := fakeKernel(t, nil)
+	plainDone := fakeKernel(t, nil)
+	os.MkdirAll(filepath.Join(plainDone, "kernel/unwind"), 0o755)
+	os.WriteFile(filepath.Join(plainDone, "kernel/unwind/user.c"), []byte("// SPDX-License-Identifier: GPL-2.0\n"), 0o644)
+
+	const none, previous = "none", "previous"
+	tests := []struct {
+		name  string
+		tree  string
+		args  []string
+		setup func(t *testing.T, out string) // what -o holds before
+		want  []string                       // substrings of the one-line error
+		keeps string                         // -o afterwards: none, previous, or "file"
+	}{
+		// Item 4: branch names git refuses.
+		{"branch a..b", clone, []string{"--branch", "a..b"}, previousOut, []string{`--branch "a..b"`, "not a valid branch name", `contains ".."`, "git check-ref-format --branch"}, previous},
+		{"branch -x", clone, []string{"--branch=-x"}, nil, []string{`--branch "-x"`, "starts with -"}, none},
+		{"branch a b.lock", clone, []string{"--branch", "a b.lock"}, nil, []string{`' '`}, none},
+		{"branch x:y", clone, []string{"--branch", "x:y"}, nil, []string{`':'`}, none},
+		{"branch x~1", clone, []string{"--branch", "x~1"}, nil, []string{`'~'`}, none},
+		{"branch HEAD", clone, []string{"--branch", "HEAD"}, nil, []string{"HEAD names the checked-out commit"}, none},
+		{"branch x.lock", clone, []string{"--branch", "x.lock"}, nil, []string{"ends with .lock"}, none},
+		{"branch a/", clone, []string{"--branch", "a/"}, nil, []string{"empty component"}, none},
+		{"branch @{-1}", clone, []string{"--branch", "@{-1}"}, nil, []string{`"@{"`}, none},
+		{"branch exists", clone, []string{"--base", "v6.12", "--branch", "existing"}, previousOut, []string{"--branch existing", "branch already exists", "git branch -D"}, previous},
+		{"branch below a branch", clone, []string{"--base", "v6.12", "--branch", "topic/v11"}, nil, []string{"refs/heads/topic exists", "cannot keep both", "choose another name"}, none},
+		{"branch on a plain directory", plainOK, []string{"--branch", "b", "--base", "v6.12"}, previousOut, []string{"--branch b", "read as a plain directory, not a git repository", "drop --branch"}, previous},
+		// Item 5: the output cannot be written, so no branch either.
+		{"-o a regular file, with --branch", clone, []string{"--base", "v6.12", "--branch", "b5"}, func(t *testing.T, out string) { os.WriteFile(out, []byte("mine\n"), 0o644) },
+			[]string{"-o ", "not a directory", "give a directory, or a path that does not exist yet"}, "file"},
+		// Item 8: files kpatch did not write.
+		{"-o holds other files", clone, []string{"--base", "v6.12", "--branch", "b8"}, func(t *testing.T, out string) {
+			previousOut(t, out)
+			os.WriteFile(filepath.Join(out, "notes.txt"), []byte("mine\n"), 0o644)
+		}, []string{"holds files that are not kpatch series files (notes.txt)", "move them away, give another -o, or --force"}, previous},
+		// Item 9: a created file's path collides with the base.
+		{"kernel/unwind is a file in the base", clone, []string{"--base", "unwind-is-a-file", "--branch", "b9"}, previousOut,
+			[]string{"patch 1 (user-api) creates kernel/unwind/", "kernel/unwind is a file in --base unwind-is-a-file where the series needs a directory", "choose another --base"}, previous},
+		{"kernel/unwind is a file in a plain directory", plainFile, []string{"--base", "v6.12"}, previousOut,
+			[]string{"patch 1 (user-api) creates kernel/unwind/", "kernel/unwind is a file in " + plainFile, "give another --tree"}, previous},
+		// --plain: advice for a directory, not a revision.
+		{"plain directory with the series", plainDone, []string{"--base", "v6.12"}, previousOut,
+			[]string{"kernel/unwind/user.c already exists in " + plainDone, "the tree already has the series", "give the directory of an older kernel with --tree", "remove kernel/unwind/user.c there"}, previous},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "outgoing")
+			if tt.setup != nil {
+				tt.setup(t, out)
+			}
+			before := dirState(t, out)
+			fileBefore, _ := os.ReadFile(out)
+			treeBefore := fingerprint(t, tt.tree)
+			var refsBefore string
+			if tt.tree == clone {
+				refsBefore = repoState(t, clone)
+			}
+			var stdout, stderr bytes.Buffer
+			code := run(append([]string{"gen", "--tree", tt.tree, "-o", out}, tt.args...), &stdout, &stderr)
+			msg := stderr.String()
+			if code != 1 {
+				t.Fatalf("exit %d, want 1; stderr: %s", code, msg)
+			}
+			if strings.Count(msg, "\n") != 1 || !strings.HasPrefix(msg, "kpatch gen: ") || stdout.Len() > 0 {
+				t.Errorf("want one line on stderr starting with \"kpatch gen: \" and nothing on stdout, got %q, %q", msg, stdout.String())
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error %q does not mention %q", msg, w)
+				}
+			}
+			if fingerprint(t, tt.tree) != treeBefore {
+				t.Error("the tree changed")
+			}
+			if tt.tree == clone && repoState(t, clone) != refsBefore {
+				t.Error("the refs, HEAD or the index changed")
+			}
+			after := dirState(t, out)
+			switch tt.keeps {
+			case none:
+				if after != nil {
+					t.Errorf("-o %s was created", out)
+				}
+			case previous:
+				if before == nil || !sameDir(after, before) {
+					t.Errorf("-o holds %d files, want the previous %d, unchanged", len(after), len(before))
+				}
+			case "file":
+				if b, _ := os.ReadFile(out); string(b) != string(fileBefore) {
+					t.Error("the file -o names changed")
+				}
+			}
+			if left := kpatchTemps(t, out); len(left) > 0 {
+				t.Errorf("left %v beside -o", left)
+			}
+		})
+	}
+}
+
+func previousOut(t *testing.T, out string) {
+	t.Helper()
+	prevOnce.Do(func() { prevFiles = previousSeries(t, t.TempDir()) })
+	if len(prevFiles) != 16 {
+		t.Fatalf("the previous series has %d files", len(prevFiles))
+	}
+	os.MkdirAll(out, 0o755)
+	for name, text := range prevFiles {
+		if err := os.WriteFile(filepath.Join(out, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+var (
+	prevOnce  sync.Once
+	prevFiles map[string]string
+)
+
+// kpatchTemps lists the temporary directories of package outdir beside out.
+func kpatchTemps(t *testing.T, out string) []string {
+	t.Helper()
+	ents, _ := os.ReadDir(filepath.Dir(out))
+	var left []string
+	for _, e := range ents {
+		if strings.Contains(e.Name(), ".kpatch-") {
+			left = append(left, e.Name())
+		}
+	}
+	return left
+}
+
+// TestGenBranchRetry: a run that fails creates no branch, so the same
+// command succeeds once the cause is gone (the output cannot be written; the
+// file list cannot be printed, after the series is written).
+func TestGenBranchRetry(t *testing.T) {
+	clone := sharedClone(t)
+	dir := t.TempDir()
+	afile := filepath.Join(dir, "afile")
+	os.WriteFile(afile, []byte("mine\n"), 0o644)
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer full.Close()
+	out := filepath.Join(dir, "out")
+	tests := []struct {
+		name   string
+		args   []string
+		stdout io.Writer
+		want   string
+	}{
+		{"-o is a regular file", []string{"-o", afile}, new(bytes.Buffer), "not a directory"},
+		{"the file list cannot be written", []string{"-o", out}, full, "listing the files written: write /dev/full: no space left on device"},
+		{"the JSON summary cannot be written", []string{"-o", out, "--json"}, full, "writing the JSON summary: write /dev/full: no space left on device"},
+		{"the mbox cannot be written", []string{"--stdout"}, full, "writing the mbox to standard output: write /dev/full: no space left on device"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			refs := repoState(t, clone)
+			var stderr bytes.Buffer
+			args := append([]string{"gen", "--tree", clone, "--base", "v6.12", "--branch", "retry"}, tt.args...)
+			if code := run(args, tt.stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), tt.want) {
+				t.Fatalf("exit %d, %q; want 1 and %q", code, stderr.String(), tt.want)
+			}
+			if strings.Count(stderr.String(), "\n") != 1 {
+				t.Errorf("want one line, got %q", stderr.String())
+			}
+			if repoState(t, clone) != refs {
+				t.Fatal("a failed run changed the refs")
+			}
+		})
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"gen", "--tree", clone, "--base", "v6.12", "--branch", "retry", "-o", out}, &stdout, &stderr); code != 0 {
+		t.Fatalf("the retry: exit %d: %s", code, stderr.String())
+	}
+	if n := gitIn(t, clone, "rev-list", "--count", "v6.12..retry"); n != "14" {
+		t.Errorf("the branch has %s commits, want 14", n)
+	}
+	if b, _ := os.ReadFile(afile); string(b) != "mine\n" {
+		t.Error("the regular file given as -o changed")
+	}
+}
+
+// TestGenOutputDir: a rerun replaces the series of an earlier run, its
+// 15th patch included; --force keeps the user's other files beside the
+// new series; the listing names exactly the files in -o.
+func TestGenOutputDir(t *testing.T) {
+	tree := debianTree(t)
+	tests := []struct {
+		name  string
+		args  []string
+		setup func(t *testing.T, out string)
+		extra map[string]string // files besides the series afterwards
+	}{
+		{"new directory", nil, nil, nil},
+		{"previous series with a 15th patch", nil, previousOut, nil},
+		{"older kpatch's temporary files", nil, func(t *testing.T, out string) {
+			previousOut(t, out)
+			os.WriteFile(filepath.Join(out, ".kpatch-1234.tmp"), []byte("half a patch"), 0o644)
+		}, nil},
+		{"directories of a killed run beside", nil, func(t *testing.T, out string) {
+			previousOut(t, out)
+			os.MkdirAll(filepath.Join(filepath.Dir(out), ".outgoing.kpatch-new-99", "x"), 0o755)
+		}, nil},
+		{"--force keeps other files", []string{"--force"}, func(t *testing.T, out string) {
+			previousOut(t, out)
+			os.WriteFile(filepath.Join(out, "notes.txt"), []byte("mine\n"), 0o644)
+			os.Mkdir(filepath.Join(out, "drafts"), 0o755)
+		}, map[string]string{"notes.txt": "mine\n", "drafts": "<dir>"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "outgoing")
+			if tt.setup != nil {
+				tt.setup(t, out)
+			}
+			var stdout, stderr bytes.Buffer
+			if code := run(append([]string{"gen", "--tree", tree, "--base", "v6.12", "-o", out}, tt.args...), &stdout, &stderr); code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr.String())
+			}
+			got := dirState(t, out)
+			listed := strings.Fields(stdout.String())
+			if len(listed) != 15 {
+				t.Fatalf("listed %d files, want 15", len(listed))
+			}
+			for _, f := range listed {
+				name := filepath.Base(f)
+				if filepath.Dir(f) != out || !strings.HasPrefix(got[name], "From ") || strings.Contains(got[name], "earlier@example.org") {
+					t.Errorf("%s is not a file of the new series", f)
+				}
+				delete(got, name)
+			}
+			if !sameDir(got, tt.extra) && !(len(got) == 0 && tt.extra == nil) {
+				t.Errorf("-o also holds %v, want %v", got, tt.extra)
+			}
+			if left := kpatchTemps(t, out); len(left) > 0 {
+				t.Errorf("left %v beside -o", left)
+			}
+		})
 	}
 }
