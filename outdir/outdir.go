@@ -31,6 +31,10 @@ var ErrForeign = errors.New("holds files that are not kpatch series files")
 // ErrNotDir is returned when DIR exists and is not a directory.
 var ErrNotDir = errors.New("not a directory")
 
+// ErrCannotReplace is returned for a directory Write must not replace: the
+// root, or the working directory or one of its parents.
+var ErrCannotReplace = errors.New("cannot be replaced")
+
 // seriesName matches the files kpatch writes (git format-patch -v N
 // names) and the temporary files of older kpatch versions.
 var seriesName = regexp.MustCompile(`^(v[0-9]+-[0-9]{4}-.*\.patch|\.kpatch-.*\.tmp)$`)
@@ -90,7 +94,7 @@ func Check(dir string, opt Options) error {
 // which would leave the shell that ran kpatch in a removed one.
 func notCurrent(dir, t string) error {
 	if filepath.Dir(t) == t {
-		return fmt.Errorf("-o %s: the root directory cannot be replaced: give a new directory, e.g. -o outgoing", dir)
+		return fmt.Errorf("-o %s: the root directory %w: give a new directory, e.g. -o outgoing", dir, ErrCannotReplace)
 	}
 	wd, err := os.Getwd()
 	if err != nil {
@@ -100,7 +104,7 @@ func notCurrent(dir, t string) error {
 		t = r
 	}
 	if wd, err = filepath.EvalSymlinks(wd); err == nil && (wd == t || strings.HasPrefix(wd, t+string(filepath.Separator))) {
-		return fmt.Errorf("-o %s: is the working directory or one of its parents, which kpatch would replace: give a new directory, e.g. -o outgoing", dir)
+		return fmt.Errorf("-o %s: the working directory or one of its parents %w: give a new directory, e.g. -o outgoing", dir, ErrCannotReplace)
 	}
 	return nil
 }

@@ -149,6 +149,15 @@ func TestWrite(t *testing.T) {
 			os.WriteFile(filepath.Join(dir, "drafts", "a"), []byte("a\n"), 0o644)
 			os.Symlink("../elsewhere", filepath.Join(dir, "link"))
 		}, Options{Keep: true}, nil, "", withNew(map[string]string{"notes.txt": "mine\n", "drafts": "/", "drafts/a": "a\n", "link": "-> ../elsewhere"})},
+		{"the working directory", func(t *testing.T, dir string) {
+			writeOld(t, dir)
+			t.Chdir(dir)
+		}, Options{Keep: true}, ErrCannotReplace, "the working directory or one of its parents cannot be replaced: give a new directory", asMap(oldSeries)},
+		{"a parent of the working directory", func(t *testing.T, dir string) {
+			writeOld(t, dir)
+			os.Mkdir(filepath.Join(dir, "sub"), 0o755)
+			t.Chdir(filepath.Join(dir, "sub"))
+		}, Options{Keep: true}, ErrCannotReplace, "the working directory or one of its parents cannot be replaced", withOld(map[string]string{"sub": "/"})},
 		{"a regular file", func(t *testing.T, dir string) { os.WriteFile(dir, []byte("a file\n"), 0o644) }, Options{}, ErrNotDir, "not a directory: give a directory, or a path that does not exist yet", map[string]string{}},
 	}
 	for _, tt := range tests {
@@ -375,5 +384,32 @@ func TestKill(t *testing.T) {
 				t.Errorf("the next run left %v beside the directory", tmp)
 			}
 		})
+	}
+}
+
+// TestWriteSymlink: when -o is a symbolic link to a directory, the link
+// stays and the directory it points to gets the new series.
+func TestWriteSymlink(t *testing.T) {
+	base := t.TempDir()
+	real, link := filepath.Join(base, "real"), filepath.Join(base, "out")
+	writeOld(t, real)
+	if err := os.Symlink("real", link); err != nil {
+		t.Fatal(err)
+	}
+	names, err := Write(link, newSeries, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names[0] != filepath.Join(link, newSeries[0].Name) {
+		t.Errorf("names[0] = %s", names[0])
+	}
+	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("-o is no longer a symbolic link: %v", err)
+	}
+	if got := contents(t, real); !same(got, asMap(newSeries)) {
+		t.Errorf("the link's target holds %v", keys(got))
+	}
+	if tmp := temps(t, real); len(tmp) > 0 {
+		t.Errorf("left %v", tmp)
 	}
 }
