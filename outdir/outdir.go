@@ -179,7 +179,11 @@ func Write(dir string, files []File, opt Options) ([]string, error) {
 			os.RemoveAll(tmp)
 		}
 	}()
-	if err := os.Chmod(tmp, 0o755); err != nil {
+	perm := os.FileMode(0o755) // MkdirTemp's is 0700; keep the old directory's
+	if st, err := os.Stat(t); err == nil {
+		perm = st.Mode().Perm()
+	}
+	if err := os.Chmod(tmp, perm); err != nil {
 		return nil, fmt.Errorf("-o %s: %w", dir, err)
 	}
 	var names []string

@@ -414,6 +414,21 @@ func TestWriteSymlink(t *testing.T) {
 	}
 }
 
+// TestWriteKeepsMode: the new directory has the old one's permissions.
+func TestWriteKeepsMode(t *testing.T) {
+	for _, perm := range []os.FileMode{0o700, 0o750, 0o755} {
+		dir := filepath.Join(t.TempDir(), "out")
+		writeOld(t, dir)
+		os.Chmod(dir, perm)
+		if _, err := Write(dir, newSeries, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		if st, err := os.Stat(dir); err != nil || st.Mode().Perm() != perm {
+			t.Errorf("mode %v after replacing a %v directory (%v)", st.Mode().Perm(), perm, err)
+		}
+	}
+}
+
 // BenchmarkWrite replaces a 15-file series of 10 KiB messages (the size of
 // the v11 patches) in a directory that holds the previous one: the files
 // are written and fsynced in a new directory, which is swapped in.
