@@ -26,7 +26,7 @@ the series applies to bases it was not posted against.`, stderr)
 	base := fs.String("base", "", "base revision (tag, branch or commit); default: the base recorded for the revision (v6.16-rc2 for v11)")
 	version := fs.Int("v", 0, "revision of the series to write; default: the newest")
 	specDir := fs.String("spec", "", "series description directory (an edited copy of templates/linux); default: the one built in")
-	out := fs.String("o", "outgoing", "output directory")
+	out := fs.String("o", "outgoing", "output directory: the series in it is replaced as a whole, the series files of earlier runs included")
 	stdoutFlag := fs.Bool("stdout", false, "write one mbox to standard output instead of files")
 	branch := fs.String("branch", "", "also record one commit per patch on this new branch of the tree")
 	plain := fs.Bool("plain", false, "read --tree as a plain directory even if it is a git repository (--base then only labels the output)")
@@ -38,9 +38,10 @@ the series applies to bases it was not posted against.`, stderr)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	// Refuse what can be refused before the series is generated: nothing
-	// is written until every check has passed, and the branch is created
-	// last, so a failed run leaves neither output nor branch behind.
+	// Refuse what can be refused before the series is generated; nothing
+	// is written until every check has passed. The output is swapped in
+	// whole (package outdir) and the branch is created last, so a failed
+	// run creates no branch and the same command can simply be rerun.
 	if *branch != "" {
 		if err := series.CheckBranchName(*branch); err != nil {
 			return err
