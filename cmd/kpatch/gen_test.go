@@ -14,7 +14,9 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"kpatch/kerneltree"
 )
@@ -685,5 +687,83 @@ func TestGenOutputDir(t *testing.T) {
 				t.Errorf("left %v beside -o", left)
 			}
 		})
+	}
+}
+
+// TestMain lets TestGenKilled run kpatch in a child process: with
+// KPATCH_TEST_ARGS set, the test binary is kpatch with those arguments.
+func TestMain(m *testing.M) {
+	if args := os.Getenv("KPATCH_TEST_ARGS"); args != "" {
+		os.Exit(run(strings.Split(args, "\x1f"), os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// TestGenKilled SIGKILLs kpatch gen at times spread from 70% to 110% of
+// the time a run takes, over and over, with the previous series in -o: after every
+// kill -o holds the previous series or the new one, whole, and the next
+// run succeeds and clears what the killed ones left. (Package outdir's
+// TestKill stops a run at each step of the write exactly; this checks the
+// same from the outside, wherever the kills land.)
+func TestGenKilled(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree := debianTree(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "outgoing")
+	gen := func(o string) *exec.Cmd {
+		cmd := exec.Command(exe)
+		cmd.Env = append(os.Environ(), "KPATCH_TEST_ARGS="+strings.Join([]string{"gen", "--tree", tree, "--base", "v6.12", "-o", o}, "\x1f"))
+		return cmd
+	}
+	// One whole run gives the new series and the time a run takes.
+	start := time.Now()
+	if b, err := gen(filepath.Join(dir, "new")).CombinedOutput(); err != nil {
+		t.Fatalf("gen: %v\n%s", err, b)
+	}
+	took := time.Since(start)
+	newSeries := dirState(t, filepath.Join(dir, "new"))
+	previousOut(t, out)
+	prev := dirState(t, out)
+	counts := map[string]int{}
+	const kills = 10
+	for i := 0; i < kills; i++ {
+		cmd := gen(out)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(took*7/10 + took*time.Duration(i)*4/(10*kills)) // 70% to 110% of a run
+		cmd.Process.Signal(syscall.SIGKILL)
+		err := cmd.Wait()
+		got := dirState(t, out)
+		switch {
+		case err == nil:
+			counts["finished before the kill"]++
+			if !sameDir(got, newSeries) {
+				t.Fatalf("kill %d: the run finished, but -o does not hold the new series", i)
+			}
+		case sameDir(got, prev):
+			counts["previous series"]++
+		case sameDir(got, newSeries):
+			counts["new series"]++
+		default:
+			t.Fatalf("kill %d: -o holds %d files, neither the previous series nor the new one", i, len(got))
+		}
+		if !sameDir(got, prev) {
+			os.RemoveAll(out)
+			previousOut(t, out)
+		}
+	}
+	t.Logf("a run takes %v; after %d kills -o held: %v", took.Round(time.Millisecond), kills, counts)
+	if b, err := gen(out).CombinedOutput(); err != nil {
+		t.Fatalf("the run after the kills: %v\n%s", err, b)
+	}
+	if got := dirState(t, out); !sameDir(got, newSeries) {
+		t.Errorf("the run after the kills left %d files, not the new series", len(got))
+	}
+	if left := kpatchTemps(t, out); len(left) > 0 {
+		t.Errorf("the run after the kills left %v beside -o", left)
 	}
 }
