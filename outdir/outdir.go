@@ -28,6 +28,10 @@ type Options struct {
 // ErrForeign is returned when DIR holds files kpatch did not write.
 var ErrForeign = errors.New("holds files that are not kpatch series files")
 
+// ErrInTheWay is returned, with Options.Keep, for an entry that is not a
+// series file but has the name of one of the new series.
+var ErrInTheWay = errors.New("is in the way of the new series")
+
 // ErrNotDir is returned when DIR exists and is not a directory.
 var ErrNotDir = errors.New("not a directory")
 
@@ -168,6 +172,13 @@ func Write(dir string, files []File, opt Options) ([]string, error) {
 	foreign, err := inspect(dir, t, opt)
 	if err != nil {
 		return nil, err
+	}
+	for _, name := range foreign {
+		for _, f := range files {
+			if f.Name == name {
+				return nil, fmt.Errorf("-o %s: %s %w (it is not a file kpatch wrote, and the series has a file of that name): move it away", dir, name, ErrInTheWay)
+			}
+		}
 	}
 	tmp, err := os.MkdirTemp(parent, tempPrefix(base, "new"))
 	if err != nil {
