@@ -482,6 +482,16 @@ func TestGenRefuses(t *testing.T) {
 			previousOut(t, out)
 			os.WriteFile(filepath.Join(out, "notes.txt"), []byte("mine\n"), 0o644)
 		}, []string{"holds files that are not kpatch series files (notes.txt)", "move them away, give another -o, or --force"}, previous},
+		// Item 6: patch 7 replaced by a non-empty directory; kept with --force.
+		{"--force with a directory where patch 7 goes", clone, []string{"--base", "v6.12", "--force", "--branch", "b6"}, func(t *testing.T, out string) {
+			previousOut(t, out)
+			for name := range prevFiles {
+				if strings.HasPrefix(name, "v11-0007-") {
+					os.Remove(filepath.Join(out, name))
+					os.MkdirAll(filepath.Join(out, name, "sub"), 0o755)
+				}
+			}
+		}, []string{"v11-0007-", "is in the way of the new series", "move it away"}, previous},
 		// Item 9: a created file's path collides with the base.
 		{"kernel/unwind is a file in the base", clone, []string{"--base", "unwind-is-a-file", "--branch", "b9"}, previousOut,
 			[]string{"patch 1 (user-api) creates kernel/unwind/", "kernel/unwind is a file in --base unwind-is-a-file where the series needs a directory", "choose another --base"}, previous},
