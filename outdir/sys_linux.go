@@ -20,13 +20,18 @@ func exchangeDirs(a, b string) error {
 }
 
 // lockDir takes an exclusive flock on dir, waiting for another kpatch
-// writing beside it, and returns its release.
+// writing beside it, and returns its release. Where the file system has
+// no locks it goes on without one.
 func lockDir(dir string) (func(), error) {
 	f, err := os.Open(dir)
 	if err != nil {
 		return nil, err
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+	err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
+	if errors.Is(err, unix.ENOLCK) || errors.Is(err, unix.EOPNOTSUPP) {
+		err = nil // a file system without locks: runs into one directory are not serialized
+	}
+	if err != nil {
 		f.Close()
 		return nil, err
 	}
