@@ -458,3 +458,36 @@ func BenchmarkWrite(b *testing.B) {
 		}
 	}
 }
+
+// TestWriteConcurrent runs four writers into one directory at once: the
+// lock on the parent serializes them, every Write succeeds, and the
+// directory ends up holding one of the series whole.
+func TestWriteConcurrent(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	all := [][]File{series("a", 14), series("b", 13), series("c", 15), series("d", 12)}
+	errs := make(chan error, len(all)*5)
+	for _, s := range all {
+		go func() {
+			for i := 0; i < 5; i++ {
+				_, err := Write(dir, s, Options{})
+				errs <- err
+			}
+		}()
+	}
+	for i := 0; i < len(all)*5; i++ {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	got := contents(t, dir)
+	whole := false
+	for _, s := range all {
+		whole = whole || same(got, asMap(s))
+	}
+	if !whole {
+		t.Errorf("the directory holds %v, not one series whole", keys(got))
+	}
+	if tmp := temps(t, dir); len(tmp) > 0 {
+		t.Errorf("left %v", tmp)
+	}
+}
