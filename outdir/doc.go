@@ -9,6 +9,10 @@
 // directory is first renamed aside (.DIR.kpatch-old-XXXX) and the new one
 // renamed in; a run killed between the two leaves DIR missing and the old
 // series aside, and the next run puts it back before it does anything else.
+// Files are not fsynced (git format-patch does not either; under a busy
+// disk fifteen fsyncs cost seconds): the guarantee holds for errors and
+// killed runs, not for a power loss.
+//
 // Each run holds an flock on the parent directory while it works and
 // removes the temporary directories of earlier runs that were killed, and
 // the .kpatch-*.tmp files older kpatch versions left inside DIR.

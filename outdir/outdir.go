@@ -215,9 +215,6 @@ func Write(dir string, files []File, opt Options) ([]string, error) {
 			return nil, fmt.Errorf("-o %s: keeping %s: %w", dir, name, err)
 		}
 	}
-	if err := syncDir(tmp); err != nil {
-		return nil, fmt.Errorf("-o %s: %w", dir, err)
-	}
 	if err := step("swap"); err != nil {
 		return nil, fmt.Errorf("-o %s: %w", dir, err)
 	}
@@ -225,7 +222,6 @@ func Write(dir string, files []File, opt Options) ([]string, error) {
 		return nil, fmt.Errorf("-o %s: %w", dir, err)
 	}
 	done = true
-	syncDir(parent)
 	return names, nil
 }
 
@@ -320,22 +316,10 @@ func writeFile(path, text string) error {
 		return err
 	}
 	_, err = io.WriteString(f, text)
-	if serr := f.Sync(); err == nil {
-		err = serr
-	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	return err
-}
-
-func syncDir(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return f.Sync()
 }
 
 // carry puts a copy of from (a file, a symbolic link or a directory tree)

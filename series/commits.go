@@ -164,17 +164,41 @@ func (tb *treeBuilder) checkCreate(path string) error {
 	if !tb.base.IsGit() {
 		what, fix = tb.base.Dir, "remove or rename it there, or give another --tree"
 	}
-	for i := 0; i < len(path); i++ {
-		if path[i] != '/' {
-			continue
+	inTheWay := func(p string) error {
+		if p != path {
+			return fmt.Errorf("%s is a file in %s where the series needs a directory (%w): %s", p, what, ErrPathCollision, fix)
 		}
-		dir := path[:i]
-		if tb.base.Exists(dir) && !tb.base.IsDir(dir) {
-			return fmt.Errorf("%s is a file in %s where the series needs a directory (%w): %s", dir, what, ErrPathCollision, fix)
-		}
-	}
-	if tb.base.IsDir(path) {
 		return fmt.Errorf("it is a directory in %s (%w): %s", what, ErrPathCollision, fix)
+	}
+	if !tb.base.IsGit() {
+		for i := 0; i <= len(path); i++ {
+			if i < len(path) && path[i] != '/' {
+				continue
+			}
+			p := path[:i]
+			if isDir := tb.base.IsDir(p); tb.base.Exists(p) && isDir == (p == path) {
+				return inTheWay(p)
+			}
+		}
+		return nil
+	}
+	// A git base: walk the directories as the series has left them so far
+	// (loaded once from the base tree, as set does).
+	dirPath := ""
+	parts := strings.Split(path, "/")
+	for i, name := range parts {
+		d, err := tb.dir(dirPath)
+		if err != nil {
+			return err
+		}
+		j := d.find(name)
+		if j < 0 {
+			return nil
+		}
+		if isDir := d.entries[j].Mode == filemode.Dir; isDir == (i == len(parts)-1) {
+			return inTheWay(dirPath + name)
+		}
+		dirPath += name + "/"
 	}
 	return nil
 }
