@@ -5,7 +5,9 @@
 // The thread format is the one lore-style archives render: every message
 // starts with its subject line, a blank line and the sender in brackets
 // ("[Steven Rostedt]"), followed by the body. Patches are the messages whose
-// subject is "[PATCH vN MM/TT] ..."; replies start with "Re:".
+// subject is "[PATCH vN MM/TT] ..."; replies start with "Re:". An mbox of
+// the thread, as b4 mbox or lore's t.mbox.gz gives it, is read too (see
+// Text).
 //
 // Every diff in a patch names the git blob hashes of the file before and after
 // it ("index a..b"), which makes the thread an oracle: a file the series
@@ -16,6 +18,7 @@ package oracle
 import (
 	"bytes"
 	"crypto/sha1"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -67,8 +70,14 @@ func ParseFile(path string) (*Thread, error) {
 	return Parse(data)
 }
 
-// Parse splits a thread into messages and parses every patch.
+// Parse splits a thread into messages and parses every patch. The thread
+// is in the text form described in the package documentation, or an mbox
+// (b4 mbox, lore's t.mbox.gz, gzip-compressed or not; see Text).
 func Parse(data []byte) (*Thread, error) {
+	data, err := Text(data)
+	if err != nil {
+		return nil, err
+	}
 	lines := strings.SplitAfter(string(data), "\n")
 	var msgs []*Message
 	for i := 0; i+2 < len(lines); i++ {
@@ -210,14 +219,48 @@ func (t *Thread) CreatedFiles() (map[string][]Version, error) {
 	return out, nil
 }
 
+// Text returns a thread in the text form Parse reads: data as it is, or
+// the messages of an mbox rendered in that form (data may be
+// gzip-compressed, as lore's t.mbox.gz is).
+func Text(data []byte) ([]byte, error) {
+	if isGzip(data) {
+		var err error
+		if data, err = gunzip(data); err != nil {
+			return nil, fmt.Errorf("oracle: gzip: %w", err)
+		}
+	}
+	if isMbox(data) {
+		return fromMbox(data)
+	}
+	return data, nil
+}
+
 // SeedName is the file name of the posted v11 thread in shared/seed.
 const SeedName = "unwind-v11-thread.txt"
 
+// SeedMessageID is the Message-Id of the v11 cover letter as posted to
+// lore.kernel.org; the seed is its thread.
+const SeedMessageID = "20250625225600.555017347@goodmis.org"
+
+// ErrNoSeed is returned by SeedPath when the posted v11 thread is missing.
+var ErrNoSeed = errors.New("the posted v11 thread, the specification the tests check kpatch against, is missing")
+
+// SeedHelp says where the seed comes from and how to point the tests at
+// it: the one text the README and every failing test give.
+const SeedHelp = "save the thread of lore Message-Id <" + SeedMessageID + "> as ../shared/seed/" + SeedName +
+	" beside the repository (from its directory: mkdir -p ../shared/seed && b4 mbox -o ../shared/seed -n " + SeedName + " " + SeedMessageID +
+	"; or download https://lore.kernel.org/all/" + SeedMessageID + "/t.mbox.gz and gunzip it to that name)" +
+	", or save it anywhere and set KPATCH_SEED to its path"
+
 // SeedPath finds the posted v11 thread: $KPATCH_SEED if set, else
 // shared/seed/unwind-v11-thread.txt in the working directory or any of its
-// parents (the repository's checkout has shared/ beside it).
+// parents (the repository's checkout has shared/ beside it). A missing
+// thread is ErrNoSeed, with SeedHelp.
 func SeedPath() (string, error) {
 	if p := os.Getenv("KPATCH_SEED"); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Errorf("oracle: KPATCH_SEED=%s: %w: %s", p, ErrNoSeed, SeedHelp)
+		}
 		return p, nil
 	}
 	dir, err := os.Getwd()
@@ -231,7 +274,7 @@ func SeedPath() (string, error) {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", fmt.Errorf("oracle: shared/seed/%s not found above the working directory: set KPATCH_SEED", SeedName)
+			return "", fmt.Errorf("oracle: no shared/seed/%s above the working directory and KPATCH_SEED is not set: %w: %s", SeedName, ErrNoSeed, SeedHelp)
 		}
 		dir = parent
 	}
@@ -246,11 +289,16 @@ func ParseSeed() (*Thread, error) {
 	return ParseFile(p)
 }
 
-// ReadSeed finds the posted v11 thread with SeedPath and returns its text.
+// ReadSeed finds the posted v11 thread with SeedPath and returns it in the
+// text form (see Text).
 func ReadSeed() ([]byte, error) {
 	p, err := SeedPath()
 	if err != nil {
 		return nil, err
 	}
-	return os.ReadFile(p)
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return nil, err
+	}
+	return Text(data)
 }

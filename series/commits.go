@@ -38,8 +38,13 @@ func (s *Series) writeCommits(store storer.EncodedObjectStorer) (plumbing.Hash, 
 	var last plumbing.Hash
 	for _, p := range s.Patches {
 		for _, f := range p.Files {
+			if f.Created {
+				if err := tb.checkCreate(f.Path); err != nil {
+					return last, fmt.Errorf("patch %d (%s) creates %s, but %w", p.Number, p.ID, f.Path, err)
+				}
+			}
 			if err := tb.set(f.Path, f.New); err != nil {
-				return last, err
+				return last, fmt.Errorf("patch %d (%s): %s: %w", p.Number, p.ID, f.Path, err)
 			}
 		}
 		th, err := tb.flush()
@@ -146,6 +151,58 @@ func (tb *treeBuilder) dir(path string) (*dirState, error) {
 	return d, nil
 }
 
+// ErrPathCollision is returned when a file the series creates collides
+// with the base tree: a directory it needs is a file there, or the file
+// itself is a directory.
+var ErrPathCollision = errors.New("path collides with the base tree")
+
+// checkCreate refuses to create path where the base tree has a file (or a
+// symbolic link or submodule) in place of one of its directories, or a
+// directory in its place; a commit would otherwise silently replace it.
+func (tb *treeBuilder) checkCreate(path string) error {
+	what, fix := "--base "+tb.base.Base, "remove or rename it in the base, or choose another --base"
+	if !tb.base.IsGit() {
+		what, fix = tb.base.Dir, "remove or rename it there, or give another --tree"
+	}
+	inTheWay := func(p string) error {
+		if p != path {
+			return fmt.Errorf("%s is a file in %s where the series needs a directory (%w): %s", p, what, ErrPathCollision, fix)
+		}
+		return fmt.Errorf("it is a directory in %s (%w): %s", what, ErrPathCollision, fix)
+	}
+	if !tb.base.IsGit() {
+		for i := 0; i <= len(path); i++ {
+			if i < len(path) && path[i] != '/' {
+				continue
+			}
+			p := path[:i]
+			if isDir := tb.base.IsDir(p); tb.base.Exists(p) && isDir == (p == path) {
+				return inTheWay(p)
+			}
+		}
+		return nil
+	}
+	// A git base: walk the directories as the series has left them so far
+	// (loaded once from the base tree, as set does).
+	dirPath := ""
+	parts := strings.Split(path, "/")
+	for i, name := range parts {
+		d, err := tb.dir(dirPath)
+		if err != nil {
+			return err
+		}
+		j := d.find(name)
+		if j < 0 {
+			return nil
+		}
+		if isDir := d.entries[j].Mode == filemode.Dir; isDir == (i == len(parts)-1) {
+			return inTheWay(dirPath + name)
+		}
+		dirPath += name + "/"
+	}
+	return nil
+}
+
 // set records a file's new content (nil removes it).
 func (tb *treeBuilder) set(path string, content []byte) error {
 	i := strings.LastIndexByte(path, '/')
@@ -248,22 +305,97 @@ func encodeTree(obj plumbing.EncodedObject, entries []object.TreeEntry) error {
 	return w.Close()
 }
 
-// CreateBranch records one commit per patch on a new branch of the tree's
-// repository. It writes objects and the branch ref only: the working tree,
-// the index and HEAD are left alone. An existing branch is refused.
-func (s *Series) CreateBranch(name string) error {
+// ErrBadBranchName is returned for a branch name git would refuse.
+var ErrBadBranchName = errors.New("not a valid branch name")
+
+// CheckBranchName applies the rules of git check-ref-format --branch to a
+// new branch's name: those of refs/heads/NAME as a ref name (no component
+// empty, starting with "." or ending with ".lock"; no "..", "@{", control
+// characters, space, ~ ^ : ? * [ or backslash; not ending with ".") and
+// those of a branch (not "HEAD", not starting with "-"). The error names the
+// rule that was broken.
+func CheckBranchName(name string) error {
+	bad := func(why string) error {
+		return fmt.Errorf("--branch %q: %w (%s): choose a name git check-ref-format --branch accepts", name, ErrBadBranchName, why)
+	}
+	switch {
+	case name == "":
+		return bad("it is empty")
+	case name == "HEAD":
+		return bad("HEAD names the checked-out commit")
+	case strings.HasPrefix(name, "-"):
+		return bad("it starts with -")
+	case strings.HasSuffix(name, "."):
+		return bad("it ends with .")
+	case strings.Contains(name, ".."):
+		return bad(`it contains ".."`)
+	case strings.Contains(name, "@{"):
+		return bad(`it contains "@{"`)
+	}
+	for _, r := range name {
+		switch {
+		case r < 0x20 || r == 0x7f:
+			return bad(fmt.Sprintf("it contains the control character %U", r))
+		case strings.ContainsRune(" ~^:?*[\\", r):
+			return bad(fmt.Sprintf("it contains %q", r))
+		}
+	}
+	for _, c := range strings.Split(name, "/") {
+		switch {
+		case c == "":
+			return bad("it has an empty component: a leading, trailing or double /")
+		case strings.HasPrefix(c, "."):
+			return bad(fmt.Sprintf("the component %q starts with .", c))
+		case strings.HasSuffix(c, ".lock"):
+			return bad(fmt.Sprintf("the component %q ends with .lock", c))
+		}
+	}
+	return nil
+}
+
+// CheckBranch reports whether CreateBranch(name) can succeed: the tree is a
+// git repository, the name is valid (CheckBranchName), no branch of that
+// name exists, and none that git could not keep beside it (a/b beside a).
+// It changes nothing, so a caller checks before writing any output.
+func (s *Series) CheckBranch(name string) error {
+	if err := CheckBranchName(name); err != nil {
+		return err
+	}
 	if !s.Tree.IsGit() {
-		return fmt.Errorf("--branch %s: %s is not a git repository", name, s.Tree.Dir)
+		return fmt.Errorf("--branch %s: %s is read as a plain directory, not a git repository: drop --branch (or --plain)", name, s.Tree.Dir)
 	}
 	ref := plumbing.NewBranchReferenceName(name)
 	if _, err := s.Tree.Repo.Reference(ref, false); err == nil {
 		return fmt.Errorf("--branch %s: %w: choose another name or delete it with git branch -D", name, ErrBranchExists)
 	}
+	refs, err := s.Tree.Repo.References()
+	if err != nil {
+		return fmt.Errorf("--branch %s: reading the refs of %s: %w", name, s.Tree.Dir, err)
+	}
+	defer refs.Close()
+	full := ref.String()
+	return refs.ForEach(func(r *plumbing.Reference) error {
+		other := r.Name().String()
+		if strings.HasPrefix(full, other+"/") || strings.HasPrefix(other, full+"/") {
+			return fmt.Errorf("--branch %s: %s exists, and git cannot keep both %s and %s: choose another name", name, other, other, full)
+		}
+		return nil
+	})
+}
+
+// CreateBranch records one commit per patch on a new branch of the tree's
+// repository. It writes objects and the branch ref only: the working tree,
+// the index and HEAD are left alone. An existing branch, an invalid name or
+// a name that conflicts with an existing ref is refused (see CheckBranch).
+func (s *Series) CreateBranch(name string) error {
+	if err := s.CheckBranch(name); err != nil {
+		return err
+	}
 	tip, err := s.writeCommits(s.Tree.Repo.Storer)
 	if err != nil {
 		return err
 	}
-	return s.Tree.Repo.Storer.SetReference(plumbing.NewHashReference(ref, tip))
+	return s.Tree.Repo.Storer.SetReference(plumbing.NewHashReference(plumbing.NewBranchReferenceName(name), tip))
 }
 
 // TipTree returns the hash of the tree after the last patch.

@@ -3,8 +3,6 @@ package series
 import (
 	"fmt"
 	"net/mail"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -12,6 +10,7 @@ import (
 	"kpatch/diffstat"
 	"kpatch/linediff"
 	"kpatch/oracle"
+	"kpatch/outdir"
 )
 
 // Signature ends every message, as git's version does for format-patch.
@@ -304,45 +303,21 @@ func (s *Series) Messages() []Message {
 	return out
 }
 
-// WriteDir writes every message into dir as its own file, atomically: all
-// messages are first written to temporary files in dir, and only renamed
-// into place once every one is complete.
-func WriteDir(dir string, msgs []Message) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("output directory: %w", err)
-	}
-	var tmps, names []string
-	cleanup := func() {
-		for _, t := range tmps {
-			os.Remove(t)
-		}
-	}
-	for _, m := range msgs {
-		f, err := os.CreateTemp(dir, ".kpatch-*.tmp")
-		if err != nil {
-			cleanup()
-			return nil, fmt.Errorf("output directory: %w", err)
-		}
-		tmps = append(tmps, f.Name())
-		_, err = f.WriteString(m.Text)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			cleanup()
-			return nil, fmt.Errorf("writing %s: %w", m.Filename, err)
-		}
-	}
+// Files returns the messages as the files of an output directory.
+func Files(msgs []Message) []outdir.File {
+	files := make([]outdir.File, len(msgs))
 	for i, m := range msgs {
-		dst := filepath.Join(dir, m.Filename)
-		os.Chmod(tmps[i], 0o644)
-		if err := os.Rename(tmps[i], dst); err != nil {
-			cleanup()
-			return names, fmt.Errorf("writing %s: %w", dst, err)
-		}
-		names = append(names, dst)
+		files[i] = outdir.File{Name: m.Filename, Text: m.Text}
 	}
-	return names, nil
+	return files
+}
+
+// WriteDir writes every message into dir as its own file with package
+// outdir: dir ends up holding this series or, after a failure, the one it
+// held before, never a mix; series files of earlier runs are removed, and
+// other files are refused (outdir.ErrForeign).
+func WriteDir(dir string, msgs []Message) ([]string, error) {
+	return outdir.Write(dir, Files(msgs), outdir.Options{})
 }
 
 // Mbox concatenates the messages as git format-patch --stdout does.

@@ -181,8 +181,11 @@ func (s *Series) AddRecipients(to, cc []string) {
 func Build(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree) (*Series, error) {
 	created := rev.Spec().CreatedFiles()
 	for _, p := range created {
-		if tree.Exists(p) {
+		if tree.Exists(p) && tree.IsGit() {
 			return nil, fmt.Errorf("%s already exists at %s: %w (Linux 6.17 and later include it); choose an older --base", p, tree.Base, ErrAlreadyApplied)
+		}
+		if tree.Exists(p) {
+			return nil, fmt.Errorf("%s already exists in %s: %w (Linux 6.17 and later include it); give the directory of an older kernel with --tree, or remove %s there if it is left from an earlier try", p, tree.Dir, ErrAlreadyApplied, p)
 		}
 	}
 	st := &state{tree: tree, files: map[string][]byte{}, base: map[string][]byte{}}

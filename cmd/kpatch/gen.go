@@ -11,11 +11,12 @@ import (
 	"os/signal"
 	"strings"
 
+	"kpatch/outdir"
 	"kpatch/series"
 )
 
 func cmdGen(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("gen", "[--tree DIR] [--base REV] [-v N] [-o DIR | --stdout] [--branch NAME]",
+	fs := newFlags("gen", "[--tree DIR] [--base REV] [-v N] [-o DIR [--force] | --stdout] [--branch NAME]",
 		`Render the series against a kernel tree and write it as git format-patch
 --cover-letter --thread -v N would: a cover letter and numbered patches with
 diffstats, changelogs, threading headers and recipients from MAINTAINERS.
@@ -26,16 +27,32 @@ the series applies to bases it was not posted against.`, stderr)
 	base := fs.String("base", "", "base revision (tag, branch or commit); default: the base recorded for the revision (v6.16-rc2 for v11)")
 	version := fs.Int("v", 0, "revision of the series to write; default: the newest")
 	specDir := fs.String("spec", "", "series description directory (an edited copy of templates/linux); default: the one built in")
-	out := fs.String("o", "outgoing", "output directory")
+	out := fs.String("o", "outgoing", "output directory: the series in it is replaced as a whole, the series files of earlier runs included")
 	stdoutFlag := fs.Bool("stdout", false, "write one mbox to standard output instead of files")
 	branch := fs.String("branch", "", "also record one commit per patch on this new branch of the tree")
 	plain := fs.Bool("plain", false, "read --tree as a plain directory even if it is a git repository (--base then only labels the output)")
 	jsonOut := fs.Bool("json", false, "print a JSON summary of what was written")
+	force := fs.Bool("force", false, "write into -o even if it holds files that are not kpatch series files (they are kept; series files of earlier runs are always replaced)")
 	var to, cc addressList
 	fs.Var(&to, "to", "add a To: recipient to every message (repeatable), besides MAINTAINERS' and the series'")
 	fs.Var(&cc, "cc", "add a Cc: recipient to every message (repeatable)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	// Refuse what can be refused before the series is generated; nothing
+	// is written until every check has passed. The output is swapped in
+	// whole (package outdir) and the branch is created last, so a failed
+	// run creates no branch and the same command can simply be rerun.
+	if *branch != "" {
+		if err := series.CheckBranchName(*branch); err != nil {
+			return err
+		}
+	}
+	dirOpt := outdir.Options{Keep: *force}
+	if !*stdoutFlag {
+		if err := outdir.Check(*out, dirOpt); err != nil {
+			return err
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -43,21 +60,38 @@ the series applies to bases it was not posted against.`, stderr)
 	if err != nil {
 		return genFailed(err, *jsonOut, stdout, stderr)
 	}
+	if *branch != "" {
+		if err := s.CheckBranch(*branch); err != nil {
+			return err
+		}
+	}
 	msgs := s.Messages()
+	if *stdoutFlag {
+		if _, err := io.WriteString(stdout, series.Mbox(msgs)); err != nil {
+			return fmt.Errorf("writing the mbox to standard output: %w", err)
+		}
+	} else {
+		files, err := outdir.Write(*out, series.Files(msgs), dirOpt)
+		if err != nil {
+			return err
+		}
+		if err := genReport(stdout, s, files, *branch, *jsonOut); err != nil {
+			return err
+		}
+	}
 	if *branch != "" {
 		if err := s.CreateBranch(*branch); err != nil {
 			return err
 		}
+		fmt.Fprintf(stderr, "kpatch gen: branch %s records the %d patches on %s\n", *branch, len(s.Patches), s.Tree.Base)
 	}
-	if *stdoutFlag {
-		_, err := io.WriteString(stdout, series.Mbox(msgs))
-		return err
-	}
-	files, err := series.WriteDir(*out, msgs)
-	if err != nil {
-		return err
-	}
-	if *jsonOut {
+	return nil
+}
+
+// genReport prints the files written, one a line, or the JSON summary; a
+// write error (a full disk, a closed pipe) is an error, as for the series.
+func genReport(stdout io.Writer, s *series.Series, files []string, branch string, asJSON bool) error {
+	if asJSON {
 		type patch struct {
 			Number  int      `json:"number"`
 			Subject string   `json:"subject"`
@@ -73,7 +107,7 @@ the series applies to bases it was not posted against.`, stderr)
 			Branch     string  `json:"branch,omitempty"`
 			Cover      string  `json:"cover_letter"`
 			Patches    []patch `json:"patches"`
-		}{Version: s.Revision.Version, Base: s.Tree.Base, Branch: *branch, Cover: files[0]}
+		}{Version: s.Revision.Version, Base: s.Tree.Base, Branch: branch, Cover: files[0]}
 		if s.Tree.IsGit() {
 			rep.BaseCommit = s.Tree.Commit.String()
 		}
@@ -82,13 +116,17 @@ the series applies to bases it was not posted against.`, stderr)
 		}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		if err := enc.Encode(rep); err != nil {
+			return fmt.Errorf("writing the JSON summary: %w", err)
+		}
+		return nil
 	}
+	var b strings.Builder
 	for _, f := range files {
-		fmt.Fprintln(stdout, f)
+		b.WriteString(f + "\n")
 	}
-	if *branch != "" {
-		fmt.Fprintf(stderr, "kpatch gen: branch %s records the %d patches on %s\n", *branch, len(s.Patches), s.Tree.Base)
+	if _, err := io.WriteString(stdout, b.String()); err != nil {
+		return fmt.Errorf("listing the files written: %w", err)
 	}
 	return nil
 }

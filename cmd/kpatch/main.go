@@ -9,6 +9,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -54,30 +55,78 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	switch args[0] {
-	case "-h", "--help", "help":
+	case "-h", "--help", "-help":
 		usage(stdout)
 		return 0
+	case "help":
+		// git's convention: "kpatch help gen" is "kpatch gen --help".
+		if len(args) == 1 {
+			usage(stdout)
+			return 0
+		}
+		if len(args) > 2 {
+			fmt.Fprintf(stderr, "kpatch help: too many arguments %q: give one command, e.g. kpatch help gen\n", args[1:])
+			return 2
+		}
+		args = []string{args[1], "--help"}
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {
-			err := c.run(args[1:], stdout, stderr)
-			switch {
-			case err == nil:
-				return 0
-			case errors.Is(err, flag.ErrHelp):
-				return 0
-			case errors.Is(err, errUsage):
-				return 2
-			case errors.As(err, new(errFindings)):
-				return 1
-			}
-			fmt.Fprintf(stderr, "kpatch %s: %v\n", c.name, err)
-			return 1
+			return runCommand(c, args[1:], stdout, stderr)
 		}
 	}
 	fmt.Fprintf(stderr, "kpatch: unknown command %q\n\n", args[0])
 	usage(stderr)
 	return 2
+}
+
+// runCommand runs one command and turns its error into an exit status:
+// 0, 1 for a failure (printed as one line), 2 for a usage error (already
+// printed with the usage on stderr). A requested help (-h, --help) is
+// printed on stdout with status 0, as for "kpatch --help"; the flag
+// package prints help and usage errors alike to the flag set's output,
+// so when the arguments ask for help that output is held back until the
+// command's result says which it was.
+func runCommand(c command, args []string, stdout, stderr io.Writer) int {
+	var held *bytes.Buffer
+	cmdErr := stderr
+	if asksHelp(args) {
+		held = new(bytes.Buffer)
+		cmdErr = held
+	}
+	err := c.run(args, stdout, cmdErr)
+	if held != nil {
+		if err == nil || errors.Is(err, flag.ErrHelp) {
+			stdout.Write(held.Bytes())
+		} else {
+			stderr.Write(held.Bytes())
+		}
+	}
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		return 2
+	case errors.As(err, new(errFindings)):
+		return 1
+	}
+	fmt.Fprintf(stderr, "kpatch %s: %v\n", c.name, err)
+	return 1
+}
+
+// asksHelp reports whether args hold a help flag before the first "--".
+func asksHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "-help", "--help", "--h":
+			return true
+		}
+	}
+	return false
 }
 
 // newFlags returns a flag set that prints its usage with a description.

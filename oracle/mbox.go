@@ -1,0 +1,168 @@
+package oracle
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"mime/quotedprintable"
+	"net/mail"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// mboxFrom matches an mbox separator line, "From SENDER asctime-date", as
+// b4 mbox and lore's t.mbox.gz write them ("From mboxrd@z Thu Jan  1
+// 00:00:00 1970").
+var mboxFrom = regexp.MustCompile(`(?m)^From \S+ +\w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4}\r?\n`)
+
+// mangledFrom matches a body line mboxrd quoted: ">From ", ">>From ", ...
+var mangledFrom = regexp.MustCompile(`(?m)^>(>*From )`)
+
+// isMbox reports whether data is an mbox rather than the thread text form.
+func isMbox(data []byte) bool {
+	loc := mboxFrom.FindIndex(data)
+	return loc != nil && loc[0] == 0
+}
+
+// isGzip reports whether data is gzip-compressed (lore's t.mbox.gz).
+func isGzip(data []byte) bool { return len(data) > 2 && data[0] == 0x1f && data[1] == 0x8b }
+
+func gunzip(data []byte) ([]byte, error) {
+	r, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return io.ReadAll(r)
+}
+
+// mboxMessage is one message of an mbox, decoded.
+type mboxMessage struct {
+	subject, sender, body string
+	number                int // "[PATCH vN MM/TT]": MM; -1 for a reply
+}
+
+// fromMbox renders the messages of an mbox (b4 mbox, or lore's t.mbox.gz
+// unpacked) in the thread text form Parse reads: for every message its
+// subject, a blank line, "[Sender]", a blank line and the body. The cover
+// letter comes first, then the patches by number, then the replies in the
+// mbox's order; a message that appears twice (the same Message-Id, as
+// cross-posted mail does in an archive) counts once.
+func fromMbox(data []byte) ([]byte, error) {
+	starts := mboxFrom.FindAllIndex(data, -1)
+	seen := map[string]bool{}
+	var msgs []mboxMessage
+	for i, s := range starts {
+		end := len(data)
+		if i+1 < len(starts) {
+			end = starts[i+1][0]
+		}
+		raw := mangledFrom.ReplaceAll(data[s[1]:end], []byte("$1"))
+		m, id, err := decodeMail(raw)
+		if err != nil {
+			return nil, fmt.Errorf("oracle: mbox message %d: %w", i+1, err)
+		}
+		if id != "" && seen[id] {
+			continue
+		}
+		seen[id] = true
+		msgs = append(msgs, m)
+	}
+	sort.SliceStable(msgs, func(i, j int) bool {
+		a, b := msgs[i].number, msgs[j].number
+		if a < 0 || b < 0 {
+			return a >= 0 && b < 0
+		}
+		return a < b
+	})
+	var b strings.Builder
+	for _, m := range msgs {
+		fmt.Fprintf(&b, "%s\n\n[%s]\n\n%s", m.subject, m.sender, m.body)
+		if !strings.HasSuffix(m.body, "\n") {
+			b.WriteString("\n")
+		}
+		b.WriteString("\n")
+	}
+	return []byte(b.String()), nil
+}
+
+// decodeMail decodes one message: its subject and sender's name (RFC 2047
+// words decoded), and its text body (quoted-printable or base64 decoded,
+// the first text/plain part of a multipart message).
+func decodeMail(raw []byte) (mboxMessage, string, error) {
+	msg, err := mail.ReadMessage(bytes.NewReader(raw))
+	if err != nil {
+		return mboxMessage{}, "", err
+	}
+	dec := new(mime.WordDecoder)
+	subject, err := dec.DecodeHeader(msg.Header.Get("Subject"))
+	if err != nil {
+		subject = msg.Header.Get("Subject")
+	}
+	subject = strings.Join(strings.Fields(subject), " ")
+	sender := msg.Header.Get("From")
+	if a, err := mail.ParseAddress(sender); err == nil {
+		sender = a.Name
+		if sender == "" {
+			sender = a.Address
+		}
+	}
+	body, err := textBody(msg.Header, msg.Body)
+	if err != nil {
+		return mboxMessage{}, "", err
+	}
+	m := mboxMessage{subject: subject, sender: sender, body: strings.ReplaceAll(body, "\r\n", "\n"), number: -1}
+	if sm := subjectRE.FindStringSubmatch(subject); sm != nil {
+		m.number, _ = strconv.Atoi(sm[2])
+	}
+	return m, strings.TrimSpace(msg.Header.Get("Message-Id")), nil
+}
+
+// textBody returns the text of a body with the given headers.
+func textBody(h interface{ Get(string) string }, r io.Reader) (string, error) {
+	mt, params, err := mime.ParseMediaType(h.Get("Content-Type"))
+	if err == nil && strings.HasPrefix(mt, "multipart/") {
+		mr := multipart.NewReader(r, params["boundary"])
+		for {
+			p, err := mr.NextRawPart()
+			if err != nil {
+				return "", fmt.Errorf("no text/plain part: %w", err)
+			}
+			if pt, _, _ := mime.ParseMediaType(p.Header.Get("Content-Type")); pt == "" || pt == "text/plain" || strings.HasPrefix(pt, "multipart/") {
+				return textBody(p.Header, p)
+			}
+		}
+	}
+	switch strings.ToLower(strings.TrimSpace(h.Get("Content-Transfer-Encoding"))) {
+	case "quoted-printable":
+		r = quotedprintable.NewReader(r)
+	case "base64":
+		r = base64.NewDecoder(base64.StdEncoding, &lineJoiner{r: r})
+	}
+	b, err := io.ReadAll(r)
+	return string(b), err
+}
+
+// lineJoiner drops the line breaks of a base64 body.
+type lineJoiner struct{ r io.Reader }
+
+func (l *lineJoiner) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	j := 0
+	for _, c := range p[:n] {
+		if c != '\n' && c != '\r' {
+			p[j] = c
+			j++
+		}
+	}
+	if j == 0 && n > 0 && err == nil {
+		return l.Read(p)
+	}
+	return j, err
+}

@@ -1,0 +1,39 @@
+package outdir
+
+import (
+	"errors"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// exchangeDirs swaps a and b with renameat2(RENAME_EXCHANGE).
+func exchangeDirs(a, b string) error {
+	err := unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE)
+	if errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EINVAL) {
+		return errExchangeUnsupported
+	}
+	if err != nil {
+		return &os.LinkError{Op: "renameat2 RENAME_EXCHANGE", Old: a, New: b, Err: err}
+	}
+	return nil
+}
+
+// lockDir takes an exclusive flock on dir, waiting for another kpatch
+// writing beside it, and returns its release. Where the file system has
+// no locks it goes on without one.
+func lockDir(dir string) (func(), error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
+	if errors.Is(err, unix.ENOLCK) || errors.Is(err, unix.EOPNOTSUPP) {
+		err = nil // a file system without locks: runs into one directory are not serialized
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { f.Close() }, nil
+}

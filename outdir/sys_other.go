@@ -1,0 +1,11 @@
+//go:build !linux
+
+package outdir
+
+// exchangeDirs is not available here: Write renames the old directory
+// aside first.
+func exchangeDirs(a, b string) error { return errExchangeUnsupported }
+
+// lockDir does not lock here: concurrent runs into one directory are not
+// serialized.
+func lockDir(dir string) (func(), error) { return func() {}, nil }
