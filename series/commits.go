@@ -255,15 +255,19 @@ func (s *Series) CreateBranch(name string) error {
 	if !s.Tree.IsGit() {
 		return fmt.Errorf("--branch %s: %s is not a git repository", name, s.Tree.Dir)
 	}
-	ref := plumbing.NewBranchReferenceName(name)
-	if _, err := s.Tree.Repo.Reference(ref, false); err == nil {
-		return fmt.Errorf("--branch %s: %w: choose another name or delete it with git branch -D", name, ErrBranchExists)
-	}
-	tip, err := s.writeCommits(s.Tree.Repo.Storer)
+	repo, err := s.Tree.Repository()
 	if err != nil {
 		return err
 	}
-	return s.Tree.Repo.Storer.SetReference(plumbing.NewHashReference(ref, tip))
+	ref := plumbing.NewBranchReferenceName(name)
+	if _, err := repo.Reference(ref, false); err == nil {
+		return fmt.Errorf("--branch %s: %w: choose another name or delete it with git branch -D", name, ErrBranchExists)
+	}
+	tip, err := s.writeCommits(repo.Storer)
+	if err != nil {
+		return err
+	}
+	return repo.Storer.SetReference(plumbing.NewHashReference(ref, tip))
 }
 
 // TipTree returns the hash of the tree after the last patch.

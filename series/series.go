@@ -126,6 +126,9 @@ func Generate(ctx context.Context, opt Options) (*Series, error) {
 		return nil, err
 	}
 	s, err := Build(ctx, rev, tree)
+	if derr := tree.Err(); derr != nil {
+		return nil, derr // damage is the cause of whatever Build saw
+	}
 	if err != nil {
 		return nil, err
 	}
