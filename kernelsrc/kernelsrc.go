@@ -1,6 +1,8 @@
 // Package kernelsrc reads the kernel tree a series is generated against:
-// a git repository read at a revision with go-git, without touching its
-// working tree, index or HEAD, or a plain directory read as it is.
+// a git repository read at a revision (with its own reader, internal/gitdb),
+// without touching its working tree, index or HEAD, or a plain directory
+// read as it is. It also records new objects and a new branch in the
+// repository, for kpatch gen --branch.
 package kernelsrc
 
 import (
@@ -11,17 +13,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-
-	"github.com/go-git/go-billy/v5"
-	"github.com/go-git/go-billy/v5/osfs"
-	"github.com/go-git/go-git/v5/plumbing/cache"
-	"github.com/go-git/go-git/v5/storage/filesystem"
-	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
-
-	git "github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"kpatch/kernelsrc/internal/gitdb"
 )
@@ -39,14 +30,13 @@ var (
 
 // Tree is a kernel source tree at a base.
 type Tree struct {
-	Dir    string        // the directory given
-	Base   string        // the revision asked for (a label for a plain directory)
-	Commit plumbing.Hash // the base commit, zero for a plain directory
-	gitDir string        // "" for a plain directory
+	Dir    string // the directory given
+	Base   string // the revision asked for (a label for a plain directory)
+	Commit Hash   // the base commit, zero for a plain directory
+	gitDir string // "" for a plain directory
 	db     *gitdb.DB
 	root   gitdb.Hash
 	trees  map[string][]gitdb.Entry // parsed trees by directory path ("" the top)
-	repo   *git.Repository          // opened for writing on first use
 	// mu serializes reads of the git objects.
 	mu sync.Mutex
 	// damage is the first damage Exists, IsDir or Mode met (they cannot
@@ -84,7 +74,7 @@ func OpenGit(dir, base string) (*Tree, error) {
 	if err != nil {
 		return nil, damaged(dir, fmt.Errorf("commit %s: %v", h, err))
 	}
-	tr := &Tree{Dir: dir, Base: base, Commit: plumbing.Hash(h), gitDir: gitDir, db: db, root: c.Tree, trees: map[string][]gitdb.Entry{}}
+	tr := &Tree{Dir: dir, Base: base, Commit: h, gitDir: gitDir, db: db, root: c.Tree, trees: map[string][]gitdb.Entry{}}
 	if _, err := tr.dirEntries(""); err != nil {
 		return nil, err
 	}
@@ -130,49 +120,54 @@ func findGitDir(dir string) (string, error) {
 	return gitDir, nil
 }
 
-// Repository opens the tree's repository with go-git, to write to it
-// (kpatch gen --branch); reads go through the tree's own reader.
-func (t *Tree) Repository() (*git.Repository, error) {
+// Hash is a git object id.
+type Hash = gitdb.Hash
+
+// Entry is an entry of a git tree: mode, name and object id.
+type Entry = gitdb.Entry
+
+// ObjectType is a git object type.
+type ObjectType = gitdb.Type
+
+// The object types.
+const (
+	CommitObject = gitdb.Commit
+	TreeObject   = gitdb.Tree
+	BlobObject   = gitdb.Blob
+)
+
+// HashObject returns the id git gives an object of type t and content.
+func HashObject(t ObjectType, content []byte) Hash { return gitdb.HashObject(t, content) }
+
+// ErrBranchExists is returned by CreateBranch for a branch that exists.
+var ErrBranchExists = gitdb.ErrRefExists
+
+// HasBranch reports whether the repository has branch name.
+func (t *Tree) HasBranch(name string) (bool, error) {
 	if t.db == nil {
-		return nil, fmt.Errorf("%s: %w", t.Dir, ErrNotAGitRepo)
+		return false, fmt.Errorf("%s: %w", t.Dir, ErrNotAGitRepo)
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.repo == nil {
-		r, err := openRepo(t.Dir, t.gitDir)
-		if err != nil {
-			return nil, err
-		}
-		t.repo = r
-	}
-	return t.repo, nil
+	_, ok, err := t.db.Ref("refs/heads/" + name)
+	return ok, err
 }
 
-// openRepo opens the repository in dir with its object alternates (clones
-// made with --shared or --reference, common among kernel developers) and a
-// .git file pointing elsewhere (worktrees) resolved.
-func openRepo(dir, gitDir string) (*git.Repository, error) {
-	var dotgitFS billy.Filesystem = osfs.New(gitDir)
-	if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
-		// A worktree's git directory holds HEAD and the index; objects and
-		// refs live in the common directory it names.
-		common := strings.TrimSpace(string(b))
-		if !filepath.IsAbs(common) {
-			common = filepath.Join(gitDir, common)
-		}
-		dotgitFS = dotgit.NewRepositoryFilesystem(dotgitFS, osfs.New(common))
+// WriteObject stores an object in the repository as a loose object, as
+// git does, and returns its id.
+func (t *Tree) WriteObject(typ ObjectType, content []byte) (Hash, error) {
+	if t.db == nil {
+		return Hash{}, fmt.Errorf("%s: %w", t.Dir, ErrNotAGitRepo)
 	}
-	st := filesystem.NewStorageWithOptions(dotgitFS, cache.NewObjectLRUDefault(),
-		filesystem.Options{AlternatesFS: osfs.New("/", osfs.WithBoundOS())})
-	var wt billy.Filesystem
-	if gitDir != dir {
-		wt = osfs.New(dir)
+	return t.db.WriteObject(typ, content)
+}
+
+// CreateBranch creates branch name at commit id; an existing branch is
+// refused with an error matching ErrBranchExists. Only the branch's ref is
+// written: HEAD, the index and the working tree are left alone.
+func (t *Tree) CreateBranch(name string, id Hash) error {
+	if t.db == nil {
+		return fmt.Errorf("%s: %w", t.Dir, ErrNotAGitRepo)
 	}
-	repo, err := git.Open(st, wt)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w: %v", dir, ErrNotAGitRepo, err)
-	}
-	return repo, nil
+	return t.db.CreateRef("refs/heads/"+name, id)
 }
 
 // isBare reports whether dir is a bare repository (a mirror, as many
@@ -381,7 +376,7 @@ func (t *Tree) Mode(path string) string {
 // Entries returns the entries of directory path ("" for the top) of the
 // base tree in git's order, or nil for a directory the base lacks or a
 // plain directory.
-func (t *Tree) Entries(path string) ([]object.TreeEntry, error) {
+func (t *Tree) Entries(path string) ([]Entry, error) {
 	if t.db == nil {
 		return nil, nil
 	}
@@ -391,11 +386,7 @@ func (t *Tree) Entries(path string) ([]object.TreeEntry, error) {
 	if err != nil || ents == nil {
 		return nil, err
 	}
-	out := make([]object.TreeEntry, len(ents))
-	for i, e := range ents {
-		out[i] = object.TreeEntry{Name: e.Name, Mode: filemode.FileMode(e.Mode), Hash: plumbing.Hash(e.Hash)}
-	}
-	return out, nil
+	return append([]Entry(nil), ents...), nil
 }
 
 // IsDir reports whether path is a directory of the tree at the base.

@@ -1,6 +1,7 @@
 package gitdb
 
 import (
+	"bufio"
 	"bytes"
 	"compress/zlib"
 	"crypto/sha1"
@@ -29,6 +30,9 @@ type Hash [20]byte
 
 // String returns the id in hex.
 func (h Hash) String() string { return hex.EncodeToString(h[:]) }
+
+// IsZero reports whether h is the zero id.
+func (h Hash) IsZero() bool { return h == Hash{} }
 
 // ParseHash parses a full 40-digit hex id (either case).
 func ParseHash(s string) (Hash, bool) {
@@ -87,6 +91,7 @@ type DB struct {
 	packedRefs map[string]Hash // loaded on first use
 	packedErr  error
 	zr         io.ReadCloser // reused inflater
+	br         *bufio.Reader // reused reader of packs
 }
 
 // objDir is one object directory: the repository's or an alternate.

@@ -258,3 +258,58 @@ func packName(t *testing.T, dir string) string {
 	}
 	return filepath.Base(m[0])
 }
+
+// TestWrite writes a blob, a tree and a commit as loose objects and a new
+// branch, then checks with git that they read back, that the repository
+// is sound, that an existing branch (loose or packed) is refused, and that
+// a held lock is reported.
+func TestWrite(t *testing.T) {
+	dir := repo(t)
+	db, err := Open(filepath.Join(dir, ".git"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	blob, err := db.WriteObject(Blob, []byte("new file\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("git", "hash-object", "--stdin")
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader("new file\n")
+	out, err := cmd.Output()
+	if err != nil || strings.TrimSpace(string(out)) != blob.String() {
+		t.Fatalf("blob %s, git hash-object %s (%v)", blob, out, err)
+	}
+	tree, err := db.WriteObject(Tree, append([]byte("100644 new\x00"), blob[:]...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, _, _ := db.Ref("HEAD")
+	commit, err := db.WriteObject(Commit, []byte("tree "+tree.String()+"\nparent "+head.String()+
+		"\nauthor t <t@example.com> 1700000000 +0000\ncommitter t <t@example.com> 1700000000 +0000\n\nnew\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.CreateRef("refs/heads/new", commit); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(string(gittest.Run(t, dir, "show", "new:new"))); got != "new file" {
+		t.Errorf("git show new:new = %q", got)
+	}
+	gittest.Run(t, dir, "fsck", "--strict")
+	if err := db.CreateRef("refs/heads/new", commit); !errors.Is(err, ErrRefExists) {
+		t.Errorf("an existing branch: %v", err)
+	}
+	gittest.Run(t, dir, "pack-refs", "--all")
+	if err := db.CreateRef("refs/heads/side", commit); !errors.Is(err, ErrRefExists) {
+		t.Errorf("an existing packed branch: %v", err)
+	}
+	os.WriteFile(filepath.Join(dir, ".git/refs/heads/locked.lock"), nil, 0o644)
+	if err := db.CreateRef("refs/heads/locked", commit); err == nil || !strings.Contains(err.Error(), "locked.lock exists") {
+		t.Errorf("a held lock: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".git/refs/heads/locked")); err == nil {
+		t.Error("the ref was written despite the lock")
+	}
+}
