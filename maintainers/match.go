@@ -2,6 +2,7 @@ package maintainers
 
 import (
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -264,8 +265,9 @@ func (f *File) candidates(path string) []int {
 
 func (f *File) buildIndex() *sectionIndex {
 	ix := &sectionIndex{n: len(f.All), byTop: map[string][]int{}}
+	var tops []string
 	for i, s := range f.All {
-		tops := map[string]bool{}
+		tops = tops[:0]
 		anyPath := len(s.regex) > 0
 		for _, p := range s.files {
 			pre, ok := p.literalPrefix()
@@ -274,13 +276,15 @@ func (f *File) buildIndex() *sectionIndex {
 				anyPath = true
 				break
 			}
-			tops[top] = true
+			if !slices.Contains(tops, top) {
+				tops = append(tops, top)
+			}
 		}
 		if anyPath {
 			ix.any = append(ix.any, i)
 			continue
 		}
-		for top := range tops {
+		for _, top := range tops {
 			ix.byTop[top] = append(ix.byTop[top], i)
 		}
 	}

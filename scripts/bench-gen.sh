@@ -34,6 +34,7 @@ git clone -q --shared --no-checkout "$tree" "$clone"
 "$bin" gen --tree "$clone" --base v6.12 --branch bench -o "$work/setup" >/dev/null 2>&1
 [ "$(git -C "$clone" rev-list --count v6.12..bench)" = 14 ] || { echo "bench-gen: branch bench does not hold 14 commits" >&2; exit 1; }
 
+# GOGC and GOMEMLIMIT are cleared so that kpatch's own GC setting is measured.
 kp=(env GOGC= GOMEMLIMIT= "$bin" gen --tree "$clone" --base v6.12 -o "$work/out-kpatch")
 gt=(git -C "$clone" -c core.pager=cat format-patch -q --cover-letter --thread -v11 --base=v6.12 -o "$work/out-git" v6.12..bench)
 
