@@ -336,3 +336,15 @@ func TestPrefetch(t *testing.T) {
 		t.Errorf("a missing blob: %v", err)
 	}
 }
+
+// TestUnsupportedFormat: a SHA-256 repository is refused as such, not as
+// damaged or as lacking the revision.
+func TestUnsupportedFormat(t *testing.T) {
+	gittest.Require(t)
+	dir := filepath.Join(t.TempDir(), "linux")
+	gittest.Run(t, t.TempDir(), "init", "-q", "--object-format=sha256", dir)
+	_, err := Open(dir, "v1", false)
+	if err == nil || errors.Is(err, ErrDamaged) || errors.Is(err, ErrUnknownRev) || !strings.Contains(err.Error(), "sha256 object ids") {
+		t.Errorf("got %v, want a refusal naming sha256", err)
+	}
+}

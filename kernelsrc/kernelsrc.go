@@ -57,6 +57,9 @@ func OpenGit(dir, base string) (*Tree, error) {
 		return nil, err
 	}
 	db, err := gitdb.Open(gitDir)
+	if errors.Is(err, gitdb.ErrUnsupportedFormat) {
+		return nil, fmt.Errorf("%s: %w: convert it or clone it as a SHA-1 repository with loose and packed refs", dir, err)
+	}
 	if err != nil {
 		return nil, damaged(dir, err)
 	}

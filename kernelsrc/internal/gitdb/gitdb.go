@@ -115,6 +115,9 @@ func Open(gitDir string) (*DB, error) {
 		}
 		db.CommonDir = filepath.Clean(c)
 	}
+	if err := checkFormat(db.CommonDir); err != nil {
+		return nil, err
+	}
 	objects := filepath.Join(db.CommonDir, "objects")
 	if st, err := os.Stat(objects); err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("%w: %s is not a readable object directory", ErrDamaged, objects)
@@ -123,6 +126,39 @@ func Open(gitDir string) (*DB, error) {
 		return nil, err
 	}
 	return db, nil
+}
+
+// ErrUnsupportedFormat is a repository whose format kpatch does not read.
+var ErrUnsupportedFormat = errors.New("repository format kpatch does not read")
+
+// checkFormat refuses repositories with SHA-256 object ids or reftable
+// references (git's extensions.objectFormat and extensions.refStorage),
+// which would otherwise look empty or damaged.
+func checkFormat(commonDir string) error {
+	b, err := os.ReadFile(filepath.Join(commonDir, "config"))
+	if err != nil {
+		return nil // git itself runs without a config
+	}
+	section := ""
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "[") {
+			section = strings.ToLower(strings.Trim(line, "[] \t"))
+			continue
+		}
+		key, val, ok := strings.Cut(line, "=")
+		if section != "extensions" || !ok {
+			continue
+		}
+		key, val = strings.ToLower(strings.TrimSpace(key)), strings.ToLower(strings.Trim(strings.TrimSpace(val), `"`))
+		switch {
+		case key == "objectformat" && val != "sha1":
+			return fmt.Errorf("%w: %s object ids (extensions.objectFormat); kpatch reads SHA-1 repositories", ErrUnsupportedFormat, val)
+		case key == "refstorage" && val != "files":
+			return fmt.Errorf("%w: %s references (extensions.refStorage); kpatch reads loose and packed refs", ErrUnsupportedFormat, val)
+		}
+	}
+	return nil
 }
 
 // addDir adds an object directory and, recursively, its alternates (git
