@@ -1,27 +1,20 @@
 // Package kernelsrc reads the kernel tree a series is generated against:
-// a git repository read at a revision with go-git, without touching its
-// working tree, index or HEAD, or a plain directory read as it is.
+// a git repository read at a revision (with its own reader, internal/gitdb),
+// without touching its working tree, index or HEAD, or a plain directory
+// read as it is. It also records new objects and a new branch in the
+// repository, for kpatch gen --branch.
 package kernelsrc
 
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 
-	"github.com/go-git/go-billy/v5"
-	"github.com/go-git/go-billy/v5/osfs"
-	"github.com/go-git/go-git/v5/plumbing/cache"
-	"github.com/go-git/go-git/v5/storage/filesystem"
-	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
-
-	git "github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
+	"kpatch/kernelsrc/internal/gitdb"
 )
 
 // Sentinel errors for the ways a tree can be unusable.
@@ -29,50 +22,91 @@ var (
 	ErrNotKernel   = errors.New("not a Linux kernel tree")
 	ErrUnknownRev  = errors.New("unknown revision")
 	ErrNotAGitRepo = errors.New("not a git repository")
+	// ErrDamaged is a repository that cannot be read as git would: a
+	// missing or corrupt object, a pack without its index or truncated,
+	// alternates that lead nowhere.
+	ErrDamaged = gitdb.ErrDamaged
 )
 
 // Tree is a kernel source tree at a base.
 type Tree struct {
-	Dir    string          // the directory given
-	Base   string          // the revision asked for (a label for a plain directory)
-	Commit plumbing.Hash   // the base commit, zero for a plain directory
-	Repo   *git.Repository // nil for a plain directory
-	tree   *object.Tree
-	// mu serializes reads of the git objects: go-git's trees cache their
-	// entries lazily and its packfile reader is not safe for concurrent use.
+	Dir    string // the directory given
+	Base   string // the revision asked for (a label for a plain directory)
+	Commit Hash   // the base commit, zero for a plain directory
+	gitDir string // "" for a plain directory
+	db     *gitdb.DB
+	root   gitdb.Hash
+	trees  map[string][]gitdb.Entry // parsed trees by directory path ("" the top)
+	// mu serializes reads of the git objects.
 	mu sync.Mutex
+	// damage is the first damage Exists, IsDir or Mode met (they cannot
+	// return it); Err returns it.
+	damage error
+	pre    map[string]*prefetched // files Prefetch reads, until ReadFile takes them
 }
 
 // kernelMarkers are files every kernel tree has.
 var kernelMarkers = []string{"MAINTAINERS", "Kconfig", "kernel/fork.c", "arch/x86/Kconfig"}
 
-// OpenGit opens dir as a git repository and resolves base (a tag, branch or
-// commit). It reads objects only.
+// OpenGit opens dir as a git repository and resolves base as git rev-parse
+// --verify BASE^{commit} would. It reads objects only: the base commit,
+// then the trees and blobs asked for.
 func OpenGit(dir, base string) (*Tree, error) {
-	repo, err := openRepo(dir)
+	gitDir, err := findGitDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	h, err := repo.ResolveRevision(plumbing.Revision(base))
-	if err != nil {
-		return nil, fmt.Errorf("%q in %s: %w: give a tag, branch or commit of that repository with --base", base, dir, ErrUnknownRev)
+	db, err := gitdb.Open(gitDir)
+	if errors.Is(err, gitdb.ErrUnsupportedFormat) {
+		return nil, fmt.Errorf("%s: %w: convert it or clone it as a SHA-1 repository with loose and packed refs", dir, err)
 	}
-	c, err := repo.CommitObject(*h)
 	if err != nil {
-		return nil, fmt.Errorf("%q in %s: %w: %v", base, dir, ErrUnknownRev, err)
+		return nil, damaged(dir, err)
 	}
-	t, err := c.Tree()
+	h, err := db.ResolveCommit(base)
+	switch {
+	case errors.Is(err, gitdb.ErrDamaged):
+		return nil, damaged(dir, err)
+	case err != nil:
+		return nil, revError{fmt.Errorf("%q in %s: %w: give a tag, branch or commit of that repository with --base", base, dir, err)}
+	}
+	_, data, err := db.Read(h)
 	if err != nil {
+		return nil, damaged(dir, err)
+	}
+	c, err := gitdb.ParseCommit(data)
+	if err != nil {
+		return nil, damaged(dir, fmt.Errorf("commit %s: %v", h, err))
+	}
+	tr := &Tree{Dir: dir, Base: base, Commit: h, gitDir: gitDir, db: db, root: c.Tree, trees: map[string][]gitdb.Entry{}}
+	if _, err := tr.dirEntries(""); err != nil {
 		return nil, err
 	}
-	tr := &Tree{Dir: dir, Base: base, Commit: *h, Repo: repo, tree: t}
 	return tr, tr.checkKernel()
 }
 
-// openRepo opens the repository in dir with its object alternates (clones
-// made with --shared or --reference, common among kernel developers) and a
-// .git file pointing elsewhere (worktrees) resolved.
-func openRepo(dir string) (*git.Repository, error) {
+// revError is a --base that does not name a commit of the repository
+// (unknown, ambiguous, not a commit, or a form kpatch does not read): it
+// matches ErrUnknownRev and the gitdb error it wraps.
+type revError struct{ err error }
+
+func (e revError) Error() string        { return e.err.Error() }
+func (e revError) Unwrap() error        { return e.err }
+func (e revError) Is(target error) bool { return target == ErrUnknownRev }
+
+// damaged is the one-line error for a repository git cannot read either.
+func damaged(dir string, err error) error {
+	msg := err.Error()
+	if !errors.Is(err, gitdb.ErrDamaged) {
+		err = fmt.Errorf("%w: %s", gitdb.ErrDamaged, msg)
+	}
+	return fmt.Errorf("%s: %w: run git fsck there, then repair it or clone it again", dir, err)
+}
+
+// findGitDir returns the git directory of dir: dir itself for a bare
+// repository, the directory a .git file names (a worktree, a submodule),
+// or dir/.git.
+func findGitDir(dir string) (string, error) {
 	gitDir := filepath.Join(dir, ".git")
 	if isBare(dir) {
 		gitDir = dir
@@ -85,29 +119,59 @@ func openRepo(dir string) (*git.Repository, error) {
 		gitDir = p
 	}
 	if st, err := os.Stat(gitDir); err != nil || !st.IsDir() {
-		return nil, fmt.Errorf("%s: %w", dir, ErrNotAGitRepo)
+		return "", fmt.Errorf("%s: %w", dir, ErrNotAGitRepo)
 	}
-	var dotgitFS billy.Filesystem = osfs.New(gitDir)
-	if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
-		// A worktree's git directory holds HEAD and the index; objects and
-		// refs live in the common directory it names.
-		common := strings.TrimSpace(string(b))
-		if !filepath.IsAbs(common) {
-			common = filepath.Join(gitDir, common)
-		}
-		dotgitFS = dotgit.NewRepositoryFilesystem(dotgitFS, osfs.New(common))
+	return gitDir, nil
+}
+
+// Hash is a git object id.
+type Hash = gitdb.Hash
+
+// Entry is an entry of a git tree: mode, name and object id.
+type Entry = gitdb.Entry
+
+// ObjectType is a git object type.
+type ObjectType = gitdb.Type
+
+// The object types.
+const (
+	CommitObject = gitdb.Commit
+	TreeObject   = gitdb.Tree
+	BlobObject   = gitdb.Blob
+)
+
+// HashObject returns the id git gives an object of type t and content.
+func HashObject(t ObjectType, content []byte) Hash { return gitdb.HashObject(t, content) }
+
+// ErrBranchExists is returned by CreateBranch for a branch that exists.
+var ErrBranchExists = gitdb.ErrRefExists
+
+// HasBranch reports whether the repository has branch name.
+func (t *Tree) HasBranch(name string) (bool, error) {
+	if t.db == nil {
+		return false, fmt.Errorf("%s: %w", t.Dir, ErrNotAGitRepo)
 	}
-	st := filesystem.NewStorageWithOptions(dotgitFS, cache.NewObjectLRUDefault(),
-		filesystem.Options{AlternatesFS: osfs.New("/", osfs.WithBoundOS())})
-	var wt billy.Filesystem
-	if gitDir != dir {
-		wt = osfs.New(dir)
+	_, ok, err := t.db.Ref("refs/heads/" + name)
+	return ok, err
+}
+
+// WriteObject stores an object in the repository as a loose object, as
+// git does, and returns its id.
+func (t *Tree) WriteObject(typ ObjectType, content []byte) (Hash, error) {
+	if t.db == nil {
+		return Hash{}, fmt.Errorf("%s: %w", t.Dir, ErrNotAGitRepo)
 	}
-	repo, err := git.Open(st, wt)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w: %v", dir, ErrNotAGitRepo, err)
+	return t.db.WriteObject(typ, content)
+}
+
+// CreateBranch creates branch name at commit id; an existing branch is
+// refused with an error matching ErrBranchExists. Only the branch's ref is
+// written: HEAD, the index and the working tree are left alone.
+func (t *Tree) CreateBranch(name string, id Hash) error {
+	if t.db == nil {
+		return fmt.Errorf("%s: %w", t.Dir, ErrNotAGitRepo)
 	}
-	return repo, nil
+	return t.db.CreateRef("refs/heads/"+name, id)
 }
 
 // isBare reports whether dir is a bare repository (a mirror, as many
@@ -147,9 +211,13 @@ func Open(dir, base string, plain bool) (*Tree, error) {
 
 func (t *Tree) checkKernel() error {
 	for _, m := range kernelMarkers {
-		if !t.Exists(m) {
+		ok, err := t.exists(m)
+		if err != nil {
+			return err
+		}
+		if !ok {
 			what := t.Dir
-			if t.Repo != nil {
+			if t.db != nil {
 				what += " at " + t.Base
 			}
 			return fmt.Errorf("%s: %w (no %s): run kpatch in a kernel tree or give one with --tree", what, ErrNotKernel, m)
@@ -159,47 +227,194 @@ func (t *Tree) checkKernel() error {
 }
 
 // IsGit reports whether the tree is read from git objects.
-func (t *Tree) IsGit() bool { return t.Repo != nil }
+func (t *Tree) IsGit() bool { return t.db != nil }
 
-// ReadFile returns a file of the tree at the base; a missing file is an
-// error matching fs.ErrNotExist.
-func (t *Tree) ReadFile(path string) ([]byte, error) {
-	if t.tree == nil {
-		return os.ReadFile(filepath.Join(t.Dir, filepath.FromSlash(path)))
+// Err returns the first damage of the repository that Exists, IsDir or
+// Mode met and could not return, or nil.
+func (t *Tree) Err() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.damage
+}
+
+// dirEntries returns the entries of directory path ("" the top) at the
+// base; nil, nil when there is no such directory. The caller holds mu
+// (or is OpenGit).
+func (t *Tree) dirEntries(path string) ([]gitdb.Entry, error) {
+	if ents, ok := t.trees[path]; ok {
+		return ents, nil
+	}
+	h := t.root
+	if path != "" {
+		e, ok, err := t.lookup(path)
+		if err != nil || !ok || !e.IsDir() {
+			return nil, err
+		}
+		h = e.Hash
+	}
+	what := "tree " + h.String() + " (" + path + "/ at " + t.Base + ")"
+	if path == "" {
+		what = "tree " + h.String() + " (the top of commit " + t.Commit.String() + ")"
+	}
+	typ, data, err := t.db.Read(h)
+	if errors.Is(err, gitdb.ErrNotFound) {
+		return nil, damaged(t.Dir, fmt.Errorf("%s is missing", what))
+	}
+	if err != nil {
+		return nil, damaged(t.Dir, err)
+	}
+	if typ != gitdb.Tree {
+		return nil, damaged(t.Dir, fmt.Errorf("%s is a %s", what, typ))
+	}
+	ents, err := gitdb.ParseTree(data)
+	if err != nil {
+		return nil, damaged(t.Dir, fmt.Errorf("%s: %v", what, err))
+	}
+	t.trees[path] = ents
+	return ents, nil
+}
+
+// lookup finds the entry of path; ok is false when the base has no such
+// path. The caller holds mu.
+func (t *Tree) lookup(path string) (gitdb.Entry, bool, error) {
+	dir, name := "", path
+	if i := strings.LastIndexByte(path, '/'); i >= 0 {
+		dir, name = path[:i], path[i+1:]
+	}
+	if name == "" {
+		return gitdb.Entry{}, false, nil
+	}
+	ents, err := t.dirEntries(dir)
+	if err != nil || ents == nil {
+		return gitdb.Entry{}, false, err
+	}
+	for _, e := range ents {
+		if e.Name == name {
+			return e, true, nil
+		}
+	}
+	return gitdb.Entry{}, false, nil
+}
+
+// exists is Exists with the error.
+func (t *Tree) exists(path string) (bool, error) {
+	if t.db == nil {
+		_, err := os.Stat(filepath.Join(t.Dir, filepath.FromSlash(path)))
+		return err == nil, nil
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	f, err := t.tree.File(path)
+	_, ok, err := t.lookup(path)
+	return ok, err
+}
+
+// note records the first damage met by a method that cannot return it.
+func (t *Tree) note(err error) {
+	if err != nil && t.damage == nil {
+		t.damage = err
+	}
+}
+
+// ReadFile returns a file of the tree at the base; a missing file is an
+// error matching fs.ErrNotExist, a file the repository should have but
+// cannot give one matching ErrDamaged.
+func (t *Tree) ReadFile(path string) ([]byte, error) {
+	if t.db == nil {
+		return os.ReadFile(filepath.Join(t.Dir, filepath.FromSlash(path)))
+	}
+	t.mu.Lock()
+	if f, ok := t.pre[path]; ok {
+		// Read in the background by Prefetch: hand its result over.
+		delete(t.pre, path)
+		t.mu.Unlock()
+		<-f.done
+		return f.data, f.err
+	}
+	t.mu.Unlock()
+	return t.readFile(path)
+}
+
+// readFile reads path from the git objects. It holds mu only to find the
+// entry, so that other lookups go on while a large blob inflates.
+func (t *Tree) readFile(path string) ([]byte, error) {
+	t.mu.Lock()
+	e, ok, err := t.lookup(path)
+	t.mu.Unlock()
 	if err != nil {
-		if errors.Is(err, object.ErrFileNotFound) || errors.Is(err, object.ErrDirectoryNotFound) || errors.Is(err, object.ErrEntryNotFound) {
-			return nil, fmt.Errorf("%s at %s: %w", path, t.Base, fs.ErrNotExist)
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("%s at %s: %w", path, t.Base, fs.ErrNotExist)
+	}
+	if e.IsDir() {
+		return nil, fmt.Errorf("%s at %s: is a directory, not a file", path, t.Base)
+	}
+	typ, data, err := t.db.Read(e.Hash)
+	if errors.Is(err, gitdb.ErrNotFound) {
+		return nil, damaged(t.Dir, fmt.Errorf("blob %s (%s at %s) is missing", e.Hash, path, t.Base))
+	}
+	if err != nil {
+		return nil, damaged(t.Dir, fmt.Errorf("%s at %s: %v", path, t.Base, err))
+	}
+	if typ != gitdb.Blob {
+		return nil, damaged(t.Dir, fmt.Errorf("%s at %s: object %s is a %s, not a blob", path, t.Base, e.Hash, typ))
+	}
+	return data, nil
+}
+
+// prefetched is a file Prefetch reads in the background.
+type prefetched struct {
+	done chan struct{} // closed when data and err are set
+	data []byte
+	err  error
+}
+
+// Prefetch starts reading files of the base, in the order given, in the
+// background, so that inflating them overlaps the caller's work on the
+// files before; ReadFile then hands each over (once: a second ReadFile of
+// a path reads it again). A plain directory is not prefetched.
+func (t *Tree) Prefetch(paths []string) {
+	if t.db == nil {
+		return
+	}
+	t.mu.Lock()
+	if t.pre == nil {
+		t.pre = map[string]*prefetched{}
+	}
+	var todo []string
+	var files []*prefetched
+	for _, p := range paths {
+		if _, ok := t.pre[p]; ok {
+			continue
 		}
-		return nil, err
+		f := &prefetched{done: make(chan struct{})}
+		t.pre[p] = f
+		todo, files = append(todo, p), append(files, f)
 	}
-	r, err := f.Reader()
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	return io.ReadAll(r)
+	t.mu.Unlock()
+	go func() {
+		for i, p := range todo {
+			files[i].data, files[i].err = t.readFile(p)
+			close(files[i].done)
+		}
+	}()
 }
 
 // Exists reports whether path exists in the tree at the base.
 func (t *Tree) Exists(path string) bool {
-	if t.tree == nil {
-		_, err := os.Stat(filepath.Join(t.Dir, filepath.FromSlash(path)))
-		return err == nil
+	ok, err := t.exists(path)
+	if err != nil {
+		t.mu.Lock()
+		t.note(err)
+		t.mu.Unlock()
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	_, err := t.tree.FindEntry(path)
-	return err == nil
+	return ok
 }
 
 // Mode returns the git mode of the file at path ("100644", "100755"), and
 // "100644" for a plain directory's regular files or a missing file.
 func (t *Tree) Mode(path string) string {
-	if t.tree == nil {
+	if t.db == nil {
 		if st, err := os.Stat(filepath.Join(t.Dir, filepath.FromSlash(path))); err == nil && st.Mode()&0o111 != 0 {
 			return "100755"
 		}
@@ -207,8 +422,10 @@ func (t *Tree) Mode(path string) string {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if e, err := t.tree.FindEntry(path); err == nil {
-		return fmt.Sprintf("%06o", uint32(e.Mode))
+	e, ok, err := t.lookup(path)
+	t.note(err)
+	if ok {
+		return fmt.Sprintf("%06o", e.Mode)
 	}
 	return "100644"
 }
@@ -216,33 +433,31 @@ func (t *Tree) Mode(path string) string {
 // Entries returns the entries of directory path ("" for the top) of the
 // base tree in git's order, or nil for a directory the base lacks or a
 // plain directory.
-func (t *Tree) Entries(path string) ([]object.TreeEntry, error) {
-	if t.tree == nil {
+func (t *Tree) Entries(path string) ([]Entry, error) {
+	if t.db == nil {
 		return nil, nil
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if path == "" {
-		return append([]object.TreeEntry(nil), t.tree.Entries...), nil
-	}
-	sub, err := t.tree.Tree(path)
-	if errors.Is(err, object.ErrDirectoryNotFound) {
-		return nil, nil
-	}
-	if err != nil {
+	ents, err := t.dirEntries(path)
+	if err != nil || ents == nil {
 		return nil, err
 	}
-	return append([]object.TreeEntry(nil), sub.Entries...), nil
+	return append([]Entry(nil), ents...), nil
 }
 
 // IsDir reports whether path is a directory of the tree at the base.
 func (t *Tree) IsDir(path string) bool {
-	if t.tree == nil {
+	if t.db == nil {
 		st, err := os.Stat(filepath.Join(t.Dir, filepath.FromSlash(path)))
 		return err == nil && st.IsDir()
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	_, err := t.tree.Tree(path)
-	return err == nil
+	if path == "" {
+		return true
+	}
+	e, ok, err := t.lookup(path)
+	t.note(err)
+	return ok && e.IsDir()
 }

@@ -38,6 +38,11 @@ func TestOpen(t *testing.T) {
 			t.Fatalf("git %v: %v %s", args, err, out)
 		}
 	}
+	out, err := exec.Command("git", "-C", tree, "rev-parse", "--short=12", "v6.12^{commit}").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	short := strings.TrimSpace(string(out))
 	notKernel := t.TempDir()
 	os.WriteFile(filepath.Join(notKernel, "Makefile"), []byte("all:\n"), 0o644)
 	tests := []struct {
@@ -52,6 +57,11 @@ func TestOpen(t *testing.T) {
 		{"git repository at a branch", tree, "master", false, nil, true},
 		{"git repository at a commit", tree, "HEAD", false, nil, true},
 		{"unknown revision", tree, "v9.99", false, ErrUnknownRev, false},
+		{"a short commit id", tree, short, false, nil, true},
+		{"a short commit id through alternates", clone, short, false, nil, true},
+		{"a short commit id through alternates of a worktree", worktree, short, false, nil, true},
+		{"a tree is not a commit", clone, "v6.12^{tree}", false, ErrUnknownRev, false},
+		{"a path is not a commit", clone, "v6.12:no/such", false, ErrUnknownRev, false},
 		{"the same tree as a plain directory", tree, "label", true, nil, false},
 		{"a bare clone with alternates", bare, "v6.12", false, nil, true},
 		{"a worktree of a shared clone", worktree, "v6.12", false, nil, true},

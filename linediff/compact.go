@@ -68,7 +68,7 @@ func groupPrevious(s *side, g *group) bool {
 // groupSlideDown shifts g down by one line if the line after it equals its
 // first line, merging with a following group; it reports success.
 func groupSlideDown(s *side, g *group) bool {
-	if g.end < s.n() && s.class[g.start] == s.class[g.end] {
+	if g.end < s.n() && s.same(g.start, g.end) {
 		s.chg[g.start+1] = 0
 		g.start++
 		s.chg[g.end+1] = 1
@@ -84,7 +84,7 @@ func groupSlideDown(s *side, g *group) bool {
 // groupSlideUp shifts g up by one line if the line before it equals its
 // last line, merging with a preceding group; it reports success.
 func groupSlideUp(s *side, g *group) bool {
-	if g.start > 0 && s.class[g.start-1] == s.class[g.end-1] {
+	if g.start > 0 && s.same(g.start-1, g.end-1) {
 		g.start--
 		s.chg[g.start+1] = 1
 		g.end--

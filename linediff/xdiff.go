@@ -78,16 +78,35 @@ func bogosqrt(n int) int {
 
 // prepare splits and classifies both inputs, then trims the common ends and
 // discards lines that cannot match (xdl_prepare_env).
+//
+// Unlike xdiff it hashes only the lines between the common prefix and
+// suffix, which it finds by comparing lines: a large file with a small
+// change (MAINTAINERS) costs a comparison per line, not a hash-table entry.
+// The result is the same: the occurrence counts of the middle lines'
+// classes include the prefix and suffix (looked up, never added), and a
+// prefix or suffix line whose content is not among the middle lines gets
+// class -1, which same compares by content.
 func prepare(old, new []byte) *env {
 	e := &env{}
 	e.a.lines = splitLines(old)
 	e.b.lines = splitLines(new)
+	a, b := &e.a, &e.b
+	lim := min(a.n(), b.n())
+	pre := 0
+	for pre < lim && bytes.Equal(a.lines[pre], b.lines[pre]) {
+		pre++
+	}
+	suf := 0
+	for suf < lim-pre && bytes.Equal(a.lines[a.n()-1-suf], b.lines[b.n()-1-suf]) {
+		suf++
+	}
 
-	classes := make(map[string]int, len(e.a.lines)+len(e.b.lines))
+	classes := make(map[string]int)
 	var len1, len2 []int // occurrences of each class in a and b
 	classify := func(s *side, counts *[]int) {
 		s.class = make([]int, len(s.lines))
-		for i, l := range s.lines {
+		for i := pre; i < s.n()-suf; i++ {
+			l := s.lines[i]
 			c, ok := classes[string(l)]
 			if !ok {
 				c = len(classes)
@@ -99,10 +118,27 @@ func prepare(old, new []byte) *env {
 			s.class[i] = c
 		}
 	}
-	classify(&e.a, &len1)
-	classify(&e.b, &len2)
+	classify(a, &len1)
+	classify(b, &len2)
+	// The common lines, the same in a and b.
+	common := func(ia, ib int) {
+		c, ok := classes[string(a.lines[ia])]
+		if !ok {
+			c = -1
+		} else {
+			len1[c]++
+			len2[c]++
+		}
+		a.class[ia], b.class[ib] = c, c
+	}
+	for i := 0; i < pre; i++ {
+		common(i, i)
+	}
+	for j := 0; j < suf; j++ {
+		common(a.n()-1-j, b.n()-1-j)
+	}
 
-	for _, s := range []*side{&e.a, &e.b} {
+	for _, s := range []*side{a, b} {
 		s.chg = make([]byte, s.n()+2)
 		s.dstart = 0
 		s.dend = s.n() - 1
@@ -113,23 +149,41 @@ func prepare(old, new []byte) *env {
 	return e
 }
 
+// same reports whether lines i and j of s are equal.
+func (s *side) same(i, j int) bool {
+	ci, cj := s.class[i], s.class[j]
+	if ci < 0 || cj < 0 {
+		return bytes.Equal(s.lines[i], s.lines[j])
+	}
+	return ci == cj
+}
+
 // trimEnds skips the common prefix and suffix of the two inputs
 // (xdl_trim_ends).
 func (e *env) trimEnds() {
 	a, b := &e.a, &e.b
 	lim := min(a.n(), b.n())
 	i := 0
-	for i < lim && a.class[i] == b.class[i] {
+	for i < lim && a.same2(b, i, i) {
 		i++
 	}
 	a.dstart, b.dstart = i, i
 	lim -= i
 	j := 0
-	for j < lim && a.class[a.n()-1-j] == b.class[b.n()-1-j] {
+	for j < lim && a.same2(b, a.n()-1-j, b.n()-1-j) {
 		j++
 	}
 	a.dend = a.n() - j - 1
 	b.dend = b.n() - j - 1
+}
+
+// same2 reports whether line i of s equals line j of o.
+func (s *side) same2(o *side, i, j int) bool {
+	ci, cj := s.class[i], o.class[j]
+	if ci < 0 || cj < 0 {
+		return bytes.Equal(s.lines[i], o.lines[j])
+	}
+	return ci == cj
 }
 
 // cleanupRecords builds the reduced line lists that the Myers search runs

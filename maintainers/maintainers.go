@@ -1,11 +1,10 @@
 package maintainers
 
 import (
-	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"regexp"
+	"regexp/syntax"
 	"strings"
 )
 
@@ -20,6 +19,8 @@ type File struct {
 	// test with the file system; see the package documentation for what
 	// happens when IsDir is nil.
 	IsDir func(name string) bool
+
+	index *sectionIndex // built by Sections on first use
 }
 
 // Section is one subsystem entry of a MAINTAINERS file.
@@ -51,7 +52,58 @@ type Section struct {
 	Entries []Entry
 
 	files, excludes []*pattern
-	regex           []*regexp.Regexp
+	regex           []*nameRegex
+}
+
+// nameRegex is an N: regex, compiled on first use: most never run, as a
+// path that lacks a literal every match contains cannot match.
+type nameRegex struct {
+	expr    string // the regex, /x white space and comments removed
+	literal string // a string every match contains ("" if none found)
+	re      *regexp.Regexp
+	err     error
+}
+
+func newNameRegex(v string) (*nameRegex, error) {
+	expr := stripExtended(v)
+	tree, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
+		return nil, err // the *syntax.Error regexp.Compile would give
+	}
+	return &nameRegex{expr: expr, literal: requiredLiteral(tree)}, nil
+}
+
+// requiredLiteral returns the longest case-sensitive literal that every
+// match of re contains: re itself, or a literal factor of a concatenation.
+func requiredLiteral(re *syntax.Regexp) string {
+	switch re.Op {
+	case syntax.OpLiteral:
+		if re.Flags&syntax.FoldCase == 0 {
+			return string(re.Rune)
+		}
+	case syntax.OpCapture:
+		return requiredLiteral(re.Sub[0])
+	case syntax.OpConcat:
+		best := ""
+		for _, sub := range re.Sub {
+			if l := requiredLiteral(sub); len(l) > len(best) {
+				best = l
+			}
+		}
+		return best
+	}
+	return ""
+}
+
+// MatchString reports whether the regex matches s.
+func (n *nameRegex) MatchString(s string) bool {
+	if !strings.Contains(s, n.literal) {
+		return false
+	}
+	if n.re == nil && n.err == nil {
+		n.re, n.err = regexp.Compile(n.expr)
+	}
+	return n.err == nil && n.re.MatchString(s)
 }
 
 // Entry is one "T: value" line of a section.
@@ -77,19 +129,23 @@ func isTagLine(line string) bool {
 // section name and for F:, X: and N: values that are not valid patterns.
 func Parse(r io.Reader) (*File, error) {
 	f := &File{}
-	br := bufio.NewReader(r)
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("maintainers: %w", err)
+	}
+	// One string for the whole file: names and values are slices of it.
+	rest := string(b)
 	var (
 		cur      *Section
 		name     string
 		nameLine int
 	)
-	for lineno := 1; ; lineno++ {
-		line, err := br.ReadString('\n')
-		if err != nil && !errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("maintainers: line %d: %w", lineno, err)
-		}
-		if line == "" && err != nil {
-			break
+	for lineno := 1; rest != ""; lineno++ {
+		line := rest
+		if i := strings.IndexByte(rest, '\n'); i >= 0 {
+			line, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = ""
 		}
 		line = strings.TrimRight(line, "\r\n")
 		trimmed := strings.TrimSpace(line)
@@ -111,9 +167,6 @@ func Parse(r io.Reader) (*File, error) {
 		default:
 			cur = nil
 			name, nameLine = trimmed, lineno
-		}
-		if err != nil {
-			break
 		}
 	}
 	return f, nil
@@ -145,7 +198,7 @@ func (s *Section) add(e Entry) error {
 			s.excludes = append(s.excludes, p)
 		}
 	case 'N':
-		re, err := regexp.Compile(stripExtended(v))
+		re, err := newNameRegex(v)
 		if err != nil {
 			return fmt.Errorf("N: %q: %w", v, err)
 		}

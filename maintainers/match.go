@@ -2,6 +2,7 @@ package maintainers
 
 import (
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -167,7 +168,8 @@ func (f *File) Sections(path string) []*Section {
 		score int
 	}
 	var hits []hit
-	for _, s := range f.All {
+	for _, i := range f.candidates(path) {
+		s := f.All[i]
 		if score, ok := f.score(s, path); ok {
 			hits = append(hits, hit{s, score})
 		}
@@ -204,4 +206,87 @@ func globPrefix(pattern, s string) bool {
 			return false
 		}
 	}
+}
+
+// sectionIndex narrows the sections a path can match: a section whose F:
+// patterns all begin with a literal first path component ("kernel/...",
+// "drivers/...") and that has no N: regex can match only paths with one of
+// those first components.
+type sectionIndex struct {
+	n     int              // len(File.All) it was built for
+	byTop map[string][]int // first component -> sections, in file order
+	any   []int            // sections any path may match, in file order
+}
+
+// literalPrefix returns the text every path p matches starts with, and
+// whether there is one (not for a regular expression with "|", whose
+// anchor binds only its first branch).
+func (p *pattern) literalPrefix() (string, bool) {
+	if p.literal {
+		return p.raw, true
+	}
+	if strings.Contains(p.raw, "|") {
+		return "", false
+	}
+	if i := strings.IndexAny(p.raw, `*?[](){}+|^$\`); i >= 0 {
+		return p.raw[:i], true
+	}
+	return p.raw, true
+}
+
+// candidates returns the indexes of the sections that may match path, in
+// file order; Sections scores only these.
+func (f *File) candidates(path string) []int {
+	if f.index == nil || f.index.n != len(f.All) {
+		f.index = f.buildIndex()
+	}
+	top, _, ok := strings.Cut(path, "/")
+	if !ok {
+		// A top-level file: no first component to narrow by.
+		all := make([]int, len(f.All))
+		for i := range all {
+			all[i] = i
+		}
+		return all
+	}
+	a, b := f.index.byTop[top], f.index.any
+	out := make([]int, 0, len(a)+len(b))
+	for len(a) > 0 || len(b) > 0 { // merge, keeping file order
+		if len(b) == 0 || (len(a) > 0 && a[0] < b[0]) {
+			out = append(out, a[0])
+			a = a[1:]
+		} else {
+			out = append(out, b[0])
+			b = b[1:]
+		}
+	}
+	return out
+}
+
+func (f *File) buildIndex() *sectionIndex {
+	ix := &sectionIndex{n: len(f.All), byTop: map[string][]int{}}
+	var tops []string
+	for i, s := range f.All {
+		tops = tops[:0]
+		anyPath := len(s.regex) > 0
+		for _, p := range s.files {
+			pre, ok := p.literalPrefix()
+			top, _, full := strings.Cut(pre, "/")
+			if !ok || !full {
+				anyPath = true
+				break
+			}
+			if !slices.Contains(tops, top) {
+				tops = append(tops, top)
+			}
+		}
+		if anyPath {
+			ix.any = append(ix.any, i)
+			continue
+		}
+		for _, top := range tops {
+			ix.byTop[top] = append(ix.byTop[top], i)
+		}
+	}
+	return ix
 }

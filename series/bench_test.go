@@ -10,8 +10,8 @@ import (
 	"kpatch/series"
 )
 
-// BenchmarkGenerate measures kpatch gen's work: read the Debian 6.12 tree
-// with go-git, render and place the 14 patches, diff, format the mail and
+// BenchmarkGenerate measures kpatch gen's work in process: read the Debian
+// 6.12 tree from its git objects, render and place the 14 patches, diff, format the mail and
 // write the 15 files, as git format-patch does in BenchmarkGitFormatPatch.
 func BenchmarkGenerate(b *testing.B) {
 	dir := benchTree(b)
@@ -30,7 +30,8 @@ func BenchmarkGenerate(b *testing.B) {
 
 // BenchmarkGitFormatPatch measures git format-patch --cover-letter --thread
 // -v 11 writing the same 14 patches from a branch of the same repository
-// (the branch kpatch gen --branch records).
+// (the branch kpatch gen --branch records). scripts/bench-gen.sh compares
+// the two as whole processes, start-up included.
 func BenchmarkGitFormatPatch(b *testing.B) {
 	dir := benchTree(b)
 	clone := filepath.Join(b.TempDir(), "linux")

@@ -9,33 +9,36 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/plumbing/storer"
-	"github.com/go-git/go-git/v5/storage/memory"
-
 	"kpatch/kernelsrc"
 )
 
 // ErrBranchExists is returned by CreateBranch for a branch that exists.
 var ErrBranchExists = errors.New("branch already exists")
 
+// objectSink receives the objects of the series' commits and returns
+// their ids: hashObject only computes them, a tree's WriteObject stores
+// them in its repository.
+type objectSink func(t kernelsrc.ObjectType, content []byte) (kernelsrc.Hash, error)
+
+func hashObject(t kernelsrc.ObjectType, content []byte) (kernelsrc.Hash, error) {
+	return kernelsrc.HashObject(t, content), nil
+}
+
 // commits computes the commit of every patch, as CreateBranch would record
 // it, in memory. For a plain directory the trees hold only the files the
 // series touches (there is no base tree to start from).
 func (s *Series) commits() error {
-	_, err := s.writeCommits(memory.NewStorage())
+	_, err := s.writeCommits(hashObject)
 	return err
 }
 
-func (s *Series) writeCommits(store storer.EncodedObjectStorer) (plumbing.Hash, error) {
-	var parent []plumbing.Hash
+func (s *Series) writeCommits(store objectSink) (kernelsrc.Hash, error) {
+	var parent []kernelsrc.Hash
 	tb := &treeBuilder{store: store, base: s.Tree, dirs: map[string]*dirState{}}
 	if s.Tree.IsGit() {
-		parent = []plumbing.Hash{s.Tree.Commit}
+		parent = []kernelsrc.Hash{s.Tree.Commit}
 	}
-	var last plumbing.Hash
+	var last kernelsrc.Hash
 	for _, p := range s.Patches {
 		for _, f := range p.Files {
 			if f.Created {
@@ -51,54 +54,58 @@ func (s *Series) writeCommits(store storer.EncodedObjectStorer) (plumbing.Hash, 
 		if err != nil {
 			return last, err
 		}
-		c := &object.Commit{
-			Author:       signature(p.Author, p.Date),
-			Committer:    signature(s.Revision.From, p.Date),
-			Message:      p.Subject + "\n\n" + p.Log,
-			TreeHash:     th,
-			ParentHashes: parent,
+		var c []byte
+		c = append(c, "tree "+th.String()+"\n"...)
+		for _, ph := range parent {
+			c = append(c, "parent "+ph.String()+"\n"...)
 		}
-		obj := store.NewEncodedObject()
-		if err := c.Encode(obj); err != nil {
-			return last, err
-		}
-		last, err = store.SetEncodedObject(obj)
+		c = append(c, "author "+signature(p.Author, p.Date)+"\n"...)
+		c = append(c, "committer "+signature(s.Revision.From, p.Date)+"\n"...)
+		c = append(c, "\n"+p.Subject+"\n\n"+p.Log...)
+		last, err = store(kernelsrc.CommitObject, c)
 		if err != nil {
 			return last, err
 		}
 		p.Commit = last.String()
 		s.tipTree = th.String()
-		parent = []plumbing.Hash{last}
+		parent = []kernelsrc.Hash{last}
 	}
 	return last, nil
 }
 
-func signature(addr string, when time.Time) object.Signature {
-	a, err := mail.ParseAddress(addr)
-	if err != nil {
-		return object.Signature{Name: addr, When: when}
+// signature is a commit's author or committer line after its keyword:
+// "Name <email> SECONDS ZONE".
+func signature(addr string, when time.Time) string {
+	name, email := addr, ""
+	if a, err := mail.ParseAddress(addr); err == nil {
+		name, email = a.Name, a.Address
 	}
-	return object.Signature{Name: a.Name, Email: a.Address, When: when}
+	u := when.Unix()
+	if u < 0 {
+		u = 0
+	}
+	return name + " <" + email + "> " + strconv.FormatInt(u, 10) + " " + when.Format("-0700")
 }
 
 // treeBuilder keeps the directories a series touches, starting from the
 // base tree, and after each patch writes only the trees that changed: the
 // directories of the files the patch changed and their parents.
 type treeBuilder struct {
-	store storer.EncodedObjectStorer
+	store objectSink
 	base  *kernelsrc.Tree      // a plain directory contributes no entries
 	dirs  map[string]*dirState // by path, "" for the root, "a/b/" below it
+	buf   []byte               // tree encoding buffer, reused
 }
 
 type dirState struct {
-	entries []object.TreeEntry // in git's order (see treeKey)
+	entries []kernelsrc.Entry // in git's order (see treeKey)
 	dirty   bool
 }
 
 // treeKey is what git sorts tree entries by: the name, a directory's
 // compared as name + "/".
-func treeKey(e object.TreeEntry) string {
-	if e.Mode == filemode.Dir {
+func treeKey(e kernelsrc.Entry) string {
+	if e.IsDir() {
 		return e.Name + "/"
 	}
 	return e.Name
@@ -116,7 +123,7 @@ func (d *dirState) find(name string) int {
 }
 
 // put adds or replaces an entry, keeping the order.
-func (d *dirState) put(e object.TreeEntry) {
+func (d *dirState) put(e kernelsrc.Entry) {
 	if i := d.find(e.Name); i >= 0 && d.entries[i].Mode == e.Mode {
 		d.entries[i] = e
 		return
@@ -125,7 +132,7 @@ func (d *dirState) put(e object.TreeEntry) {
 	}
 	k := treeKey(e)
 	i := sort.Search(len(d.entries), func(i int) bool { return treeKey(d.entries[i]) >= k })
-	d.entries = append(d.entries, object.TreeEntry{})
+	d.entries = append(d.entries, kernelsrc.Entry{})
 	copy(d.entries[i+1:], d.entries[i:])
 	d.entries[i] = e
 }
@@ -195,7 +202,7 @@ func (tb *treeBuilder) checkCreate(path string) error {
 		if j < 0 {
 			return nil
 		}
-		if isDir := d.entries[j].Mode == filemode.Dir; isDir == (i == len(parts)-1) {
+		if isDir := d.entries[j].IsDir(); isDir == (i == len(parts)-1) {
 			return inTheWay(dirPath + name)
 		}
 		dirPath += name + "/"
@@ -214,23 +221,15 @@ func (tb *treeBuilder) set(path string, content []byte) error {
 	if content == nil {
 		d.remove(name)
 	} else {
-		obj := tb.store.NewEncodedObject()
-		obj.SetType(plumbing.BlobObject)
-		w, err := obj.Writer()
+		h, err := tb.store(kernelsrc.BlobObject, content)
 		if err != nil {
 			return err
 		}
-		w.Write(content)
-		w.Close()
-		h, err := tb.store.SetEncodedObject(obj)
-		if err != nil {
-			return err
-		}
-		mode := filemode.Regular
+		mode := uint32(0o100644)
 		if i := d.find(name); i >= 0 {
 			mode = d.entries[i].Mode
 		}
-		d.put(object.TreeEntry{Name: name, Mode: mode, Hash: h})
+		d.put(kernelsrc.Entry{Name: name, Mode: mode, Hash: h})
 	}
 	// Mark the directory and its parents for rewriting.
 	for p := dirPath; ; {
@@ -248,7 +247,7 @@ func (tb *treeBuilder) set(path string, content []byte) error {
 }
 
 // flush writes the dirty trees, deepest first, and returns the root's hash.
-func (tb *treeBuilder) flush() (plumbing.Hash, error) {
+func (tb *treeBuilder) flush() (kernelsrc.Hash, error) {
 	var dirty []string
 	for p, d := range tb.dirs {
 		if d.dirty {
@@ -256,16 +255,13 @@ func (tb *treeBuilder) flush() (plumbing.Hash, error) {
 		}
 	}
 	sort.Slice(dirty, func(i, j int) bool { return strings.Count(dirty[i], "/") > strings.Count(dirty[j], "/") })
-	var root plumbing.Hash
+	var root kernelsrc.Hash
 	for _, p := range dirty {
 		d := tb.dirs[p]
-		obj := tb.store.NewEncodedObject()
-		if err := encodeTree(obj, d.entries); err != nil {
-			return plumbing.ZeroHash, err
-		}
-		h, err := tb.store.SetEncodedObject(obj)
+		tb.buf = encodeTree(tb.buf[:0], d.entries)
+		h, err := tb.store(kernelsrc.TreeObject, tb.buf)
 		if err != nil {
-			return plumbing.ZeroHash, err
+			return kernelsrc.Hash{}, err
 		}
 		d.dirty = false
 		if p == "" {
@@ -276,18 +272,16 @@ func (tb *treeBuilder) flush() (plumbing.Hash, error) {
 		j := strings.LastIndexByte(trimmed, '/')
 		parent, err := tb.dir(trimmed[:j+1])
 		if err != nil {
-			return plumbing.ZeroHash, err
+			return kernelsrc.Hash{}, err
 		}
-		parent.put(object.TreeEntry{Name: trimmed[j+1:], Mode: filemode.Dir, Hash: h})
+		parent.put(kernelsrc.Entry{Name: trimmed[j+1:], Mode: 0o40000, Hash: h})
 	}
 	return root, nil
 }
 
-// encodeTree writes a tree object: "MODE NAME\0" and the binary hash of
-// each entry, entries in git's order.
-func encodeTree(obj plumbing.EncodedObject, entries []object.TreeEntry) error {
-	obj.SetType(plumbing.TreeObject)
-	var b []byte
+// encodeTree appends a tree object's content to b: "MODE NAME\0" and the
+// binary id of each entry, entries in git's order.
+func encodeTree(b []byte, entries []kernelsrc.Entry) []byte {
 	for _, e := range entries {
 		b = strconv.AppendUint(b, uint64(e.Mode), 8)
 		b = append(b, ' ')
@@ -295,14 +289,7 @@ func encodeTree(obj plumbing.EncodedObject, entries []object.TreeEntry) error {
 		b = append(b, 0)
 		b = append(b, e.Hash[:]...)
 	}
-	w, err := obj.Writer()
-	if err != nil {
-		return err
-	}
-	if _, err := w.Write(b); err != nil {
-		return err
-	}
-	return w.Close()
+	return b
 }
 
 // ErrBadBranchName is returned for a branch name git would refuse.
@@ -364,23 +351,19 @@ func (s *Series) CheckBranch(name string) error {
 	if !s.Tree.IsGit() {
 		return fmt.Errorf("--branch %s: %s is read as a plain directory, not a git repository: drop --branch (or --plain)", name, s.Tree.Dir)
 	}
-	ref := plumbing.NewBranchReferenceName(name)
-	if _, err := s.Tree.Repo.Reference(ref, false); err == nil {
+	if ok, err := s.Tree.HasBranch(name); err != nil {
+		return err
+	} else if ok {
 		return fmt.Errorf("--branch %s: %w: choose another name or delete it with git branch -D", name, ErrBranchExists)
 	}
-	refs, err := s.Tree.Repo.References()
+	other, err := s.Tree.BranchConflict(name)
 	if err != nil {
-		return fmt.Errorf("--branch %s: reading the refs of %s: %w", name, s.Tree.Dir, err)
+		return fmt.Errorf("--branch %s: %w", name, err)
 	}
-	defer refs.Close()
-	full := ref.String()
-	return refs.ForEach(func(r *plumbing.Reference) error {
-		other := r.Name().String()
-		if strings.HasPrefix(full, other+"/") || strings.HasPrefix(other, full+"/") {
-			return fmt.Errorf("--branch %s: %s exists, and git cannot keep both %s and %s: choose another name", name, other, other, full)
-		}
-		return nil
-	})
+	if other != "" {
+		return fmt.Errorf("--branch %s: %s exists, and git cannot keep both %s and refs/heads/%s: choose another name", name, other, other, name)
+	}
+	return nil
 }
 
 // CreateBranch records one commit per patch on a new branch of the tree's
@@ -391,11 +374,16 @@ func (s *Series) CreateBranch(name string) error {
 	if err := s.CheckBranch(name); err != nil {
 		return err
 	}
-	tip, err := s.writeCommits(s.Tree.Repo.Storer)
+	tip, err := s.writeCommits(s.Tree.WriteObject)
 	if err != nil {
 		return err
 	}
-	return s.Tree.Repo.Storer.SetReference(plumbing.NewHashReference(plumbing.NewBranchReferenceName(name), tip))
+	if err := s.Tree.CreateBranch(name, tip); errors.Is(err, kernelsrc.ErrBranchExists) {
+		return fmt.Errorf("--branch %s: %w: choose another name or delete it with git branch -D", name, ErrBranchExists)
+	} else if err != nil {
+		return fmt.Errorf("--branch %s: %w", name, err)
+	}
+	return nil
 }
 
 // TipTree returns the hash of the tree after the last patch.

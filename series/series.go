@@ -155,12 +155,39 @@ func Generate(ctx context.Context, opt Options) (*Series, error) {
 	if err != nil {
 		return nil, err
 	}
+	tree.Prefetch(filesRead(rev))
 	s, err := Build(ctx, rev, tree)
+	if derr := tree.Err(); derr != nil {
+		return nil, derr // damage is the cause of whatever Build saw
+	}
 	if err != nil {
 		return nil, err
 	}
 	s.AddRecipients(opt.To, opt.Cc)
 	return s, nil
+}
+
+// filesRead lists the files of the base that Build reads, in the order it
+// first reads them: the files the edits change, then MAINTAINERS.
+func filesRead(rev *spec.Revision) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(p string) {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	for _, sp := range rev.Patches {
+		for _, e := range sp.Edits {
+			add(e.Path)
+			if e.Op == "move-function" && len(e.Args) > 1 {
+				add(e.Args[1])
+			}
+		}
+	}
+	add("MAINTAINERS")
+	return out
 }
 
 // AddRecipients adds addresses to every message (the cover letter and each

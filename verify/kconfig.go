@@ -1,7 +1,6 @@
 package verify
 
 import (
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -9,8 +8,6 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-
-	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"kpatch/kernelsrc"
 )
@@ -42,43 +39,32 @@ func kconfigSymbols(t *kernelsrc.Tree) (map[string]bool, error) {
 		}
 	}
 	if t.IsGit() {
-		commit, err := t.Repo.CommitObject(t.Commit)
-		if err != nil {
-			return nil, err
+		// Walk the trees only and read just the Kconfig blobs.
+		var walk func(dir string) error
+		walk = func(dir string) error {
+			ents, err := t.Entries(dir)
+			if err != nil {
+				return err
+			}
+			for _, e := range ents {
+				p := path.Join(dir, e.Name)
+				switch {
+				case e.IsDir():
+					if err := walk(p); err != nil {
+						return err
+					}
+				case isKconfig(p):
+					c, err := t.ReadFile(p)
+					if err != nil {
+						return err
+					}
+					add(c)
+				}
+			}
+			return nil
 		}
-		tree, err := commit.Tree()
-		if err != nil {
+		if err := walk(""); err != nil {
 			return nil, err
-		}
-		// Walk the trees only: loading every blob (tree.Files) reads the
-		// whole pack; only the Kconfig blobs are read.
-		w := object.NewTreeWalker(tree, true, nil)
-		defer w.Close()
-		for {
-			name, e, err := w.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				return nil, err
-			}
-			if !e.Mode.IsFile() || !isKconfig(name) {
-				continue
-			}
-			b, err := t.Repo.BlobObject(e.Hash)
-			if err != nil {
-				return nil, err
-			}
-			r, err := b.Reader()
-			if err != nil {
-				return nil, err
-			}
-			c, err := io.ReadAll(r)
-			r.Close()
-			if err != nil {
-				return nil, err
-			}
-			add(c)
 		}
 	} else {
 		err := filepath.WalkDir(t.Dir, func(p string, d fs.DirEntry, err error) error {

@@ -20,7 +20,7 @@ func cmdGen(args []string, stdout, stderr io.Writer) error {
 		`Render the series against a kernel tree and write it as git format-patch
 --cover-letter --thread -v N would: a cover letter and numbered patches with
 diffstats, changelogs, threading headers and recipients from MAINTAINERS.
-The tree is read at --base with go-git; its working tree, index and HEAD are
+The tree is read at --base from its git objects; its working tree, index and HEAD are
 never changed. Edits to existing files are placed by what they attach to, so
 the series applies to bases it was not posted against.`, stderr)
 	tree := fs.String("tree", ".", "kernel tree: a git repository (clone, worktree or bare mirror), or a plain directory")

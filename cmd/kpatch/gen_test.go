@@ -102,7 +102,7 @@ func TestGenErrors(t *testing.T) {
 	}{
 		{"not a kernel tree", notKernel, nil, []string{"not a Linux kernel tree", "no MAINTAINERS", "--tree"}},
 		{"unknown revision", debianTree(t), []string{"--base", "v9.99"}, []string{`"v9.99"`, "unknown revision", "--base"}},
-		{"tree already has the series", hasSeries, []string{"--base", "v6.17"}, []string{"kernel/unwind/user.c already exists", "already has the series", "older --base"}},
+		{"tree already has the series", hasSeries, []string{"--base", "v6.17"}, []string{"kernel/unwind/user.c already exists", "already has the series", "older kernel with --tree"}},
 		{"unknown revision of the series", debianTree(t), []string{"--base", "v6.12", "-v", "9"}, []string{"v9", "no such revision", "v11"}},
 		{"bad spec directory", debianTree(t), []string{"--base", "v6.12", "--spec", "/nonexistent"}, []string{"--spec /nonexistent", "not a directory"}},
 	}

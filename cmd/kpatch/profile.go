@@ -1,0 +1,51 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/pprof"
+)
+
+// startProfiles starts the profiles the environment asks for, for
+// measuring kpatch as a whole process (scripts/bench-gen.sh):
+// KPATCH_CPUPROFILE=FILE writes a CPU profile, KPATCH_MEMPROFILE=FILE an
+// allocation profile (every allocation sampled). The returned function
+// writes them out.
+func startProfiles() func() {
+	cpu, mem := os.Getenv("KPATCH_CPUPROFILE"), os.Getenv("KPATCH_MEMPROFILE")
+	if cpu == "" && mem == "" {
+		return func() {}
+	}
+	var cf *os.File
+	if cpu != "" {
+		f, err := os.Create(cpu)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "kpatch: KPATCH_CPUPROFILE: %v\n", err)
+		} else {
+			cf = f
+		}
+	}
+	if mem != "" {
+		runtime.MemProfileRate = 1
+	}
+	return func() {
+		if cf != nil {
+			pprof.StopCPUProfile()
+			cf.Close()
+		}
+		if mem != "" {
+			f, err := os.Create(mem)
+			if err == nil {
+				err = pprof.Lookup("allocs").WriteTo(f, 0)
+				f.Close()
+			}
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "kpatch: KPATCH_MEMPROFILE: %v\n", err)
+			}
+		}
+	}
+}

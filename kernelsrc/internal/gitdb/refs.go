@@ -1,0 +1,115 @@
+package gitdb
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// isRootRef reports whether name is one of the all-capitals references git
+// keeps at the top of the git directory (HEAD, ORIG_HEAD, FETCH_HEAD, ...).
+func isRootRef(name string) bool {
+	if name == "" {
+		return false
+	}
+	for _, c := range name {
+		if !(c >= 'A' && c <= 'Z' || c == '_') {
+			return false
+		}
+	}
+	return name == "HEAD" || strings.HasSuffix(name, "_HEAD")
+}
+
+// Ref resolves a full reference name ("HEAD", "refs/tags/v6.12"),
+// following symbolic references. ok is false when it does not exist.
+func (db *DB) Ref(name string) (h Hash, ok bool, err error) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	return db.ref(name, 0)
+}
+
+func (db *DB) ref(name string, depth int) (Hash, bool, error) {
+	if depth > 5 {
+		return Hash{}, false, fmt.Errorf("%w: symbolic reference %s: too many levels", ErrDamaged, name)
+	}
+	if !isRootRef(name) && !strings.HasPrefix(name, "refs/") {
+		return Hash{}, false, nil
+	}
+	dir := db.CommonDir
+	if isRootRef(name) {
+		dir = db.GitDir
+	}
+	path := filepath.Join(dir, filepath.FromSlash(name))
+	b, err := os.ReadFile(path)
+	if err == nil {
+		line := string(b)
+		if i := strings.IndexByte(line, '\n'); i >= 0 {
+			line = line[:i] // FETCH_HEAD has more lines
+		}
+		line = strings.TrimSpace(line)
+		if target, ok := strings.CutPrefix(line, "ref:"); ok {
+			return db.ref(strings.TrimSpace(target), depth+1)
+		}
+		if len(line) > 40 && (line[40] == '\t' || line[40] == ' ') {
+			line = line[:40]
+		}
+		h, ok := ParseHash(line)
+		if !ok {
+			return Hash{}, false, fmt.Errorf("%w: reference %s (%s) holds %.50q, not an object id", ErrDamaged, name, path, line)
+		}
+		return h, true, nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		// A directory of refs/ is not a reference; anything else that
+		// cannot be read is damage.
+		if st, serr := os.Stat(path); serr != nil || !st.IsDir() {
+			return Hash{}, false, fmt.Errorf("%w: reference %s: %v", ErrDamaged, name, err)
+		}
+	}
+	if !strings.HasPrefix(name, "refs/") {
+		return Hash{}, false, nil
+	}
+	if err := db.loadPackedRefs(); err != nil {
+		return Hash{}, false, err
+	}
+	h, ok := db.packedRefs[name]
+	return h, ok, nil
+}
+
+// loadPackedRefs reads packed-refs once.
+func (db *DB) loadPackedRefs() error {
+	if db.packedRefs != nil || db.packedErr != nil {
+		return db.packedErr
+	}
+	db.packedRefs = map[string]Hash{}
+	path := filepath.Join(db.CommonDir, "packed-refs")
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		db.packedErr = fmt.Errorf("%w: %s: %v", ErrDamaged, path, err)
+		return db.packedErr
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(nil, 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		if line == "" || line[0] == '#' || line[0] == '^' {
+			continue
+		}
+		hx, name, ok := strings.Cut(line, " ")
+		h, hok := ParseHash(hx)
+		if !ok || !hok {
+			db.packedErr = fmt.Errorf("%w: %s:%d: not \"<id> <name>\"", ErrDamaged, path, n)
+			return db.packedErr
+		}
+		db.packedRefs[name] = h
+	}
+	return nil
+}
