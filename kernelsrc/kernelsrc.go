@@ -318,20 +318,33 @@ func (t *Tree) note(err error) {
 // ReadFile returns a file of the tree at the base; a missing file is an
 // error matching fs.ErrNotExist, a file the repository should have but
 // cannot give one matching ErrDamaged.
+//
+// Damage is also recorded for Err, so that a caller that wraps the error
+// in its own (a hook that could not read its file) can still report the
+// damage itself.
 func (t *Tree) ReadFile(path string) ([]byte, error) {
 	if t.db == nil {
 		return os.ReadFile(filepath.Join(t.Dir, filepath.FromSlash(path)))
 	}
+	var data []byte
+	var err error
 	t.mu.Lock()
 	if f, ok := t.pre[path]; ok {
 		// Read in the background by Prefetch: hand its result over.
 		delete(t.pre, path)
 		t.mu.Unlock()
 		<-f.done
-		return f.data, f.err
+		data, err = f.data, f.err
+	} else {
+		t.mu.Unlock()
+		data, err = t.readFile(path)
 	}
-	t.mu.Unlock()
-	return t.readFile(path)
+	if errors.Is(err, ErrDamaged) {
+		t.mu.Lock()
+		t.note(err)
+		t.mu.Unlock()
+	}
+	return data, err
 }
 
 // readFile reads path from the git objects. It holds mu only to find the

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // isRootRef reports whether name is one of the all-capitals references git
@@ -64,9 +65,10 @@ func (db *DB) ref(name string, depth int) (Hash, bool, error) {
 		}
 		return h, true, nil
 	}
-	if !errors.Is(err, fs.ErrNotExist) {
-		// A directory of refs/ is not a reference; anything else that
-		// cannot be read is damage.
+	if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+		// A directory of refs/ is not a reference, nor is a path below a
+		// reference (refs/heads/a/b where refs/heads/a is one); anything
+		// else that cannot be read is damage.
 		if st, serr := os.Stat(path); serr != nil || !st.IsDir() {
 			return Hash{}, false, fmt.Errorf("%w: reference %s: %v", ErrDamaged, name, err)
 		}
