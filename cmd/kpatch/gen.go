@@ -14,7 +14,7 @@ import (
 )
 
 func cmdGen(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("gen", "[--tree DIR] [--base REV] [-v N] [-o DIR | --stdout] [--branch NAME]",
+	fs := newFlags("gen", "[--tree DIR] [--base REV] [-v N] [-o DIR | --stdout] [--branch NAME] [--interdiff N] [--range-diff N]",
 		`Render the series against a kernel tree and write it as git format-patch
 --cover-letter --thread -v N would: a cover letter and numbered patches with
 diffstats, changelogs, threading headers and recipients from MAINTAINERS.
@@ -33,16 +33,21 @@ the series applies to bases it was not posted against.`, stderr)
 	var to, cc addressList
 	fs.Var(&to, "to", "add a To: recipient to every message (repeatable), besides MAINTAINERS' and the series'")
 	fs.Var(&cc, "cc", "add a Cc: recipient to every message (repeatable)")
+	revDiff := addRevDiffFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	s, err := series.Generate(ctx, series.Options{Tree: *tree, Base: *base, Version: *version, SpecDir: *specDir, Plain: *plain, To: to, Cc: cc})
+	opt := series.Options{Tree: *tree, Base: *base, Version: *version, SpecDir: *specDir, Plain: *plain, To: to, Cc: cc}
+	s, err := series.Generate(ctx, opt)
 	if err != nil {
 		return err
 	}
 	msgs := s.Messages()
+	if err := revDiff.apply(ctx, opt, s, msgs); err != nil {
+		return err
+	}
 	if *branch != "" {
 		if err := s.CreateBranch(*branch); err != nil {
 			return err
