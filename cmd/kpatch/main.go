@@ -6,6 +6,7 @@
 //	kpatch test    build, boot and check the series in QEMU
 //	kpatch tree    print (and create once) the cached Debian 6.12 kernel tree
 //	kpatch spec    write the built-in series description out for editing
+//	kpatch series  range-diff two versions of a series; import a posted one
 package main
 
 import (
@@ -29,6 +30,7 @@ func commands() []command {
 		{"test", "build the kernel with the series, boot it in QEMU, check every trace", cmdTest},
 		{"tree", "print the cached Debian linux-source-6.12 git tree, creating it once", cmdTree},
 		{"spec", "write the built-in series description into a directory to edit", cmdSpec},
+		{"series", "diff two versions of a series (range-diff); import a posted series", cmdSeries},
 	}
 }
 
