@@ -7,6 +7,7 @@
 //	kpatch tree    print (and create once) the cached Debian 6.12 kernel tree
 //	kpatch spec    write the built-in series description out for editing
 //	kpatch series  range-diff two versions of a series; import a posted one
+//	kpatch revision new   start the next revision in a spec copy
 package main
 
 import (
@@ -31,6 +32,7 @@ func commands() []command {
 		{"tree", "print the cached Debian linux-source-6.12 git tree, creating it once", cmdTree},
 		{"spec", "write the built-in series description into a directory to edit", cmdSpec},
 		{"series", "diff two versions of a series (range-diff); import a posted series", cmdSeries},
+		{"revision", "start the next revision in a spec copy (b4 prep --reroll)", cmdRevision},
 	}
 }
 
