@@ -379,3 +379,50 @@ func (p *Patch) ContentID() string {
 	h := sha1.Sum([]byte(p.CommitMessage() + p.Diff))
 	return fmt.Sprintf("%x", h[:])[:12]
 }
+
+// LoadMessages reads every message of a file or directory: the patches,
+// the cover letter and the replies, in the order found.
+func LoadMessages(path string) ([]*Message, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if st.IsDir() {
+		return ReadDir(path)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if isMbox(data) {
+		return ReadMbox(data)
+	}
+	s, err := FromThread(data)
+	if err != nil {
+		return nil, err
+	}
+	var out []*Message
+	if s.Cover != nil {
+		out = append(out, s.Cover)
+	}
+	for _, p := range s.Patches {
+		out = append(out, &p.Message)
+	}
+	return append(out, s.Replies...), nil
+}
+
+// PatchSubject parses "[PATCH vN m/n] title" (or "Re: [PATCH ...] title"):
+// the patch number (0 for the cover letter), whether it is a reply, and the
+// title. ok is false for other subjects.
+func PatchSubject(subject string) (n int, reply bool, title string, ok bool) {
+	sm := prefixRE.FindStringSubmatch(subject)
+	if sm == nil || !strings.Contains(strings.ToUpper(sm[1]), "PATCH") {
+		return 0, false, "", false
+	}
+	reply = regexp.MustCompile(`^\s*(?i:re|aw):`).MatchString(subject)
+	n = 1
+	if nm := numRE.FindStringSubmatch(sm[1]); nm != nil {
+		n, _ = strconv.Atoi(nm[1])
+	}
+	return n, reply, strings.Join(strings.Fields(sm[2]), " "), true
+}

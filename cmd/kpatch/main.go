@@ -8,6 +8,7 @@
 //	kpatch spec    write the built-in series description out for editing
 //	kpatch series  range-diff two versions of a series; import a posted one
 //	kpatch revision new   start the next revision in a spec copy
+//	kpatch trailers       add Acked-by/Reviewed-by/Tested-by from replies to a spec copy
 package main
 
 import (
@@ -33,6 +34,7 @@ func commands() []command {
 		{"spec", "write the built-in series description into a directory to edit", cmdSpec},
 		{"series", "diff two versions of a series (range-diff); import a posted series", cmdSeries},
 		{"revision", "start the next revision in a spec copy (b4 prep --reroll)", cmdRevision},
+		{"trailers", "add review trailers from replies to a spec copy (b4 trailers -u)", cmdTrailers},
 	}
 }
 

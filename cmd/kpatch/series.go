@@ -36,7 +36,7 @@ func cmdSeries(args []string, stdout, stderr io.Writer) error {
 }
 
 // parseWithArgs parses flags that may come before, between or after the
-// positional arguments, and checks their number.
+// positional arguments, and checks their number (want < 0: any number).
 func parseWithArgs(fs *flag.FlagSet, args []string, want int) ([]string, error) {
 	var pos []string
 	for {
@@ -52,7 +52,7 @@ func parseWithArgs(fs *flag.FlagSet, args []string, want int) ([]string, error) 
 		pos = append(pos, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
-	if len(pos) != want {
+	if want >= 0 && len(pos) != want {
 		fmt.Fprintf(fs.Output(), "kpatch: want %d arguments, got %d\n", want, len(pos))
 		fs.Usage()
 		return nil, errUsage
