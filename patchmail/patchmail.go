@@ -293,15 +293,28 @@ func parsePatch(m *Message, n, total, v int, title string) (*Patch, error) {
 		diff = diff[:i+1]
 	}
 	p.Diff = diff
-	paras := strings.Split(strings.Trim(head, "\n"), "\n\n")
-	if last := paras[len(paras)-1]; strings.Contains(last, " changed") {
-		p.Diffstat = last + "\n"
-		paras = paras[:len(paras)-1]
-	}
-	if len(paras) > 0 && paras[0] != "" {
-		p.Changelog = strings.Join(paras, "\n\n") + "\n"
-	}
+	p.Changelog, p.Diffstat = splitNotes(head)
 	return p, nil
+}
+
+var statLine = regexp.MustCompile(`^ (.* \| +(\d+|Bin).*|\d+ files? changed.*|(create|delete) mode .*|rename .*|mode change .*)$`)
+
+// splitNotes splits the text between "---" and the diff into the notes and
+// the diffstat, the trailing run of diffstat lines.
+func splitNotes(head string) (notes, stat string) {
+	lines := strings.Split(strings.Trim(head, "\n"), "\n")
+	i := len(lines)
+	for i > 0 && statLine.MatchString(lines[i-1]) {
+		i--
+	}
+	if i < len(lines) {
+		stat = strings.Join(lines[i:], "\n") + "\n"
+	}
+	notes = strings.Trim(strings.Join(lines[:i], "\n"), "\n")
+	if notes != "" {
+		notes += "\n"
+	}
+	return notes, stat
 }
 
 // cutLine cuts s around the first line that equals sep.
