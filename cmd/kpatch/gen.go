@@ -22,7 +22,7 @@ The tree is read at --base with go-git; its working tree, index and HEAD are
 never changed. Edits to existing files are placed by what they attach to, so
 the series applies to bases it was not posted against.`, stderr)
 	tree := fs.String("tree", ".", "kernel tree: a git repository (clone, worktree or bare mirror), or a plain directory")
-	base := fs.String("base", "", "base revision (tag, branch or commit); default: the base recorded for the revision (v6.16-rc2 for v11)")
+	base := fs.String("base", "", "base revision (tag, branch or commit); default: the base recorded for the revision (v6.16-rc4 for v12, v6.16-rc2 for v11)")
 	version := fs.Int("v", 0, "revision of the series to write; default: the newest")
 	specDir := fs.String("spec", "", "series description directory (an edited copy of templates/linux); default: the one built in")
 	out := fs.String("o", "outgoing", "output directory")
