@@ -15,6 +15,7 @@ import (
 
 	"kpatch/kerneltree"
 	"kpatch/qemu"
+	"kpatch/series"
 )
 
 // Options configures Run.
@@ -87,6 +88,15 @@ func Cmdline(extra bool) string {
 	return c
 }
 
+// RevisionRunsExtra reports whether the series' revision names, in its
+// Selftest-Cases header, cases beyond the default list that it must pass
+// (v12 names faultable_sync, which the USED bit fixes): the guest then runs
+// them as with Options.Extra.
+func RevisionRunsExtra(s SeriesFiles) bool {
+	r, ok := s.(*series.Series)
+	return ok && r.Revision != nil && len(r.Revision.SelftestCases) > 0
+}
+
 // Run checks that every tool it needs is installed (CheckTools), builds
 // everything, boots the guest and checks the console. The error is for
 // missing tools and failures to build or boot; a run whose tests fail returns
@@ -118,10 +128,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	defer unlock()
 	t0 := time.Now()
-	art, _, err := build(ctx, o.BuildOptions)
+	art, s, err := build(ctx, o.BuildOptions)
 	if err != nil {
 		return nil, err
 	}
+	extra := o.Extra || RevisionRunsExtra(s)
 	rep := &Report{Changed: art.Changed, BuildTime: time.Since(t0)}
 	fmt.Fprintf(logw, "build: done in %s\n", rep.BuildTime.Round(100*time.Millisecond))
 
@@ -133,7 +144,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	defer logf.Close()
 	opts := []qemu.Option{
 		qemu.WithKernel(art.Kernel), qemu.WithInitrd(art.Initramfs),
-		qemu.WithAppend(Cmdline(o.Extra)), qemu.WithAccel(o.Accel),
+		qemu.WithAppend(Cmdline(extra)), qemu.WithAccel(o.Accel),
 		qemu.WithTimeout(o.BootTimeout), qemu.WithConsole(logf), qemu.WithLog(logw),
 	}
 	if o.Console != nil {

@@ -2,6 +2,7 @@ package series_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,7 +18,7 @@ func BenchmarkGenerate(b *testing.B) {
 	dir := benchTree(b)
 	out := b.TempDir()
 	for i := 0; i < b.N; i++ {
-		s, err := series.Generate(context.Background(), series.Options{Tree: dir, Base: "v6.12"})
+		s, err := series.Generate(context.Background(), series.Options{Tree: dir, Base: "v6.12", Version: 11})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -38,7 +39,7 @@ func BenchmarkGitFormatPatch(b *testing.B) {
 	if out, err := exec.Command("git", "clone", "-q", "--shared", "--no-checkout", dir, clone).CombinedOutput(); err != nil {
 		b.Fatalf("%v: %s", err, out)
 	}
-	s, err := series.Generate(context.Background(), series.Options{Tree: clone, Base: "v6.12"})
+	s, err := series.Generate(context.Background(), series.Options{Tree: clone, Base: "v6.12", Version: 11})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -67,4 +68,50 @@ func benchTree(b *testing.B) string {
 		b.Fatal(treeErr)
 	}
 	return treeDir
+}
+
+// BenchmarkRangeDiff measures the range-diff from v11 to v12 (both already
+// generated): what kpatch gen --range-diff 11 and kpatch series diff add.
+// Compare with git range-diff on the two branches in BenchmarkGitRangeDiff.
+func BenchmarkRangeDiff(b *testing.B) {
+	dir := benchTree(b)
+	s11, err := series.Generate(context.Background(), series.Options{Tree: dir, Base: "v6.12", Version: 11})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s12, err := series.Generate(context.Background(), series.Options{Tree: dir, Base: "v6.12", Version: 12})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if out := series.RangeDiff(s11, s12); len(out) == 0 {
+			b.Fatal("empty range-diff")
+		}
+	}
+}
+
+// BenchmarkGitRangeDiff measures git range-diff v6.12..v11 v6.12..v12 on the
+// branches kpatch gen --branch records.
+func BenchmarkGitRangeDiff(b *testing.B) {
+	dir := benchTree(b)
+	clone := filepath.Join(b.TempDir(), "linux")
+	if out, err := exec.Command("git", "clone", "-q", "--shared", "--no-checkout", dir, clone).CombinedOutput(); err != nil {
+		b.Fatalf("%v: %s", err, out)
+	}
+	for _, v := range []int{11, 12} {
+		s, err := series.Generate(context.Background(), series.Options{Tree: clone, Base: "v6.12", Version: v})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := s.CreateBranch(fmt.Sprintf("v%d", v)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if o, err := exec.Command("git", "-C", clone, "range-diff", "--no-color", "v6.12..v11", "v6.12..v12").CombinedOutput(); err != nil {
+			b.Fatalf("%v: %s", err, o)
+		}
+	}
 }

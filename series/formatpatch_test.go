@@ -2,6 +2,7 @@ package series_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,21 +23,28 @@ import (
 // ids do not depend on the base), To and Cc (git was given none), and the
 // signature.
 func TestMatchesGitFormatPatch(t *testing.T) {
+	for _, v := range []int{11, 12} {
+		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) { matchesGitFormatPatch(t, v) })
+	}
+}
+
+func matchesGitFormatPatch(t *testing.T, version int) {
 	dir := debianTree(t)
 	clone := filepath.Join(t.TempDir(), "linux")
 	if out, err := exec.Command("git", "clone", "-q", "--shared", "--no-checkout", dir, clone).CombinedOutput(); err != nil {
 		t.Fatalf("git clone: %v\n%s", err, out)
 	}
-	s, err := series.Generate(context.Background(), series.Options{Tree: clone, Base: "v6.12"})
+	s, err := series.Generate(context.Background(), series.Options{Tree: clone, Base: "v6.12", Version: version})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CreateBranch("v11"); err != nil {
+	v := fmt.Sprint(version)
+	if err := s.CreateBranch("v" + v); err != nil {
 		t.Fatal(err)
 	}
 	out := t.TempDir()
 	cmd := exec.Command("git", "-C", clone, "-c", "core.attributesFile="+filepath.Join(dir, ".gitattributes"),
-		"-c", "core.abbrev=12", "format-patch", "-q", "--cover-letter", "--thread", "-v", "11", "--base=v6.12", "-o", out, "v6.12..v11")
+		"-c", "core.abbrev=12", "format-patch", "-q", "--cover-letter", "--thread", "-v", v, "--base=v6.12", "-o", out, "v6.12..v"+v)
 	if o, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("git format-patch: %v\n%s", err, o)
 	}

@@ -209,7 +209,7 @@ func fragments(f *gitdiff.File) string {
 // are compared, not the graph; the files a moved function touches differ
 // with the base.
 func TestGoldenCoverLetter(t *testing.T) {
-	s, err := series.Generate(context.Background(), series.Options{Tree: debianTree(t), Base: "v6.12"})
+	s, err := series.Generate(context.Background(), series.Options{Tree: debianTree(t), Base: "v6.12", Version: 11})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +311,7 @@ func TestGoldenOnShiftedBase(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s, err := series.Generate(context.Background(), series.Options{Tree: dir, Base: "shifted"})
+	s, err := series.Generate(context.Background(), series.Options{Tree: dir, Base: "shifted", Version: 11})
 	if err != nil {
 		t.Fatal(err)
 	}

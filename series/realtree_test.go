@@ -2,10 +2,12 @@ package series_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -26,9 +28,12 @@ func run(t *testing.T, dir string, name string, args ...string) string {
 	return string(out)
 }
 
-// TestRealTreeGitAmAndBuild generates v11 against Debian's 6.12, applies the
-// 14 patches with real git am, and compiles every file the series adds or
-// touches under an x86_64 config with IA32_EMULATION and the series on.
+// TestRealTreeGitAmAndBuild generates each revision against Debian's 6.12,
+// applies the 14 patches with real git am, and compiles every file the
+// series adds or touches under an x86_64 config with IA32_EMULATION and the
+// series on: v11 touches perf's core.o and ptrace.o (the moved
+// get_segment_base()), v12 stacktrace.o (arch_unwind_user_init() out of
+// line).
 func TestRealTreeGitAmAndBuild(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds kernel objects (minutes); run without -short")
@@ -38,8 +43,21 @@ func TestRealTreeGitAmAndBuild(t *testing.T) {
 			t.Fatalf("%s not installed: run the README test command, which installs the build tools", tool)
 		}
 	}
+	tests := []struct {
+		version int
+		objects []string
+	}{
+		{11, []string{"kernel/unwind/user.o", "kernel/unwind/deferred.o", "kernel/fork.o", "kernel/exit.o", "arch/x86/kernel/ptrace.o", "arch/x86/events/core.o"}},
+		{12, []string{"kernel/unwind/user.o", "kernel/unwind/deferred.o", "kernel/fork.o", "kernel/exit.o", "arch/x86/kernel/stacktrace.o"}},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprintf("v%d", tc.version), func(t *testing.T) { realTreeGitAmAndBuild(t, tc.version, tc.objects) })
+	}
+}
+
+func realTreeGitAmAndBuild(t *testing.T, version int, objects []string) {
 	dir := debianTree(t)
-	s, err := series.Generate(context.Background(), series.Options{Tree: dir, Base: "v6.12"})
+	s, err := series.Generate(context.Background(), series.Options{Tree: dir, Base: "v6.12", Version: version})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,8 +106,17 @@ func TestRealTreeGitAmAndBuild(t *testing.T) {
 		}
 	}
 	start := time.Now()
-	mk("-j2", "kernel/unwind/", "kernel/fork.o", "kernel/exit.o", "arch/x86/kernel/ptrace.o", "arch/x86/events/core.o")
-	for _, o := range []string{"kernel/unwind/user.o", "kernel/unwind/deferred.o", "kernel/fork.o", "kernel/exit.o", "arch/x86/kernel/ptrace.o", "arch/x86/events/core.o"} {
+	var targets []string
+	for _, o := range objects {
+		if strings.HasPrefix(o, "kernel/unwind/") {
+			o = "kernel/unwind/"
+		}
+		if !slices.Contains(targets, o) {
+			targets = append(targets, o)
+		}
+	}
+	mk(append([]string{"-j2"}, targets...)...)
+	for _, o := range objects {
 		if _, err := os.Stat(filepath.Join(build, o)); err != nil {
 			t.Errorf("%s was not built: %v", o, err)
 		}

@@ -39,7 +39,8 @@ type Revision struct {
 	MessageIDDomain string
 	ChangeID        string
 	To, Cc          []string
-	Cover           string // the cover letter text
+	SelftestCases   []string // self-test cases beyond the default list that this revision must pass
+	Cover           string   // the cover letter text
 	Patches         []*Patch
 	spec            *Spec
 }
@@ -214,6 +215,8 @@ func (s *Spec) loadRevision(dir string) (*Revision, error) {
 			r.To = append(r.To, splitList(v)...)
 		case "Cc":
 			r.Cc = append(r.Cc, splitList(v)...)
+		case "Selftest-Cases":
+			r.SelftestCases = append(r.SelftestCases, splitList(v)...)
 		default:
 			return fmt.Errorf("unknown field %q", k)
 		}

@@ -16,7 +16,7 @@ import (
 )
 
 func cmdGen(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("gen", "[--tree DIR] [--base REV] [-v N] [-o DIR [--force] | --stdout] [--branch NAME]",
+	fs := newFlags("gen", "[--tree DIR] [--base REV] [-v N] [-o DIR [--force] | --stdout] [--branch NAME] [--interdiff N] [--range-diff N]",
 		`Render the series against a kernel tree and write it as git format-patch
 --cover-letter --thread -v N would: a cover letter and numbered patches with
 diffstats, changelogs, threading headers and recipients from MAINTAINERS.
@@ -24,7 +24,7 @@ The tree is read at --base from its git objects; its working tree, index and HEA
 never changed. Edits to existing files are placed by what they attach to, so
 the series applies to bases it was not posted against.`, stderr)
 	tree := fs.String("tree", ".", "kernel tree: a git repository (clone, worktree or bare mirror), or a plain directory")
-	base := fs.String("base", "", "base revision (tag, branch or commit); default: the base recorded for the revision (v6.16-rc2 for v11)")
+	base := fs.String("base", "", "base revision (tag, branch or commit); default: the base recorded for the revision (v6.16-rc4 for v12, v6.16-rc2 for v11)")
 	version := fs.Int("v", 0, "revision of the series to write; default: the newest")
 	specDir := fs.String("spec", "", "series description directory (an edited copy of templates/linux); default: the one built in")
 	out := fs.String("o", "outgoing", "output directory: the series in it is replaced as a whole, the series files of earlier runs included")
@@ -36,6 +36,7 @@ the series applies to bases it was not posted against.`, stderr)
 	var to, cc addressList
 	fs.Var(&to, "to", "add a To: recipient to every message (repeatable), besides MAINTAINERS' and the series'")
 	fs.Var(&cc, "cc", "add a Cc: recipient to every message (repeatable)")
+	revDiff := addRevDiffFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -56,7 +57,8 @@ the series applies to bases it was not posted against.`, stderr)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	s, err := series.Generate(ctx, series.Options{Tree: *tree, Base: *base, Version: *version, SpecDir: *specDir, Plain: *plain, To: to, Cc: cc})
+	opt := series.Options{Tree: *tree, Base: *base, Version: *version, SpecDir: *specDir, Plain: *plain, To: to, Cc: cc}
+	s, err := series.Generate(ctx, opt)
 	if err != nil {
 		return genFailed(err, *jsonOut, stdout, stderr)
 	}
@@ -66,6 +68,9 @@ the series applies to bases it was not posted against.`, stderr)
 		}
 	}
 	msgs := s.Messages()
+	if err := revDiff.apply(ctx, opt, s, msgs); err != nil {
+		return err
+	}
 	if *stdoutFlag {
 		if _, err := io.WriteString(stdout, series.Mbox(msgs)); err != nil {
 			return fmt.Errorf("writing the mbox to standard output: %w", err)

@@ -294,7 +294,7 @@ func TestGenOutputs(t *testing.T) {
 	if err := json.Unmarshal(js.Bytes(), &rep); err != nil {
 		t.Fatal(err)
 	}
-	if rep.Version != 11 || rep.Base != "v6.12" || len(rep.Patches) != 14 || rep.Patches[13].File != names[14] {
+	if rep.Version != 12 || rep.Base != "v6.12" || len(rep.Patches) != 14 || rep.Patches[13].File != names[14] {
 		t.Errorf("json summary: %+v", rep)
 	}
 	if ents, _ := os.ReadDir(out); len(ents) != 15 {
@@ -326,7 +326,7 @@ func TestGenEditedSpec(t *testing.T) {
 	os.WriteFile(tp, bytes.Replace(c, []byte("/* stack going in wrong direction? */"), []byte("/* stack going the wrong way? */"), 1), 0o644)
 	stdout.Reset()
 	stderr.Reset()
-	if code := run([]string{"gen", "--tree", tree, "--base", "v6.12", "--spec", dir, "--stdout"}, &stdout, &stderr); code != 0 {
+	if code := run([]string{"gen", "--tree", tree, "--base", "v6.12", "-v", "11", "--spec", dir, "--stdout"}, &stdout, &stderr); code != 0 {
 		t.Fatalf("gen --spec: exit %d: %s", code, stderr.String())
 	}
 	if !strings.Contains(stdout.String(), "Subject: [PATCH v11 01/14] unwind_user: Add the user space unwinding API\n") {

@@ -6,6 +6,9 @@
 //	kpatch test    build, boot and check the series in QEMU
 //	kpatch tree    print (and create once) the cached Debian 6.12 kernel tree
 //	kpatch spec    write the built-in series description out for editing
+//	kpatch series  range-diff two versions of a series; import a posted one
+//	kpatch revision new   start the next revision in a spec copy
+//	kpatch trailers       add Acked-by/Reviewed-by/Tested-by from replies to a spec copy
 package main
 
 import (
@@ -32,6 +35,9 @@ func commands() []command {
 		{"tree", "print the cached Debian linux-source-6.12 git tree, creating it once", cmdTree},
 		{"spec", "write the built-in series description into a directory to edit", cmdSpec},
 		{"verify", "check a series (generated or posted) for the review's rules and C invariants", cmdVerify},
+		{"series", "diff two versions of a series (range-diff); import a posted series", cmdSeries},
+		{"revision", "start the next revision in a spec copy (b4 prep --reroll)", cmdRevision},
+		{"trailers", "add review trailers from replies to a spec copy (b4 trailers -u)", cmdTrailers},
 	}
 }
 

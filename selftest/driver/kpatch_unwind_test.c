@@ -35,6 +35,8 @@
 #include <linux/unwind_deferred.h>
 #include <linux/unwind_user.h>
 #include <asm/ptrace.h>
+#include <asm/insn.h>
+#include <asm/insn-eval.h>
 #include <asm/irq_regs.h>
 #include <asm/nmi.h>
 #include <asm/apic.h>
@@ -67,10 +69,17 @@ static void ku_print_snapshot(int slot, struct unwind_stacktrace *trace, u64 ts)
 	int len;
 
 	if (compat) {
-		scoped_guard(irqsave) {
-			cs_base = segment_base_address(regs->cs);
-			ss_base = segment_base_address(regs->ss);
-		}
+		/*
+		 * The bases as x86's instruction decoder finds them, not with a
+		 * helper of the series (v11 had segment_base_address(), v12 has
+		 * none); -1 means an invalid segment.
+		 */
+		cs_base = insn_get_seg_base(regs, INAT_SEG_REG_CS);
+		ss_base = insn_get_seg_base(regs, INAT_SEG_REG_SS);
+		if (cs_base == -1UL)
+			cs_base = 0;
+		if (ss_base == -1UL)
+			ss_base = 0;
 		sp = (regs->sp & 0xffffffffUL) + ss_base;
 	} else {
 		sp = regs->sp;

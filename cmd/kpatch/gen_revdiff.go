@@ -1,0 +1,56 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+
+	"kpatch/series"
+)
+
+// revDiffFlags are gen's --interdiff and --range-diff: the cover letter
+// ends with the diff against an earlier revision, as git format-patch
+// --interdiff/--range-diff writes it.
+type revDiffFlags struct {
+	interdiff, rangeDiff *int
+}
+
+func addRevDiffFlags(fs *flag.FlagSet) revDiffFlags {
+	return revDiffFlags{
+		interdiff: fs.Int("interdiff", 0, "end the cover letter with the diff from revision N's final tree to this one's (git format-patch --interdiff)"),
+		rangeDiff: fs.Int("range-diff", 0, "end the cover letter with the range-diff against revision N (git format-patch --range-diff)"),
+	}
+}
+
+// apply generates the earlier revisions against the same tree and base and
+// adds the sections to the cover letter, msgs[0].
+func (f revDiffFlags) apply(ctx context.Context, opt series.Options, s *series.Series, msgs []series.Message) error {
+	prev := func(v int) (*series.Series, error) {
+		if v == s.Revision.Version {
+			return nil, fmt.Errorf("revision v%d is the one being written: give an earlier one", v)
+		}
+		o := opt
+		o.Version = v
+		o.Base = s.Tree.Base
+		p, err := series.Generate(ctx, o)
+		if err != nil {
+			return nil, fmt.Errorf("revision v%d: %w", v, err)
+		}
+		return p, nil
+	}
+	if *f.interdiff != 0 {
+		p, err := prev(*f.interdiff)
+		if err != nil {
+			return fmt.Errorf("--interdiff: %w", err)
+		}
+		msgs[0] = series.AppendToCover(msgs[0], series.InterdiffTitle(p.Revision.Version), s.Interdiff(p))
+	}
+	if *f.rangeDiff != 0 {
+		p, err := prev(*f.rangeDiff)
+		if err != nil {
+			return fmt.Errorf("--range-diff: %w", err)
+		}
+		msgs[0] = series.AppendToCover(msgs[0], series.RangeDiffTitle(p.Revision.Version), series.RangeDiff(p, s))
+	}
+	return nil
+}

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+
+	"kpatch/patchmail"
+	"kpatch/series"
+	"kpatch/trailers"
+)
+
+func cmdTrailers(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("trailers", "--spec DIR [-v N] [--tree DIR [--base REV]] [--dry-run] [--json] FILE...",
+		`Add the Acked-by, Reviewed-by and Tested-by trailers that review replies
+give (FILE: an mbox, a saved thread or a directory of mails) to the patch
+descriptions of a spec copy, as b4 trailers -u does. A reply counts for the
+patch its In-Reply-To chain (or its "Re: [PATCH m/n]" subject) names; a reply
+to the cover letter counts for every patch. Patches are matched by patch-id
+when --tree is given and the replied-to patch is in FILE, else by subject.
+Trailers a patch already has are not added again.`, stderr)
+	specDir := fs.String("spec", "", "the spec copy to edit (required; kpatch spec -o DIR writes one)")
+	version := fs.Int("v", 0, "revision of the spec copy to edit; default: the newest")
+	tree := fs.String("tree", "", "kernel tree to generate the revision against, for patch-id matching")
+	base := fs.String("base", "", "base revision for --tree; default: the revision's recorded base")
+	dry := fs.Bool("dry-run", false, "report what would be added, change nothing")
+	jsonOut := fs.Bool("json", false, "print the report as JSON")
+	files, err := parseWithArgs(fs, args, -1)
+	if err != nil {
+		return err
+	}
+	if *specDir == "" || len(files) == 0 {
+		fmt.Fprintln(stderr, "kpatch trailers: give the spec copy with --spec DIR and at least one FILE of replies")
+		return errUsage
+	}
+	sp, err := series.LoadSpec(*specDir)
+	if err != nil {
+		return fmt.Errorf("%w: write a copy to edit with kpatch spec -o DIR", err)
+	}
+	rev, err := sp.Revision(*version)
+	if err != nil {
+		return err
+	}
+	var msgs []*patchmail.Message
+	for _, f := range files {
+		ms, err := patchmail.LoadMessages(f)
+		if err != nil {
+			return fmt.Errorf("%s: %w: give an mbox, a saved thread or a directory of mails", f, err)
+		}
+		msgs = append(msgs, ms...)
+	}
+	given := trailers.Collect(msgs)
+	var ids map[int]string
+	if *tree != "" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+		defer stop()
+		s, err := series.Generate(ctx, series.Options{Tree: *tree, Base: *base, Version: rev.Version, SpecDir: *specDir})
+		if err != nil {
+			return err
+		}
+		ids = map[int]string{}
+		for _, p := range s.Patches {
+			var d strings.Builder
+			for _, f := range p.Files {
+				text, _ := s.Diff(f)
+				d.WriteString(text)
+			}
+			ids[p.Number] = trailers.PatchID(d.String())
+		}
+	}
+	added, unmatched := trailers.Plan(rev, given, ids)
+	if !*dry {
+		if err := trailers.Write(*specDir, added); err != nil {
+			return err
+		}
+	}
+	if *jsonOut {
+		rep := struct {
+			Revision  int              `json:"revision"`
+			DryRun    bool             `json:"dry_run"`
+			Found     int              `json:"trailers_found"`
+			Added     []trailers.Added `json:"added"`
+			Unmatched []trailers.Given `json:"unmatched"`
+		}{rev.Version, *dry, len(given), added, unmatched}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	verb := "added"
+	if *dry {
+		verb = "would add"
+	}
+	for _, a := range added {
+		fmt.Fprintf(stdout, "%s: %s (%s, from %s)\n", a.File, a.Trailer, a.By, a.Reply)
+	}
+	for _, g := range unmatched {
+		fmt.Fprintf(stdout, "no patch of v%d for %s (reply %s to patch %d %q)\n", rev.Version, g.Line, g.Reply, g.Target, g.Title)
+	}
+	fmt.Fprintf(stderr, "kpatch trailers: %d trailers in the replies; %s %d to v%d, %d for patches v%d does not have\n", len(given), verb, len(added), rev.Version, len(unmatched), rev.Version)
+	return nil
+}

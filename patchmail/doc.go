@@ -1,0 +1,14 @@
+// Package patchmail reads a posted patch series into structured patches:
+// a directory of git format-patch files, an mbox (git format-patch
+// --stdout, or a thread saved from a list archive), or a thread saved as
+// text the way lore-style archives render it (the form of the v11 seed,
+// read with package oracle). It is what kpatch series import, kpatch series
+// diff and kpatch trailers read.
+//
+// A patch is a message whose subject starts with "[PATCH ... m/n]"
+// (any tag: RFC, v12, a subsystem) with m > 0; the m = 0 message is the
+// cover letter; every other message is a reply. Its commit message is what
+// git am would record: the subject without the bracketed prefix, a blank
+// line, and the body up to the "---" line, without an in-body "From:"
+// line, which names the author instead.
+package patchmail

@@ -1,0 +1,110 @@
+package patchmail_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"kpatch/oracle"
+	"kpatch/patchmail"
+)
+
+func TestLoadMbox(t *testing.T) {
+	s, err := patchmail.Load("testdata/two.mbox")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Version != 3 || s.Cover == nil || len(s.Patches) != 2 || len(s.Replies) != 1 {
+		t.Fatalf("v%d, cover %v, %d patches, %d replies", s.Version, s.Cover != nil, len(s.Patches), len(s.Replies))
+	}
+	if !strings.HasSuffix(s.Cover.Subject, "folds over two lines") {
+		t.Errorf("cover subject not unfolded: %q", s.Cover.Subject)
+	}
+	tests := []struct {
+		got, want string
+	}{
+		{s.Patches[0].Title, "x: first"},
+		{s.Patches[0].Author, "Josh Poimboeuf <jpoimboe@kernel.org>"},
+		{s.Patches[0].Commit, "2222222222222222222222222222222222222222"},
+		{s.Patches[0].Log, "From the first line of the body on, this is the message.\n\nSigned-off-by: Josh Poimboeuf <jpoimboe@kernel.org>\n"},
+		{s.Patches[0].Changelog, "Changes since v2:\n\n- one change\n"},
+		{s.Patches[0].Diffstat, " x.c | 1 +\n 1 file changed, 1 insertion(+)\n"},
+		{s.Patches[0].Diff, "diff --git a/x.c b/x.c\nindex 1111111..2222222 100644\n--- a/x.c\n+++ b/x.c\n@@ -1 +1,2 @@\n a\n+b\n"},
+		{s.Patches[0].InReplyTo, "c@example.org"},
+		{s.Patches[1].Title, "y: second — encoded"},
+		{s.Patches[1].Author, "Steven Rostedt <rostedt@goodmis.org>"},
+		{s.Patches[1].Changelog, ""},
+		{s.Patches[1].CommitMessage(), "y: second — encoded\n\nSecond.\n"},
+	}
+	for i, tc := range tests {
+		if tc.got != tc.want {
+			t.Errorf("%d: got %q, want %q", i, tc.got, tc.want)
+		}
+	}
+}
+
+// TestRoundTrip: a series written with WriteDir reads back the same.
+func TestRoundTrip(t *testing.T) {
+	s, err := patchmail.Load("testdata/two.mbox")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "out")
+	names, err := s.WriteDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) != 3 || filepath.Base(names[1]) != "v3-0001-x-first.patch" {
+		t.Errorf("wrote %v", names)
+	}
+	back, err := patchmail.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range back.Patches {
+		w := s.Patches[i]
+		if p.Title != w.Title || p.Author != w.Author || p.Log != w.Log || p.Changelog != w.Changelog || p.Diffstat != w.Diffstat || p.Diff != w.Diff || p.Commit != w.Commit {
+			t.Errorf("patch %d differs after the round trip:\n%+v\n%+v", i+1, p, w)
+		}
+	}
+	if _, err := s.WriteDir(dir); err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Errorf("writing over an existing directory: %v", err)
+	}
+}
+
+// TestLoadSeed reads the saved v11 thread: 14 patches, the cover letter and
+// the replies, authors with addresses.
+func TestLoadSeed(t *testing.T) {
+	path, err := oracle.SeedPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := patchmail.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Version != 11 || len(s.Patches) != 14 || s.Cover == nil || len(s.Replies) != 18 {
+		t.Fatalf("v%d, %d patches, cover %v, %d replies", s.Version, len(s.Patches), s.Cover != nil, len(s.Replies))
+	}
+	for _, p := range s.Patches {
+		if !strings.Contains(p.Author, "@") || !strings.HasPrefix(p.Diff, "diff --git ") {
+			t.Errorf("patch %d: author %q, diff starts %q", p.Number, p.Author, p.Diff[:min(20, len(p.Diff))])
+		}
+	}
+	if s.Patches[3].Author != "Steven Rostedt <rostedt@goodmis.org>" {
+		t.Errorf("patch 4 author %q", s.Patches[3].Author)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.mbox")
+	os.WriteFile(empty, []byte("From: a@b\nSubject: hello\n\nno patch\n"), 0o644)
+	if _, err := patchmail.Load(empty); err == nil || !strings.Contains(err.Error(), "no [PATCH m/n]") {
+		t.Errorf("mbox without patches: %v", err)
+	}
+	if _, err := patchmail.Load(filepath.Join(dir, "missing")); err == nil {
+		t.Error("missing file: no error")
+	}
+}

@@ -1,0 +1,152 @@
+package revision
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"kpatch/series"
+	"kpatch/spec"
+)
+
+// Options says how to start the next revision.
+type Options struct {
+	SpecDir string    // the spec copy to extend
+	Base    string    // the base of the new revision; "" keeps the previous one's
+	Date    time.Time // the new cover letter's date; zero keeps the previous one's
+	Archive string    // link prefix, e.g. "https://lore.kernel.org/all/"; "" means that
+}
+
+// Result describes the revision written.
+type Result struct {
+	Dir      string   // the new revision's directory
+	Version  int      // its number
+	Previous int      // the revision it starts from
+	Files    []string // the files written, relative to the spec directory
+}
+
+// ErrExists is returned when the next revision's directory already exists.
+var ErrExists = errors.New("the next revision already exists")
+
+var (
+	versionLine = regexp.MustCompile(`(?m)^Version: .*$`)
+	baseLine    = regexp.MustCompile(`(?m)^Base: .*$`)
+	dateLine    = regexp.MustCompile(`(?m)^Date: .*$`)
+	changesLine = regexp.MustCompile(`(?m)^Changes (since|in) v\d+`)
+	patchFile   = regexp.MustCompile(`^\d+-[a-z0-9][a-z0-9-]*\.patch$`)
+)
+
+// New writes revision N+1 of the spec in o.SpecDir from its newest
+// revision N, atomically (a temporary directory renamed into place).
+func New(o Options) (*Result, error) {
+	sp, err := series.LoadSpec(o.SpecDir)
+	if err != nil {
+		return nil, fmt.Errorf("%w: write a copy to edit with kpatch spec -o DIR", err)
+	}
+	prev, err := sp.Revision(0)
+	if err != nil {
+		return nil, err
+	}
+	if o.Archive == "" {
+		o.Archive = "https://lore.kernel.org/all/"
+	}
+	res := &Result{Version: prev.Version + 1, Previous: prev.Version}
+	name := fmt.Sprintf("v%d", res.Version)
+	res.Dir = filepath.Join(o.SpecDir, name)
+	if _, err := os.Stat(res.Dir); err == nil {
+		return nil, fmt.Errorf("%s: %w: edit it, or remove it to start again", res.Dir, ErrExists)
+	}
+	srcDir := filepath.Join(o.SpecDir, fmt.Sprintf("v%d", prev.Version))
+	tmp, err := os.MkdirTemp(o.SpecDir, ".kpatch-revision-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	link := func(n int) string { return o.Archive + series.MessageID(prev, n) + "/" }
+	section := func(n int) string { return fmt.Sprintf("Changes since v%d: %s\n\n", prev.Version, link(n)) }
+
+	data, err := os.ReadFile(filepath.Join(srcDir, "series"))
+	if err != nil {
+		return nil, err
+	}
+	text := versionLine.ReplaceAllString(string(data), fmt.Sprintf("Version: %d", res.Version))
+	if o.Base != "" {
+		if baseLine.MatchString(text) {
+			text = baseLine.ReplaceAllString(text, "Base: "+o.Base)
+		} else {
+			text = strings.Replace(text, "\n\n", "\nBase: "+o.Base+"\n\n", 1)
+		}
+	}
+	if !o.Date.IsZero() {
+		text = dateLine.ReplaceAllString(text, "Date: "+o.Date.Format(time.RFC1123Z))
+	}
+	text = addCoverSection(text, section(0))
+	if err := os.WriteFile(filepath.Join(tmp, "series"), []byte(text), 0o644); err != nil {
+		return nil, err
+	}
+	res.Files = append(res.Files, filepath.Join(name, "series"))
+	for _, p := range prev.Patches {
+		base := filepath.Base(p.Src)
+		if !patchFile.MatchString(base) {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(srcDir, base))
+		if err != nil {
+			return nil, err
+		}
+		out := addPatchSection(string(data), section(p.Number))
+		if err := os.WriteFile(filepath.Join(tmp, base), []byte(out), 0o644); err != nil {
+			return nil, err
+		}
+		res.Files = append(res.Files, filepath.Join(name, base))
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(tmp, res.Dir); err != nil {
+		return nil, err
+	}
+	// The copy must load: a revision kpatch cannot read is not written.
+	if _, err := series.LoadSpec(o.SpecDir); err != nil {
+		os.RemoveAll(res.Dir)
+		return nil, fmt.Errorf("the new revision does not load: %w", err)
+	}
+	return res, nil
+}
+
+// addCoverSection puts the new section before the first "Changes since"
+// section of the cover letter, or at its end.
+func addCoverSection(text, section string) string {
+	if loc := changesLine.FindStringIndex(text); loc != nil {
+		return text[:loc[0]] + section + text[loc[0]:]
+	}
+	return strings.TrimRight(text, "\n") + "\n\n" + strings.TrimRight(section, "\n") + "\n"
+}
+
+// addPatchSection puts the new section first in the patch's notes (below
+// "---"), creating them if the patch has none.
+func addPatchSection(text, section string) string {
+	head, edits, hasEdits := strings.Cut(text, "\n=== edits\n")
+	if i := strings.Index(head, "\n---\n"); i >= 0 {
+		head = head[:i+5] + section + head[i+5:]
+	} else {
+		head = strings.TrimRight(head, "\n") + "\n---\n" + strings.TrimRight(section, "\n") + "\n"
+	}
+	if hasEdits {
+		return head + "\n=== edits\n" + edits
+	}
+	return head
+}
+
+// Spec returns the loaded revision, for callers that report on it.
+func Spec(dir string, v int) (*spec.Revision, error) {
+	sp, err := series.LoadSpec(dir)
+	if err != nil {
+		return nil, err
+	}
+	return sp.Revision(v)
+}

@@ -1,0 +1,103 @@
+package linux_test
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"kpatch/oracle"
+	"kpatch/spec"
+	"kpatch/templates/linux"
+)
+
+// TestV12MatchesPosting renders v12's created files at the steps whose
+// blob ids the posted v12 names in its index lines (testdata/v12-blobs.txt)
+// and compares them: the templates reproduce the posting byte for byte
+// where it is known.
+func TestV12MatchesPosting(t *testing.T) {
+	s, err := spec.Load(linux.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Revision(12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open("testdata/v12-blobs.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	n := 0
+	for sc.Scan() {
+		l := sc.Text()
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		var step int
+		var path, want string
+		if _, err := fmt.Sscan(l, &step, &path, &want); err != nil {
+			t.Fatalf("%q: %v", l, err)
+		}
+		n++
+		t.Run(strconv.Itoa(step)+"/"+path, func(t *testing.T) {
+			b, ok, err := r.Render(path, step)
+			if err != nil || !ok {
+				t.Fatalf("render: %v (exists %v)", err, ok)
+			}
+			if got := oracle.BlobHash(b); !strings.HasPrefix(got, want) {
+				t.Errorf("blob %s, the posting has %s:\n%s", got[:12], want, b)
+			}
+		})
+	}
+	if n < 20 {
+		t.Fatalf("only %d blob ids in testdata", n)
+	}
+}
+
+// TestV12Shape checks what v12 changed in its shape against v11: the USED
+// bit patch right after "Clear unwind_mask", the segment-base patch gone,
+// 14 patches, the base, and a "Changes since v11" note exactly on the
+// patches whose content changed.
+func TestV12Shape(t *testing.T) {
+	s, err := spec.Load(linux.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Revision(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Version != 12 || r.Base != "v6.16-rc4" || len(r.Patches) != 14 {
+		t.Fatalf("newest is v%d on %s with %d patches, want v12 on v6.16-rc4 with 14", r.Version, r.Base, len(r.Patches))
+	}
+	var ids []string
+	for _, p := range r.Patches {
+		ids = append(ids, p.ID)
+	}
+	want := "user-api fp compat-fp faultable cache deferred nmi-safe bitmask srcu clear-mask used-bit task-exit x86-fp x86-compat-fp"
+	if got := strings.Join(ids, " "); got != want {
+		t.Errorf("v12 patches:\n got %s\nwant %s", got, want)
+	}
+	changed := map[string]bool{"deferred": true, "clear-mask": true, "x86-compat-fp": true}
+	for _, p := range r.Patches {
+		has := strings.HasPrefix(p.Changelog, "Changes since v11: ")
+		if has != changed[p.ID] {
+			t.Errorf("patch %d (%s): changelog %q, want a v11 note: %v", p.Number, p.ID, p.Changelog, changed[p.ID])
+		}
+	}
+	if !strings.Contains(r.Cover, "Changes since v11: https://lore.kernel.org/") {
+		t.Error("the cover letter has no link line to v11")
+	}
+	if strings.Join(r.SelftestCases, ",") != "faultable_sync" {
+		t.Errorf("Selftest-Cases %q, want faultable_sync", r.SelftestCases)
+	}
+	v11, _ := s.Revision(11)
+	if len(v11.SelftestCases) != 0 {
+		t.Errorf("v11 has Selftest-Cases %q", v11.SelftestCases)
+	}
+}

@@ -1,0 +1,13 @@
+// Package trailers collects the review trailers (Acked-by, Reviewed-by,
+// Tested-by) that replies to a posted series give, and adds them to the
+// patch descriptions of a spec copy, as b4 trailers -u does for a branch.
+//
+// A reply's target is found by its In-Reply-To chain up to a "[PATCH m/n]"
+// message, or, for a thread saved without headers, by its own "Re: [PATCH
+// vN m/n] title" subject. A target patch is matched to a patch of the spec
+// revision by patch-id (git patch-id --stable, when its diff is at hand and
+// the revision was generated against a tree) or else by subject. A reply
+// to the cover letter (m = 0) applies to every patch. Quoted lines ("> ")
+// never count, and a trailer a patch already has is not added again, so a
+// second run adds nothing.
+package trailers

@@ -1,0 +1,220 @@
+package trailers
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"kpatch/patchmail"
+	"kpatch/spec"
+)
+
+// Kinds are the trailers collected, in the order b4 knows them.
+var Kinds = []string{"Acked-by", "Reviewed-by", "Tested-by"}
+
+var trailerRE = regexp.MustCompile(`^(?i:(Acked-by|Reviewed-by|Tested-by)):\s*(\S.*)$`)
+
+// Given is a trailer that a reply gives to a posted patch.
+type Given struct {
+	Line    string // "Reviewed-by: Name <address>"
+	Reply   string // the reply's Message-Id, or its subject when it has none
+	Target  int    // the posted patch it answers; 0: the cover letter
+	Title   string // that patch's title
+	PatchID string // its git patch-id when its diff is at hand, else ""
+}
+
+// Collect finds the trailers that the replies among msgs give, with the
+// patch each answers.
+func Collect(msgs []*patchmail.Message) []Given {
+	byID := map[string]*patchmail.Message{}
+	for _, m := range msgs {
+		if m.MessageID != "" {
+			byID[m.MessageID] = m
+		}
+	}
+	var out []Given
+	for _, m := range msgs {
+		_, reply, _, ok := patchmail.PatchSubject(m.Subject)
+		if ok && !reply {
+			continue // a patch or a cover letter: its own trailers are the author's
+		}
+		lines := trailerLines(m.Body)
+		if len(lines) == 0 {
+			continue
+		}
+		target := m
+		for i := 0; i < 64; i++ {
+			if n, r, _, ok := patchmail.PatchSubject(target.Subject); ok && !r && n >= 0 && target != m {
+				break
+			}
+			parent := byID[target.InReplyTo]
+			if parent == nil {
+				break
+			}
+			target = parent
+		}
+		n, _, title, ok := patchmail.PatchSubject(target.Subject)
+		if !ok {
+			continue // not a reply to a patch series
+		}
+		g := Given{Target: n, Title: title, Reply: m.MessageID}
+		if g.Reply == "" {
+			g.Reply = m.Subject
+		}
+		if target != m && n > 0 {
+			if i := strings.Index(target.Body, "\ndiff --git "); i >= 0 {
+				g.PatchID = PatchID(target.Body[i+1:])
+			}
+		}
+		for _, l := range lines {
+			g.Line = l
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// trailerLines returns the unquoted trailer lines of a body, normalized
+// to the canonical capitalization.
+func trailerLines(body string) []string {
+	var out []string
+	for _, l := range strings.Split(body, "\n") {
+		m := trailerRE.FindStringSubmatch(strings.TrimRight(l, " \t\r"))
+		if m == nil {
+			continue
+		}
+		for _, k := range Kinds {
+			if strings.EqualFold(k, m[1]) {
+				out = append(out, k+": "+m[2])
+			}
+		}
+	}
+	return out
+}
+
+// Added is one trailer added to a patch description.
+type Added struct {
+	File    string `json:"file"`  // the patch description, relative to the spec directory
+	Patch   int    `json:"patch"` // its number in the revision
+	ID      string `json:"id"`
+	Trailer string `json:"trailer"`
+	Reply   string `json:"reply"`
+	By      string `json:"matched_by"` // "patch-id", "subject" or "cover letter"
+}
+
+// Unmatched is a trailer whose patch the revision does not have.
+type Unmatched struct {
+	Given
+}
+
+// Plan decides which trailers go to which patches of rev. ids maps a patch
+// number of rev to its patch-id (nil when no tree was given).
+func Plan(rev *spec.Revision, given []Given, ids map[int]string) ([]Added, []Given) {
+	var added []Added
+	var unmatched []Given
+	seen := map[string]bool{}
+	add := func(p *spec.Patch, g Given, by string) {
+		key := p.ID + "\x00" + g.Line
+		if seen[key] || hasTrailer(p.Log, g.Line) {
+			return
+		}
+		seen[key] = true
+		added = append(added, Added{File: p.Src, Patch: p.Number, ID: p.ID, Trailer: g.Line, Reply: g.Reply, By: by})
+	}
+	for _, g := range given {
+		if g.Target == 0 {
+			for _, p := range rev.Patches {
+				add(p, g, "cover letter")
+			}
+			continue
+		}
+		var match *spec.Patch
+		by := ""
+		if g.PatchID != "" {
+			for _, p := range rev.Patches {
+				if ids[p.Number] == g.PatchID {
+					match, by = p, "patch-id"
+				}
+			}
+		}
+		if match == nil {
+			for _, p := range rev.Patches {
+				if strings.Join(strings.Fields(p.Subject), " ") == g.Title {
+					match, by = p, "subject"
+				}
+			}
+		}
+		if match == nil {
+			unmatched = append(unmatched, g)
+			continue
+		}
+		add(match, g, by)
+	}
+	return added, unmatched
+}
+
+func hasTrailer(log, line string) bool {
+	for _, l := range strings.Split(log, "\n") {
+		if strings.EqualFold(strings.TrimSpace(l), line) {
+			return true
+		}
+	}
+	return false
+}
+
+// Write adds the planned trailers to the patch descriptions under specDir,
+// at the end of each commit message's trailer block. Each file is replaced
+// atomically.
+func Write(specDir string, added []Added) error {
+	byFile := map[string][]string{}
+	var files []string
+	for _, a := range added {
+		if byFile[a.File] == nil {
+			files = append(files, a.File)
+		}
+		byFile[a.File] = append(byFile[a.File], a.Trailer)
+	}
+	for _, f := range files {
+		path := filepath.Join(specDir, filepath.FromSlash(f))
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		out, err := insert(string(data), byFile[f])
+		if err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		tmp := path + ".kpatch-tmp"
+		if err := os.WriteFile(tmp, []byte(out), 0o644); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			os.Remove(tmp)
+			return err
+		}
+	}
+	return nil
+}
+
+// insert puts lines after the last line of the commit message, which ends
+// at "---", "=== edits" or the end of the file.
+func insert(text string, lines []string) (string, error) {
+	_, body, ok := strings.Cut(text, "\n\n")
+	if !ok {
+		return "", fmt.Errorf("no blank line after the header")
+	}
+	start := len(text) - len(body)
+	end := len(text)
+	for _, sep := range []string{"\n---\n", "\n=== edits\n"} {
+		if i := strings.Index(body, sep); i >= 0 && start+i+1 < end {
+			end = start + i + 1
+		}
+	}
+	if strings.HasPrefix(body, "---\n") || strings.HasPrefix(body, "=== edits\n") {
+		return "", fmt.Errorf("empty commit message")
+	}
+	msg := strings.TrimRight(text[:end], "\n")
+	return msg + "\n" + strings.Join(lines, "\n") + "\n" + text[end:], nil
+}

@@ -1,0 +1,110 @@
+package trailers_test
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"kpatch/patchmail"
+	"kpatch/series"
+	"kpatch/templates/linux"
+	"kpatch/trailers"
+)
+
+func TestCollect(t *testing.T) {
+	msgs, err := patchmail.LoadMessages("testdata/replies.mbox")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := trailers.Collect(msgs)
+	var lines []string
+	for _, g := range got {
+		lines = append(lines, g.Reply+" -> "+string(rune('0'+g.Target/10))+string(rune('0'+g.Target%10))+" "+g.Line)
+	}
+	want := []string{
+		"r1@example.org -> 03 Reviewed-by: Jane Doe <jane@example.org>",
+		"r4@example.org -> 03 Reviewed-by: Deep Reply <deep@example.org>",
+		"r2@example.org -> 00 Acked-by: Ingo Molnar <mingo@kernel.org>",
+		"r3@example.org -> 06 Tested-by: Tess Ter <tess@example.org>",
+		"r5@example.org -> 13 Reviewed-by: Someone <someone@example.org>",
+	}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+	for _, g := range got {
+		if (g.Target == 3) != (g.PatchID != "") {
+			t.Errorf("%s: patch-id %q: only the replies whose patch is in the file have one", g.Reply, g.PatchID)
+		}
+	}
+}
+
+// TestApplyToSpecCopy adds the trailers to v12 of a spec copy: the compat
+// patch by patch-id (its posted title differs), patch 6 by subject, the
+// cover letter's ack on all 14, the dropped patch 13's review nowhere; a
+// second run adds nothing.
+func TestApplyToSpecCopy(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "spec")
+	if err := linux.Export(dir); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := patchmail.LoadMessages("testdata/replies.mbox")
+	if err != nil {
+		t.Fatal(err)
+	}
+	given := trailers.Collect(msgs)
+	sp, err := series.LoadSpec(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev, _ := sp.Revision(12)
+	// Patch-ids as generation would give them: the posted patch 3's diff
+	// stands for v12's patch 3.
+	posted := msgs[1].Body[strings.Index(msgs[1].Body, "diff --git"):]
+	ids := map[int]string{3: trailers.PatchID(posted), 6: trailers.PatchID("diff --git a/y b/y\n")}
+	added, unmatched := trailers.Plan(rev, given, ids)
+	count := map[string]int{}
+	for _, a := range added {
+		count[a.ID+" "+a.By]++
+	}
+	if count["compat-fp patch-id"] != 2 || count["deferred subject"] != 1 || count["x86-fp cover letter"] != 1 || len(added) != 14+3 {
+		t.Errorf("planned %d: %v", len(added), count)
+	}
+	if len(unmatched) != 1 || unmatched[0].Target != 13 {
+		t.Errorf("unmatched: %+v", unmatched)
+	}
+	if err := trailers.Write(dir, added); err != nil {
+		t.Fatal(err)
+	}
+	sp, err = series.LoadSpec(dir)
+	if err != nil {
+		t.Fatalf("the edited copy does not load: %v", err)
+	}
+	rev, _ = sp.Revision(12)
+	p3 := rev.Patches[2]
+	if !strings.HasSuffix(p3.Log, "Signed-off-by: Steven Rostedt (Google) <rostedt@goodmis.org>\nReviewed-by: Jane Doe <jane@example.org>\nReviewed-by: Deep Reply <deep@example.org>\nAcked-by: Ingo Molnar <mingo@kernel.org>\n") {
+		t.Errorf("patch 3's message ends:\n%s", p3.Log)
+	}
+	p14 := rev.Patches[13]
+	if len(p14.Edits) == 0 || !strings.Contains(p14.Changelog, "Changes since v11") || !strings.HasSuffix(p14.Log, "Acked-by: Ingo Molnar <mingo@kernel.org>\n") {
+		t.Errorf("patch 14 lost its notes or edits, or has no ack: %q", p14.Log)
+	}
+	v11, _ := sp.Revision(11)
+	if strings.Contains(v11.Patches[2].Log, "Reviewed-by") {
+		t.Error("v11 was changed")
+	}
+	again, _ := trailers.Plan(rev, given, ids)
+	if len(again) != 0 {
+		t.Errorf("a second run adds %d trailers", len(again))
+	}
+	var files []string
+	ents, _ := os.ReadDir(filepath.Join(dir, "v12"))
+	for _, e := range ents {
+		files = append(files, e.Name())
+	}
+	sort.Strings(files)
+	if len(files) != 15 {
+		t.Errorf("v12 holds %v (a temporary file left?)", files)
+	}
+}
