@@ -1,10 +1,13 @@
 package verify
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
 	"testing"
+
+	"kpatch/series"
 )
 
 // reviewPoint is a problem the v11 review (or checkpatch) raised: verify
@@ -127,5 +130,33 @@ func TestV11IngoPoints(t *testing.T) {
 		for _, p := range ingoPoints {
 			t.Run(in+"/"+p.id, func(t *testing.T) { checkPoints(t, s, fs, []reviewPoint{p}) })
 		}
+	}
+}
+
+// TestV12ResolvesIngoPoints: v12 is how the authors resolved Ingo Molnar's
+// three points (the guard names X86, the segment-base helper is gone with
+// the move patch, insn_get_seg_base() is used instead), so verify reports
+// none of them on v12, while it still reports what v12 left as posted (the
+// Co-developed-by order of patches 5 and 6).
+func TestV12ResolvesIngoPoints(t *testing.T) {
+	g, err := series.Generate(context.Background(), series.Options{Tree: debianTree(t), Base: "v6.12", Version: 12})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := FromGenerated(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]int{}
+	for _, f := range Run(s, Options{}) {
+		ids[f.ID]++
+	}
+	for _, p := range ingoPoints {
+		if ids[p.id] != 0 {
+			t.Errorf("v12: %d findings under %s, a point v12 resolved", ids[p.id], p.id)
+		}
+	}
+	if ids["CO_DEVELOPED_BY"] != 2 {
+		t.Errorf("v12: %d CO_DEVELOPED_BY findings, want the 2 the posted v12 still has", ids["CO_DEVELOPED_BY"])
 	}
 }
