@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -200,4 +201,52 @@ func deltaHistory(t *testing.T) string {
 		}
 	}
 	return dir
+}
+
+// TestRefNamesAgreeWithGoGit lists the references of a repository with
+// loose and packed ones (and one that is both) with kpatch's reader and
+// with go-git, and checks BranchConflict on names git refuses beside them.
+func TestRefNamesAgreeWithGoGit(t *testing.T) {
+	gittest.Require(t)
+	dir := deltaHistory(t)
+	gittest.Run(t, dir, "branch", "topic")
+	gittest.Run(t, dir, "branch", "fix/one")
+	gittest.Run(t, dir, "pack-refs", "--all")
+	gittest.Run(t, dir, "branch", "fix/two")
+	gittest.Run(t, dir, "branch", "-f", "topic", "master~1") // loose over packed
+	tr, err := OpenGit(dir, "v2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := tr.db.RefNames()
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs, err := openGoGit(t, dir).References()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	refs.ForEach(func(r *plumbing.Reference) error {
+		if n := r.Name().String(); strings.HasPrefix(n, "refs/") {
+			want = append(want, n)
+		}
+		return nil
+	})
+	sort.Strings(want)
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("kpatch lists %q, go-git %q", got, want)
+	}
+	for _, tc := range []struct{ name, conflict string }{
+		{"topic/v11", "refs/heads/topic"},
+		{"fix", "refs/heads/fix/one"},
+		{"fix/two/x", "refs/heads/fix/two"},
+		{"fix/three", ""},
+		{"new", ""},
+	} {
+		c, err := tr.BranchConflict(tc.name)
+		if err != nil || c != tc.conflict {
+			t.Errorf("BranchConflict(%q) = %q, %v; want %q", tc.name, c, err, tc.conflict)
+		}
+	}
 }

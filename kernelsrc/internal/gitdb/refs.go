@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 )
@@ -114,4 +115,46 @@ func (db *DB) loadPackedRefs() error {
 		db.packedRefs[name] = h
 	}
 	return nil
+}
+
+// RefNames returns the names of every reference under refs/, loose and
+// packed, sorted (a name that is both is listed once).
+func (db *DB) RefNames() ([]string, error) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	db.packedRefs, db.packedErr = nil, nil // read packed-refs afresh
+	if err := db.loadPackedRefs(); err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	for name := range db.packedRefs {
+		seen[name] = true
+	}
+	root := filepath.Join(db.CommonDir, "refs")
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == root && errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return fmt.Errorf("%w: %v", ErrDamaged, err)
+		}
+		if d.IsDir() || strings.HasSuffix(p, ".lock") {
+			return nil
+		}
+		rel, err := filepath.Rel(db.CommonDir, p)
+		if err != nil {
+			return err
+		}
+		seen[filepath.ToSlash(rel)] = true
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(seen))
+	for name := range seen {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names, nil
 }
