@@ -72,7 +72,8 @@ func fakeKernel(t *testing.T, edit func(path string, b []byte) []byte) string {
 	dir := t.TempDir()
 	for _, p := range []string{"MAINTAINERS", "Kconfig", "arch/Kconfig", "arch/x86/Kconfig", "kernel/Makefile",
 		"include/asm-generic/Kbuild", "include/linux/sched.h", "include/linux/entry-common.h", "kernel/fork.c",
-		"kernel/exit.c", "arch/x86/events/core.c", "arch/x86/include/asm/ptrace.h", "arch/x86/kernel/ptrace.c"} {
+		"kernel/exit.c", "arch/x86/events/core.c", "arch/x86/include/asm/ptrace.h", "arch/x86/kernel/ptrace.c",
+		"arch/x86/kernel/stacktrace.c"} {
 		b, err := os.ReadFile(filepath.Join(src, p))
 		if err != nil {
 			t.Fatal(err)
@@ -479,12 +480,12 @@ func TestGenRefuses(t *testing.T) {
 		{"--force with a directory where patch 7 goes", clone, []string{"--base", "v6.12", "--force", "--branch", "b6"}, func(t *testing.T, out string) {
 			previousOut(t, out)
 			for name := range prevFiles {
-				if strings.HasPrefix(name, "v11-0007-") {
+				if strings.HasPrefix(name, "v12-0007-") {
 					os.Remove(filepath.Join(out, name))
 					os.MkdirAll(filepath.Join(out, name, "sub"), 0o755)
 				}
 			}
-		}, []string{"v11-0007-", "is in the way of the new series", "move it away"}, previous},
+		}, []string{"v12-0007-", "is in the way of the new series", "move it away"}, previous},
 		// Item 9: a created file's path collides with the base.
 		{"kernel/unwind is a file in the base", clone, []string{"--base", "unwind-is-a-file", "--branch", "b9"}, previousOut,
 			[]string{"patch 1 (user-api) creates kernel/unwind/", "kernel/unwind is a file in --base unwind-is-a-file where the series needs a directory", "choose another --base"}, previous},

@@ -37,7 +37,7 @@ func TestGenUnplaced(t *testing.T) {
 	for _, jsonOut := range []bool{false, true} {
 		out := filepath.Join(t.TempDir(), "outgoing")
 		before := fingerprint(t, tree)
-		args := []string{"gen", "--tree", tree, "--base", "synthetic", "-o", out}
+		args := []string{"gen", "--tree", tree, "--base", "synthetic", "-v", "11", "-o", out}
 		if jsonOut {
 			args = append(args, "--json")
 		}

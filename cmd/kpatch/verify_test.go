@@ -13,7 +13,7 @@ import (
 func TestVerifyCommand(t *testing.T) {
 	tree := debianTree(t)
 	var out, errb bytes.Buffer
-	code := run([]string{"verify", "--tree", tree, "--base", "v6.12"}, &out, &errb)
+	code := run([]string{"verify", "--tree", tree, "--base", "v6.12", "-v", "11"}, &out, &errb)
 	if code != 1 {
 		t.Fatalf("exit %d on v11 (it has errors); stderr %q", code, errb.String())
 	}
@@ -27,7 +27,7 @@ func TestVerifyCommand(t *testing.T) {
 	}
 
 	out.Reset()
-	code = run([]string{"verify", "--tree", tree, "--base", "v6.12", "--json"}, &out, &errb)
+	code = run([]string{"verify", "--tree", tree, "--base", "v6.12", "-v", "11", "--json"}, &out, &errb)
 	var rep struct {
 		Errors   int
 		Findings []struct {
