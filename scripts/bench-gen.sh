@@ -9,7 +9,7 @@
 # a branch with `kpatch gen --branch`, then alternates
 #
 #   kpatch gen --tree CLONE --base v6.12 -o OUT1
-#   git -C CLONE format-patch --cover-letter --thread -v11 --base=v6.12 -o OUT2 v6.12..BRANCH
+#   git -C CLONE format-patch --cover-letter --thread -v12 --base=v6.12 -o OUT2 v6.12..BRANCH
 #
 # under /usr/bin/time -v, and prints for each the median wall time, the
 # median CPU time (user+system) and the median peak RSS, and the ratios
@@ -36,7 +36,7 @@ git clone -q --shared --no-checkout "$tree" "$clone"
 
 # GOGC and GOMEMLIMIT are cleared so that kpatch's own GC setting is measured.
 kp=(env GOGC= GOMEMLIMIT= "$bin" gen --tree "$clone" --base v6.12 -o "$work/out-kpatch")
-gt=(git -C "$clone" -c core.pager=cat format-patch -q --cover-letter --thread -v11 --base=v6.12 -o "$work/out-git" v6.12..bench)
+gt=(git -C "$clone" -c core.pager=cat format-patch -q --cover-letter --thread -v12 --base=v6.12 -o "$work/out-git" v6.12..bench)
 
 # measure NAME CMD...: one run under /usr/bin/time -v, appends
 # "wall cpu rss_kib" to $work/NAME. time -v gives the wall time in
