@@ -47,7 +47,7 @@ func shiftedBase(t *testing.T) string {
 func TestFixedVariantShiftedBase(t *testing.T) {
 	dir := shiftedBase(t)
 	for _, fixed := range []bool{true, false} {
-		g, err := series.Generate(context.Background(), series.Options{Tree: dir, Base: "shifted", SpecDir: specCopy(t, fixed)})
+		g, err := series.Generate(context.Background(), series.Options{Tree: dir, Base: "shifted", Version: 11, SpecDir: specCopy(t, fixed)})
 		if err != nil {
 			t.Fatal(err)
 		}
