@@ -48,7 +48,7 @@ measure() {
 	/usr/bin/time -v -o "$work/time.txt" "$@" >/dev/null 2>"$work/err.txt" || {
 		echo "bench-gen: $name failed:" >&2; cat "$work/err.txt" >&2; exit 1; }
 	local t1=$EPOCHREALTIME
-	awk -v out="$work/$name" -v t0="$t0" -v t1="$t1" '
+	awk -v out="$work/$name.times" -v t0="$t0" -v t1="$t1" '
 		/User time/ {u=$NF} /System time/ {s=$NF} /Maximum resident/ {r=$NF}
 		END {printf "%.6f %.4f %d\n", t1-t0, u+s, r >> out}' "$work/time.txt"
 }
@@ -65,7 +65,7 @@ done
 
 median() { sort -n | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 stats() {
-	local f=$work/$1
+	local f=$work/$1.times
 	printf '%s %s %s\n' "$(cut -d' ' -f1 "$f" | median)" "$(cut -d' ' -f2 "$f" | median)" "$(cut -d' ' -f3 "$f" | median)"
 }
 read -r kw kc kr <<<"$(stats kpatch)"
