@@ -49,11 +49,13 @@
 //
 // The default run holds the cases whose traces come from deferred requests
 // (unwind_deferred_request() and the tracer's callback), the series' main
-// use; all of them pass on v11. The extra cases (Options.Extra, kpatch test
-// --extra, KPATCH_EXTRA=1 on the guest's command line) are skipped otherwise,
-// with the reason. They are uses the series allows but v11 gets wrong, so
-// that the default run stays a pass/fail verdict on the posted series while
-// a later revision can be checked against them. There is one:
+// use; all of them pass on v11 and v12. The extra cases run when the
+// revision names them in its series file's Selftest-Cases header (v12
+// does) or when asked (Options.Extra, kpatch test --extra); the guest gets
+// KPATCH_EXTRA=1 on its command line, and skips them otherwise, with the
+// reason. They are uses the series allows but v11 gets wrong, so that v11's
+// default run stays a pass/fail verdict on the posted series while a later
+// revision is checked against them. There is one:
 // faultable_sync, a tracer that calls unwind_user_faultable() directly in
 // two system calls at different depths. It fails on v11: the second call
 // returns the trace cached by the first, because unwind_reset_info() returns

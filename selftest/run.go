@@ -24,9 +24,10 @@ type Options struct {
 	Accel       qemu.Accel    // default qemu.AccelAuto
 	BootTimeout time.Duration // default 3 minutes
 	Console     io.Writer     // also gets the guest console live (e.g. with -v 2)
-	// Extra also runs the extra cases, which the default run skips:
-	// faultable_sync, a tracer calling unwind_user_faultable() directly
-	// in two system calls, which fails on v11 (see the package doc).
+	// Extra also runs the extra cases when the revision does not name
+	// them (RevisionRunsExtra): faultable_sync, a tracer calling
+	// unwind_user_faultable() directly in two system calls, which fails
+	// on v11 (see the package doc).
 	Extra bool
 }
 

@@ -23,9 +23,10 @@ user-space unwinding self-tests for 64-bit and 32-bit tasks. Every user
 stack trace the kernel delivers is compared with kpatch's reference walker
 and with the call chain the test program made.
 
---extra also runs faultable_sync, a tracer that calls unwind_user_faultable()
-directly in two system calls. It is not in the default run because it fails
-on v11: the second call gets the first call's cached trace, since
+faultable_sync, a tracer that calls unwind_user_faultable() directly in two
+system calls, runs for revisions that name it in their Selftest-Cases (v12)
+and with --extra. It is not in v11's default run because it fails on v11:
+the second call gets the first call's cached trace, since
 unwind_reset_info() returns early when no deferred request was made (fixed
 in v12 by the UNWIND_USED bit).
 
@@ -55,7 +56,7 @@ func cmdTest(args []string, stdout, stderr io.Writer) error {
 	accel := fs.String("accel", "auto", "QEMU accelerator: auto (KVM while it works, else TCG; the verdict is kept in <cache>/qemu-accel), tcg or kvm")
 	timeout := fs.Duration("timeout", 3*time.Minute, "limit for the boot and the tests in the guest")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	extra := fs.Bool("extra", false, "also run the extra cases, skipped by default (faultable_sync, which fails on v11)")
+	extra := fs.Bool("extra", false, "also run the extra cases the revision does not name (faultable_sync, which fails on v11)")
 	keep := fs.Bool("keep", false, "keep the initramfs and the programs in the build directory (they are removed otherwise)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
