@@ -11,6 +11,7 @@ import (
 	"kpatch/linediff"
 	"kpatch/oracle"
 	"kpatch/outdir"
+	"kpatch/patchmail"
 )
 
 // Signature ends every message, as git's version does for format-patch.
@@ -148,32 +149,9 @@ func (s *Series) PatchMessage(p *Patch) Message {
 	return Message{Number: p.Number, Filename: s.filename(p.Number, p.Subject), Text: b.String()}
 }
 
-// filename is git format-patch's: "v11-0001-" and the subject sanitized and
-// cut so that the name is at most 64 bytes with ".patch".
+// filename is git format-patch's name for patch n of this revision.
 func (s *Series) filename(n int, subject string) string {
-	var b strings.Builder
-	space := 2
-	for i := 0; i < len(subject); i++ {
-		c := subject[i]
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' {
-			if space == 1 {
-				b.WriteByte('-')
-			}
-			space = 0
-			b.WriteByte(c)
-			for c == '.' && i+1 < len(subject) && subject[i+1] == '.' {
-				i++
-			}
-		} else {
-			space |= 1
-		}
-	}
-	slug := strings.TrimRight(b.String(), ".-")
-	name := fmt.Sprintf("v%d-%04d-%s", s.Revision.Version, n, slug)
-	if max := 64 - len(".patch") - 1; len(name) > max {
-		name = name[:max]
-	}
-	return name + ".patch"
+	return patchmail.Filename(s.Revision.Version, n, subject)
 }
 
 // CoverMessage renders the cover letter: the revision's text, the shortlog
