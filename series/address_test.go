@@ -103,7 +103,7 @@ func addressSeries(t *testing.T) (*series.Series, map[string][]string) {
 	for _, r := range optCc {
 		cc = append(cc, r.in)
 	}
-	s, err := series.Generate(context.Background(), series.Options{Tree: tree, Base: "v6.12", SpecDir: dir, To: to, Cc: cc})
+	s, err := series.Generate(context.Background(), series.Options{Tree: tree, Base: "v6.12", Version: 11, SpecDir: dir, To: to, Cc: cc})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,7 +349,7 @@ func TestHeadersMatchGitFormatPatch(t *testing.T) {
 	for _, r := range optCc {
 		cc = append(cc, r.in)
 	}
-	s, err := series.Generate(context.Background(), series.Options{Tree: clone, Base: "v6.12", SpecDir: spec, To: to, Cc: cc})
+	s, err := series.Generate(context.Background(), series.Options{Tree: clone, Base: "v6.12", Version: 11, SpecDir: spec, To: to, Cc: cc})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -438,7 +438,7 @@ func TestSpecBadAddress(t *testing.T) {
 			t.Fatal(err)
 		}
 		editSpec(t, dir, "series", "\n"+tc.field+": ", "\n"+tc.field+": "+tc.bad+", ")
-		s, err := series.Generate(context.Background(), series.Options{Tree: tree, Base: "v6.12", SpecDir: dir})
+		s, err := series.Generate(context.Background(), series.Options{Tree: tree, Base: "v6.12", Version: 11, SpecDir: dir})
 		want := "series description v11, " + tc.field + ": \"" + tc.bad + "\" is not a mail address"
 		if err == nil || !strings.Contains(err.Error(), want) || s != nil {
 			t.Errorf("%s %q: %v, want an error saying %s", tc.field, tc.bad, err, want)
