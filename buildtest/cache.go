@@ -19,6 +19,7 @@ const stateFile = "kpatch-buildtest.gob"
 type state struct {
 	BaseKey      string              // the inputs of the full base build in Obj
 	BaseWarnings map[string][]string // object -> keys of its warnings at the base
+	BaseConfig   map[string]string   // the base's configuration
 	Steps        map[string]stepRecord
 	Paths        []string // dependency names interned by number
 	Objects      map[string][]cacheEntry
@@ -29,8 +30,9 @@ type state struct {
 // stepRecord is the remembered result of one step whose inputs hashed to
 // the key it is stored under.
 type stepRecord struct {
-	Cell Cell
-	When time.Time
+	Cell   Cell
+	When   time.Time
+	Config map[string]string // the configuration after the step
 }
 
 // cacheEntry is one remembered compile of an object.

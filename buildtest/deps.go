@@ -15,6 +15,8 @@ type CmdFile struct {
 	Source  string   // the source file as recorded (source_)
 	Deps    []string // dependency files as recorded (absolute, or relative to the object tree)
 	Config  []string // configuration symbols the object depends on (include/config/SYM)
+
+	names []string // depNames, once
 }
 
 // ParseCmd parses a kbuild .cmd file of object obj.

@@ -238,9 +238,10 @@ func (r *runner) run(ctx context.Context) (*ConfigResult, error) {
 			return nil, err
 		}
 		key := r.stepKey(k, overlay)
-		if rec, ok := r.state.Steps[key]; ok {
+		if rec, ok := r.state.Steps[key]; ok && rec.Config != nil {
 			c := rec.Cell
 			c.Cached = true
+			r.config = rec.Config
 			res.Cells = append(res.Cells, c)
 			r.logf("patch %d/%d (%s): %s (unchanged since an earlier run)", k, r.st.n, r.st.patch(k).ID, c.Status)
 			synced = false
@@ -254,7 +255,7 @@ func (r *runner) run(ctx context.Context) (*ConfigResult, error) {
 		synced = true
 		cell.Seconds = time.Since(t).Seconds()
 		res.Cells = append(res.Cells, *cell)
-		r.state.Steps[key] = stepRecord{Cell: *cell, When: time.Now()}
+		r.state.Steps[key] = stepRecord{Cell: *cell, When: time.Now(), Config: r.config}
 		if err := r.state.save(r.d.Root); err != nil {
 			return nil, err
 		}
@@ -309,8 +310,19 @@ func (r *runner) buildBase(ctx context.Context, commit string, baseFile kbuild.B
 		h.Write(overlay[p])
 	}
 	r.baseKey = hex.EncodeToString(h.Sum(nil))
-	if r.state.BaseKey == r.baseKey {
-		if err := r.loadConfig(); err == nil {
+	if r.state.BaseKey == r.baseKey && r.state.BaseConfig == nil {
+		// Built by a kpatch that did not record the base's
+		// configuration: make it again from the base's Kconfig files.
+		os.Remove(filepath.Join(r.d.Obj, "kpatch-config-key"))
+		if _, err := r.d.Configure(ctx, r.cfg.Arch, r.cfg.Fragment, r.cfg.Base); err == nil && r.loadConfig() == nil {
+			r.state.BaseConfig = r.config
+		}
+	}
+	if r.state.BaseKey == r.baseKey && r.state.BaseConfig != nil {
+		// The .config on disk may be a later step's.
+		err := r.loadConfig()
+		r.config = r.state.BaseConfig
+		if err == nil {
 			if r.cmds, err = ScanObjects(r.d.Obj); err != nil {
 				return false, err
 			}
@@ -346,6 +358,7 @@ func (r *runner) buildBase(ctx context.Context, commit string, baseFile kbuild.B
 		return false, err2
 	}
 	r.state.BaseKey = r.baseKey
+	r.state.BaseConfig = r.config
 	r.state.Steps = map[string]stepRecord{} // step results were relative to another base
 	nw := 0
 	for _, ws := range r.state.BaseWarnings {
@@ -461,25 +474,21 @@ func (r *runner) step(ctx context.Context, k int, overlay map[string][]byte, bas
 			kconf = true
 		}
 	}
-	oldCfg := r.config
+	oldCfg := r.config // after patch k-1
 	if kconf {
-		want := map[string]string{}
-		if k == r.st.n && r.definesFinal(overlay) {
-			want = r.cfg.Final
-		}
-		if _, err := r.d.Configure(ctx, r.cfg.Arch, r.cfg.Fragment, want); err != nil {
-			var ce *kbuild.ConfigError
-			if errors.As(err, &ce) {
-				for _, p := range ce.Problems {
-					cell.Errors = append(cell.Errors, Problem{Diag: Diag{File: ".config", Severity: "error", Message: p.String()}})
-				}
-				cell.Status = Fail
-				return cell, nil
-			}
+		// The configuration after patch k: the previous one brought up to
+		// date with the Kconfig files now (olddefconfig: new symbols get
+		// their defaults and selects), as a developer's build tree would.
+		if err := r.d.MakeWith(ctx, kbuild.MakeOptions{Arch: r.cfg.Arch, Jobs: 1, Args: r.flags, NoStepCount: true}, "olddefconfig"); err != nil {
 			return nil, err
 		}
 		if err := r.loadConfig(); err != nil {
 			return nil, err
+		}
+	}
+	if k == r.st.n && r.definesFinal(overlay) {
+		for _, p := range kbuild.Check(r.config, r.cfg.Final, r.d.Src) {
+			cell.Errors = append(cell.Errors, Problem{Diag: Diag{File: ".config", Severity: "error", Message: p.String()}})
 		}
 	}
 	var symsChanged []string
@@ -488,7 +497,7 @@ func (r *runner) step(ctx context.Context, k int, overlay map[string][]byte, bas
 			symsChanged = append(symsChanged, s)
 		}
 	}
-	if len(symsChanged) > 0 {
+	if kconf {
 		// Bring include/config/ and auto.conf up to date for the query
 		// of enabled objects below.
 		if err := r.d.MakeWith(ctx, kbuild.MakeOptions{Arch: r.cfg.Arch, Jobs: 1, Args: r.flags, NoStepCount: true}, "syncconfig"); err != nil {
@@ -640,7 +649,10 @@ func (r *runner) affected(ctx context.Context, k int, syms []string) ([]string, 
 		if set[obj] {
 			continue
 		}
-		for _, n := range depNames(c, r.d.Src, r.d.Obj) {
+		if c.names == nil {
+			c.names = depNames(c, r.d.Src, r.d.Obj)
+		}
+		for _, n := range c.names {
 			if touched[n] {
 				set[obj] = true
 				break

@@ -60,9 +60,13 @@ func runMatrix(t *testing.T, specDir string, patches int, configs ...string) *Re
 	return rep
 }
 
+// testWriter logs progress lines (to stderr when t is nil).
 type testWriter struct{ t *testing.T }
 
 func (w testWriter) Write(p []byte) (int, error) {
+	if w.t == nil {
+		return os.Stderr.Write(p)
+	}
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
 }

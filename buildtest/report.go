@@ -77,15 +77,20 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	return enc.Encode(r)
 }
 
-func cellText(c Cell) string {
+// cellText is a cell of the table: a failure that an earlier patch
+// introduced and this one still has says since which patch.
+func cellText(c Cell, patch int) string {
 	switch c.Status {
 	case Warn:
 		return fmt.Sprintf("WARN %d", len(c.Warnings))
 	case Fail:
-		if len(c.Errors) > 0 && c.Errors[0].Since != 0 && c.Errors[0].Since < c.Errors[0].Origin.Patch {
-			return "FAIL"
+		since := patch
+		for _, e := range c.Errors {
+			since = min(since, e.Since)
 		}
-		return "FAIL"
+		if since > 0 && since < patch {
+			return fmt.Sprintf("FAIL (since %d)", since)
+		}
 	}
 	return c.Status
 }
@@ -116,7 +121,7 @@ func (r *Report) WriteText(w io.Writer) {
 		for _, c := range r.Configs {
 			s := Skip
 			if i < len(c.Cells) {
-				s = cellText(c.Cells[i])
+				s = cellText(c.Cells[i], p.Number)
 			}
 			fmt.Fprintf(tw, "%s\t", s)
 		}
@@ -152,7 +157,10 @@ func (r *Report) WriteText(w io.Writer) {
 					} else {
 						fmt.Fprintf(w, "    %s\n", pr.Origin)
 					}
-					if last := lastWith(c.Cells, i, pr.Key()); last > i {
+					switch last := lastWith(c.Cells, i, pr.Key()); {
+					case last == i+1:
+						fmt.Fprintf(w, "    also at patch %d\n", last+1)
+					case last > i+1:
 						fmt.Fprintf(w, "    also at patches %d-%d\n", p.Number+1, last+1)
 					}
 				}
