@@ -108,3 +108,59 @@ func ScanObjects(objDir string) (map[string]*CmdFile, error) {
 	})
 	return out, err
 }
+
+// ArchivedObjects returns the objects kbuild put into a built-in.a or
+// lib.a of objDir: the ordinary obj-y and lib-y objects, compiled by
+// kbuild's standard rule. Objects outside them (the vDSO's, the real-mode
+// trampoline's, the boot code's) are built by rules of their own, with
+// flags a single-target build would not give them, so they are not
+// compiled per patch.
+func ArchivedObjects(objDir string) (map[string]bool, error) {
+	out := map[string]bool{}
+	err := filepath.WalkDir(objDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if n := d.Name(); n == "source" || n == "scripts" || n == "tools" || n == "usr" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if n := d.Name(); n != ".built-in.a.cmd" && n != ".lib.a.cmd" {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		for _, o := range archiveMembers(string(data)) {
+			out[o] = true
+		}
+		return nil
+	})
+	return out, err
+}
+
+// archiveMembers reads the members of an archive from its .cmd file:
+// `printf "kernel/%s " fork.o exit.o ... | xargs ar cDPrST kernel/built-in.a`.
+func archiveMembers(cmd string) []string {
+	var out []string
+	for _, l := range strings.Split(cmd, "\n") {
+		_, rest, ok := strings.Cut(l, `printf "`)
+		if !ok {
+			continue
+		}
+		prefix, rest, ok := strings.Cut(rest, `%s " `)
+		if !ok {
+			continue
+		}
+		list, _, _ := strings.Cut(rest, "|")
+		for _, f := range strings.Fields(list) {
+			if strings.HasSuffix(f, ".o") {
+				out = append(out, prefix+f)
+			}
+		}
+	}
+	return out
+}

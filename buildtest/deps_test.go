@@ -89,3 +89,22 @@ func TestObjectCache(t *testing.T) {
 		t.Errorf("no hit after save and load")
 	}
 }
+
+func TestArchiveMembers(t *testing.T) {
+	tests := []struct {
+		cmd  string
+		want []string
+	}{
+		{`savedcmd_kernel/locking/built-in.a := rm -f kernel/locking/built-in.a;  printf "kernel/locking/%s " mutex.o semaphore.o | xargs ar cDPrST kernel/locking/built-in.a`,
+			[]string{"kernel/locking/mutex.o", "kernel/locking/semaphore.o"}},
+		{`savedcmd_kernel/built-in.a := rm -f kernel/built-in.a;  printf "kernel/%s " fork.o locking/built-in.a exit.o | xargs ar cDPrST kernel/built-in.a`,
+			[]string{"kernel/fork.o", "kernel/exit.o"}},
+		{`savedcmd_lib/lib.a := rm -f lib/lib.a; printf "lib/%s " ctype.o | xargs ar cDPrsT lib/lib.a`, []string{"lib/ctype.o"}},
+		{`savedcmd_init/built-in.a := rm -f init/built-in.a;  printf "init/%s " | xargs ar cDPrST init/built-in.a`, nil},
+	}
+	for _, tc := range tests {
+		if got := archiveMembers(tc.cmd); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s:\n got %q\nwant %q", tc.cmd, got, tc.want)
+		}
+	}
+}

@@ -323,7 +323,7 @@ func (r *runner) buildBase(ctx context.Context, commit string, baseFile kbuild.B
 		err := r.loadConfig()
 		r.config = r.state.BaseConfig
 		if err == nil {
-			if r.cmds, err = ScanObjects(r.d.Obj); err != nil {
+			if err := r.scan(); err != nil {
 				return false, err
 			}
 			r.logf("base %s built in an earlier run (%d objects)", short(commit), len(r.cmds))
@@ -353,9 +353,8 @@ func (r *runner) buildBase(ctx context.Context, commit string, baseFile kbuild.B
 			r.state.BaseWarnings[obj] = append(r.state.BaseWarnings[obj], w.Key())
 		}
 	}
-	var err2 error
-	if r.cmds, err2 = ScanObjects(r.d.Obj); err2 != nil {
-		return false, err2
+	if err := r.scan(); err != nil {
+		return false, err
 	}
 	r.state.BaseKey = r.baseKey
 	r.state.BaseConfig = r.config
@@ -366,6 +365,25 @@ func (r *runner) buildBase(ctx context.Context, commit string, baseFile kbuild.B
 	}
 	r.logf("base built: %d objects, %d warnings (the reference for new ones)", len(r.cmds), nw)
 	return true, r.state.save(r.d.Root)
+}
+
+// scan reads the dependencies of the ordinary objects of the object tree.
+func (r *runner) scan() error {
+	cmds, err := ScanObjects(r.d.Obj)
+	if err != nil {
+		return err
+	}
+	archived, err := ArchivedObjects(r.d.Obj)
+	if err != nil {
+		return err
+	}
+	r.cmds = map[string]*CmdFile{}
+	for o, c := range cmds {
+		if archived[o] {
+			r.cmds[o] = c
+		}
+	}
+	return nil
 }
 
 func (r *runner) loadConfig() error {
