@@ -418,7 +418,17 @@ func (r *runner) make(ctx context.Context, p *outputParser, few bool, targets ..
 		progress = nil
 	}
 	return r.d.MakeWith(ctx, kbuild.MakeOptions{Arch: r.cfg.Arch, Jobs: r.jobs, Args: append(r.makeArgs(), extraArgs(few)...),
-		Progress: progress, Log: lw, NoStepCount: few}, targets...)
+		Env: r.env(), Progress: progress, Log: lw, NoStepCount: few}, targets...)
+}
+
+// env is the environment of make: with ccache, paths under the build
+// root are hashed relative to it (CCACHE_BASEDIR), so that a fresh build
+// directory hits what another one compiled, unless the user chose a base.
+func (r *runner) env() []string {
+	if f := strings.Fields(r.o.CC); len(f) > 0 && filepath.Base(f[0]) == "ccache" && os.Getenv("CCACHE_BASEDIR") == "" {
+		return []string{"CCACHE_BASEDIR=" + r.o.BuildRoot}
+	}
+	return nil
 }
 
 func extraArgs(few bool) []string {
@@ -461,10 +471,10 @@ func (r *runner) val(n string) string {
 	return "?"
 }
 
-// env hashes what decides an object's compile command besides its
+// cmdEnv hashes what decides an object's compile command besides its
 // dependencies: the configuration, the compiler and flags, and the
 // Makefile of its directory.
-func (r *runner) env(obj string) string {
+func (r *runner) cmdEnv(obj string) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00", r.cfg.Name, strings.Join(r.flags, " "))
 	h.Write(r.confRaw)
@@ -530,7 +540,7 @@ func (r *runner) step(ctx context.Context, k int, overlay map[string][]byte, bas
 	results := map[string]*objResult{}
 	var miss []string
 	for _, obj := range objs {
-		if res, ok := r.state.lookup(obj, r.env(obj), r.val); ok {
+		if res, ok := r.state.lookup(obj, r.cmdEnv(obj), r.val); ok {
 			results[obj] = res
 		} else {
 			miss = append(miss, obj)
@@ -568,7 +578,7 @@ func (r *runner) step(ctx context.Context, k int, overlay map[string][]byte, bas
 			if c := ReadCmd(r.d.Obj, obj); c != nil {
 				r.cmds[obj] = c
 				if !res.Failed {
-					r.state.remember(obj, r.env(obj), depNames(c, r.d.Src, r.d.Obj), r.val, *res)
+					r.state.remember(obj, r.cmdEnv(obj), depNames(c, r.d.Src, r.d.Obj), r.val, *res)
 				}
 			}
 			if res.Failed && len(res.Errors) > 0 {
@@ -578,7 +588,7 @@ func (r *runner) step(ctx context.Context, k int, overlay map[string][]byte, bas
 				if c := r.cmds[obj]; c != nil {
 					deps = depNames(c, r.d.Src, r.d.Obj)
 				}
-				r.state.remember(obj, r.env(obj), deps, r.val, *res)
+				r.state.remember(obj, r.cmdEnv(obj), deps, r.val, *res)
 			}
 		}
 		cell.Compiled = len(miss)

@@ -71,6 +71,7 @@ type MakeOptions struct {
 	Arch     string
 	Jobs     int
 	Args     []string // more make arguments and variables ("-k", "W=1", "CC=ccache gcc")
+	Env      []string // more environment variables ("CCACHE_BASEDIR=/x")
 	Progress Progress
 	Log      io.Writer // the full output, if not nil
 	// NoStepCount leaves the recorded size of a full build alone (for
@@ -89,6 +90,9 @@ func (d *Dir) MakeWith(ctx context.Context, o MakeOptions, targets ...string) er
 	args = append(args, targets...)
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 	cmd.Dir = d.Src
+	if len(o.Env) > 0 {
+		cmd.Env = append(os.Environ(), o.Env...)
+	}
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = pw, pw
 	var (

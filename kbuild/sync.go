@@ -143,6 +143,18 @@ func (d *Dir) Sync(files map[string][]byte, base BaseFile) ([]string, error) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	// Record the union of the previous and the new overlay before writing,
+	// so that a Sync interrupted half-way is undone by the next one.
+	union := append([]string{}, names...)
+	for n := range prev {
+		if _, ok := files[n]; !ok {
+			union = append(union, n)
+		}
+	}
+	sort.Strings(union)
+	if _, err := WriteIfChanged(filepath.Join(d.Src, manifest), []byte(strings.Join(union, "\n")+"\n"), 0o644); err != nil {
+		return nil, err
+	}
 	for _, n := range names {
 		w, err := WriteIfChanged(filepath.Join(d.Src, n), files[n], 0o644)
 		if err != nil {
