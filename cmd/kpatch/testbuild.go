@@ -52,12 +52,17 @@ edit that wrote the line. Exit status 1 when a patch fails in a configuration.`,
 	configs := fs.String("config", strings.Join(names, ","), "configurations to build, comma-separated")
 	cc := fs.String("cc", "", "compiler command for make's CC, e.g. 'ccache gcc' or 'distcc gcc' (default: make's)")
 	jobs := fs.Int("jobs", 2, "make jobs in all; configurations build in parallel when there are 2 jobs or more for each")
+	patches := fs.Int("patches", 0, "build only the first N patches (0: all)")
 	sparse := fs.String("sparse", "auto", "run sparse (make C=1) on the compiled objects: auto (when installed), yes or no")
 	buildRoot := fs.String("build-root", "", "directory of the build trees (default <cache>/build)")
 	verbose := fs.Int("verbose", 0, "verbosity: 0 a line per patch, 1 more make progress, 2 make's output")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *sparse != "auto" && *sparse != "yes" && *sparse != "no" {
+		fmt.Fprintf(stderr, "kpatch test: --sparse %q: give auto, yes or no\n", *sparse)
+		return errUsage
 	}
 	if *jobs < 1 {
 		fmt.Fprintln(stderr, "kpatch test: --jobs must be 1 or more")
@@ -77,7 +82,7 @@ edit that wrote the line. Exit status 1 when a patch fails in a configuration.`,
 	defer stop()
 	rep, err := buildtest.Run(ctx, buildtest.Options{
 		Tree: *tree, Base: *base, SpecDir: *specDir, Version: *version, Plain: *plain,
-		BuildRoot: *buildRoot, Configs: cfgs, Jobs: *jobs, CC: *cc, Sparse: *sparse,
+		BuildRoot: *buildRoot, Configs: cfgs, Patches: *patches, Jobs: *jobs, CC: *cc, Sparse: *sparse,
 		Log: stderr, Verbose: *verbose,
 	})
 	if err != nil {
