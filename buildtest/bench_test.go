@@ -3,6 +3,7 @@ package buildtest
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -30,6 +31,28 @@ func benchRun(b *testing.B, o Options) *Report {
 func benchTree(b *testing.B) string {
 	_, tree := v11(b, "")
 	return tree
+}
+
+// ccacheStats returns ccache's hit and miss counters.
+func ccacheStats(b *testing.B) (hits, misses int) {
+	out, err := exec.Command("ccache", "--print-stats").Output()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, l := range strings.Split(string(out), "\n") {
+		f := strings.Fields(l)
+		if len(f) != 2 {
+			continue
+		}
+		n, _ := strconv.Atoi(f[1])
+		switch f[0] {
+		case "direct_cache_hit", "preprocessed_cache_hit":
+			hits += n
+		case "cache_miss":
+			misses += n
+		}
+	}
+	return hits, misses
 }
 
 func loadavg() float64 {
@@ -62,6 +85,30 @@ func BenchmarkMatrix(b *testing.B) {
 			root := filepath.Join(b.TempDir(), "build")
 			b.ReportMetric(loadavg(), "load")
 			benchRun(b, Options{BuildRoot: root})
+		}
+	})
+	b.Run("ccache", func(b *testing.B) {
+		if os.Getenv("KPATCH_BENCH_COLD") != "1" {
+			b.Skip("set KPATCH_BENCH_COLD=1 to measure two cold base builds through ccache")
+		}
+		if _, err := exec.LookPath("ccache"); err != nil {
+			b.Fatal("ccache is not installed (apt-get install ccache)")
+		}
+		cache := b.TempDir()
+		b.Setenv("CCACHE_DIR", cache)
+		for run := 0; run < 2; run++ {
+			root := filepath.Join(b.TempDir(), "build") // a fresh build directory each time
+			exec.Command("ccache", "-z").Run()
+			b.ReportMetric(loadavg(), "load"+strconv.Itoa(run))
+			start := time.Now()
+			benchRun(b, Options{BuildRoot: root, Configs: []string{"i386"}, Patches: 1, CC: "ccache gcc"})
+			b.ReportMetric(time.Since(start).Seconds(), "run"+strconv.Itoa(run)+"-s")
+			hits, misses := ccacheStats(b)
+			b.ReportMetric(float64(hits), "run"+strconv.Itoa(run)+"-hits")
+			b.ReportMetric(float64(misses), "run"+strconv.Itoa(run)+"-misses")
+			if run == 1 && hits <= misses {
+				b.Errorf("second cold run: %d ccache hits, %d misses: not served from the cache", hits, misses)
+			}
 		}
 	})
 	benchRun(b, Options{}) // the warm runs start from built trees
