@@ -262,8 +262,46 @@ func (r *runner) run(ctx context.Context) (*ConfigResult, error) {
 		r.logf("patch %d/%d (%s): %s, %d objects, %d compiled (%s)", k, r.st.n, r.st.patch(k).ID, cell.Status,
 			len(cell.Objects), cell.Compiled, time.Since(t).Round(time.Second))
 	}
+	inherit(res.Cells)
 	markSince(res.Cells)
 	return res, nil
+}
+
+// inherit carries every problem of an object into the following patches
+// that do not compile that object again: the tree after those patches
+// still has it (they show FAIL or WARN "since" the patch that brought it).
+func inherit(cells []Cell) {
+	for k := 1; k < len(cells); k++ {
+		compiled := map[string]bool{}
+		for _, o := range cells[k].Objects {
+			compiled[o] = true
+		}
+		have := map[string]bool{}
+		for _, list := range [][]Problem{cells[k].Errors, cells[k].Warnings} {
+			for _, p := range list {
+				have[p.Key()] = true
+			}
+		}
+		for _, p := range cells[k-1].Errors {
+			if p.Object != "" && !compiled[p.Object] && !have[p.Key()] {
+				cells[k].Errors = append(cells[k].Errors, p)
+				have[p.Key()] = true
+			}
+		}
+		for _, p := range cells[k-1].Warnings {
+			if p.Object != "" && !compiled[p.Object] && !have[p.Key()] {
+				cells[k].Warnings = append(cells[k].Warnings, p)
+				have[p.Key()] = true
+			}
+		}
+		switch {
+		case cells[k].Status == Skip:
+		case len(cells[k].Errors) > 0:
+			cells[k].Status = Fail
+		case len(cells[k].Warnings) > 0:
+			cells[k].Status = Warn
+		}
+	}
 }
 
 // unpack fills the source tree with the base and returns how to read the

@@ -54,3 +54,28 @@ func TestReportText(t *testing.T) {
 		t.Errorf("JSON round trip lost the origin: %+v", back.Configs[0].Cells[3].Errors[0])
 	}
 }
+
+// A failure stays in the table, "since" its patch, until a patch compiles
+// the object again.
+func TestInherit(t *testing.T) {
+	e := Problem{Diag: Diag{File: "kernel/fork.c", Line: 3, Severity: "error", Message: "x"}, Object: "kernel/fork.o"}
+	w := Problem{Diag: Diag{File: "kernel/exit.c", Line: 9, Severity: "warning", Message: "y"}, Object: "kernel/exit.o"}
+	cells := []Cell{
+		{Status: Fail, Objects: []string{"kernel/fork.o", "kernel/exit.o"}, Errors: []Problem{e}, Warnings: []Problem{w}},
+		{Status: Pass, Objects: []string{"kernel/sys.o"}},                   // fork.o and exit.o not compiled: both carried
+		{Status: Pass, Objects: []string{"kernel/fork.o"}},                  // fork.o compiled again, fine now; exit.o carried
+		{Status: Pass, Objects: []string{"kernel/exit.o", "kernel/fork.o"}}, // both fine
+	}
+	inherit(cells)
+	markSince(cells)
+	got := []string{}
+	for _, c := range cells {
+		got = append(got, c.Status)
+	}
+	if strings.Join(got, " ") != "FAIL FAIL WARN PASS" {
+		t.Fatalf("statuses %v, want FAIL FAIL WARN PASS", got)
+	}
+	if cells[1].Errors[0].Since != 1 || cells[2].Warnings[0].Since != 1 {
+		t.Errorf("since: %+v %+v", cells[1].Errors, cells[2].Warnings)
+	}
+}
