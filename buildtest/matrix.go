@@ -452,8 +452,8 @@ func (r *runner) make(ctx context.Context, p *outputParser, few bool, targets ..
 	default:
 		progress = kbuild.LineProgress(prefixWriter(r.log, prefix), 200)
 	}
-	if few && r.o.Verbose < 2 {
-		progress = nil
+	if few && len(targets) < 50 && r.o.Verbose < 2 {
+		progress = nil // a few objects: the step's own line is enough
 	}
 	return r.d.MakeWith(ctx, kbuild.MakeOptions{Arch: r.cfg.Arch, Jobs: r.jobs, Args: append(r.makeArgs(), extraArgs(few)...),
 		Env: r.env(), Progress: progress, Log: lw, NoStepCount: few}, targets...)
