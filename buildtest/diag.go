@@ -57,6 +57,7 @@ var (
 type outputParser struct {
 	rel     func(string) string // compiler path -> source-relative path
 	cur     string              // object of the current recipe
+	check   bool                // in its sparse (CHECK) part
 	last    *Diag
 	results map[string]*objResult
 }
@@ -78,10 +79,11 @@ func (p *outputParser) result(obj string) *objResult {
 func (p *outputParser) line(l string) {
 	if m := stepLineRE.FindStringSubmatch(l); m != nil {
 		p.last = nil
+		p.check = m[1] == "CHECK"
 		switch t := m[2]; {
 		case strings.HasSuffix(t, ".o"):
 			p.cur = t
-		case m[1] == "CHECK" && strings.HasSuffix(t, ".c"):
+		case p.check && strings.HasSuffix(t, ".c"):
 			p.cur = p.objOf(t)
 		default:
 			p.cur = ""
@@ -115,6 +117,12 @@ func (p *outputParser) line(l string) {
 		return
 	}
 	r := p.result(p.cur)
+	if p.check {
+		// sparse: its "error"s do not fail the build (make C=1 goes on);
+		// they are compared with the base like warnings.
+		d.Message = "sparse: " + strings.TrimPrefix(d.Severity+": ", "warning: ") + d.Message
+		d.Severity = "warning"
+	}
 	if d.Severity == "error" {
 		r.Errors = append(r.Errors, d)
 		r.Failed = true

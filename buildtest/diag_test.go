@@ -24,7 +24,8 @@ func TestOutputParser(t *testing.T) {
 		{"kernel/fork.o", false, nil, []string{"kernel/fork.c:120: warning: no previous prototype for 'foo' [-Wmissing-prototypes]"}},
 		{"kernel/exit.o", true, []string{"include/linux/unwind_deferred.h:40: error: implicit declaration of function 'bar' [-Werror=implicit-function-declaration]"}, nil},
 		{"kernel/signal.o", false, nil, []string{
-			"kernel/signal.c:77: warning: symbol 'x' was not declared. Should it be static?",
+			"kernel/signal.c:77: warning: sparse: symbol 'x' was not declared. Should it be static?",
+			"kernel/signal.c:80: warning: sparse: error: incompatible types in comparison expression (different address spaces):",
 			"kernel/signal.o: warning: objtool: do_thing+0x1f: call to foo() with UACCESS enabled"}},
 	}
 	for _, tc := range tests {

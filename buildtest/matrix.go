@@ -325,6 +325,10 @@ func (r *runner) unpack(ctx context.Context) (kbuild.BaseFile, string, error) {
 	return kbuild.GitBaseFile(ctx, r.o.Tree, commit), commit, nil
 }
 
+// parserVersion changes when the diagnostics kept from a base build
+// change meaning, so that an older base build is not reused.
+const parserVersion = 2
+
 // makeArgs are the make arguments of every build of this configuration.
 func (r *runner) makeArgs() []string {
 	return append([]string{"--output-sync=target"}, r.flags...)
@@ -342,7 +346,7 @@ func (r *runner) buildBase(ctx context.Context, commit string, baseFile kbuild.B
 		return false, err
 	}
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s\x00", commit, r.cfg.Arch, r.cfg.Fragment, strings.Join(r.flags, " "), compilerID(ctx, r.o.CC))
+	fmt.Fprintf(h, "%d\x00%s\x00%s\x00%s\x00%s\x00%s\x00", parserVersion, commit, r.cfg.Arch, r.cfg.Fragment, strings.Join(r.flags, " "), compilerID(ctx, r.o.CC))
 	for _, p := range sortedKeys(overlay) {
 		fmt.Fprintf(h, "%s\x00%d\x00", p, len(overlay[p]))
 		h.Write(overlay[p])
@@ -514,7 +518,7 @@ func (r *runner) val(n string) string {
 // Makefile of its directory.
 func (r *runner) cmdEnv(obj string) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00", r.cfg.Name, strings.Join(r.flags, " "))
+	fmt.Fprintf(h, "%d\x00%s\x00%s\x00", parserVersion, r.cfg.Name, strings.Join(r.flags, " "))
 	h.Write(r.confRaw)
 	dir := filepath.Dir(obj)
 	for _, mf := range []string{"Makefile", "Kbuild"} {
