@@ -37,6 +37,10 @@ type Options struct {
 	// Patches stops after that many patches (0: all), for tests that need
 	// only the first ones.
 	Patches int
+	// From is the first patch built (0: 1): the earlier ones are applied
+	// but not built, and patch From compiles what patches 1..From affect
+	// together (one build instead of one per patch).
+	From    int
 	Jobs    int    // make jobs in all (0: 2); configurations build in parallel when Jobs allows
 	CC      string // compiler command ("ccache gcc"); "" = make's default
 	Sparse  string // "auto" (C=1 when sparse is installed, the default), "yes" or "no"
@@ -233,6 +237,10 @@ func (r *runner) run(ctx context.Context) (*ConfigResult, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		if k < r.o.From {
+			res.Cells = append(res.Cells, Cell{Status: NotBuilt})
+			continue
+		}
 		overlay, err := r.st.overlay(k, baseFile)
 		if err != nil {
 			return nil, err
@@ -272,6 +280,9 @@ func (r *runner) run(ctx context.Context) (*ConfigResult, error) {
 // still has it (they show FAIL or WARN "since" the patch that brought it).
 func inherit(cells []Cell) {
 	for k := 1; k < len(cells); k++ {
+		if cells[k].Status == NotBuilt || cells[k-1].Status == NotBuilt {
+			continue
+		}
 		compiled := map[string]bool{}
 		for _, o := range cells[k].Objects {
 			compiled[o] = true
@@ -488,7 +499,7 @@ func (r *runner) stepKey(k int, overlay map[string][]byte) string {
 		fmt.Fprintf(h, "%s\x00%d\x00", p, len(overlay[p]))
 		h.Write(overlay[p])
 	}
-	for _, p := range r.st.touched[k] {
+	for _, p := range r.touched(k) {
 		fmt.Fprintf(h, "touched %s\x00", p)
 	}
 	return hex.EncodeToString(h.Sum(nil))
@@ -684,12 +695,31 @@ func (r *runner) definesFinal(overlay map[string][]byte) bool {
 	return bytes.Contains(overlay["arch/Kconfig"], []byte("config UNWIND_USER\n"))
 }
 
+// touched returns the files patch k changes; for the first patch built
+// (From), the files patches 1..From change.
+func (r *runner) touched(k int) []string {
+	if k > 1 && k == r.o.From {
+		var all []string
+		seen := map[string]bool{}
+		for j := 1; j <= k; j++ {
+			for _, p := range r.st.touched[j] {
+				if !seen[p] {
+					seen[p] = true
+					all = append(all, p)
+				}
+			}
+		}
+		return all
+	}
+	return r.st.touched[k]
+}
+
 // affected returns the objects patch k affects in this configuration.
 func (r *runner) affected(ctx context.Context, k int, syms []string) ([]string, error) {
 	touched := map[string]bool{}
 	set := map[string]bool{}
 	var newDirs []string
-	for _, p := range r.st.touched[k] {
+	for _, p := range r.touched(k) {
 		touched["src:"+p] = true
 		for _, pre := range []string{"include/asm-generic/", "arch/x86/include/asm/"} {
 			if b, ok := strings.CutPrefix(p, pre); ok {

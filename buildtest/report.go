@@ -15,6 +15,8 @@ const (
 	Warn = "WARN" // they compiled, with warnings the base did not have
 	Fail = "FAIL" // one of them did not compile, or the configuration is wrong
 	Skip = "SKIP" // not built: the base did not build
+	// NotBuilt marks the patches before Options.From: applied, not built.
+	NotBuilt = "-"
 )
 
 // Problem is an error or a new warning, with where its line came from.

@@ -53,6 +53,7 @@ edit that wrote the line. Exit status 1 when a patch fails in a configuration.`,
 	cc := fs.String("cc", "", "compiler command for make's CC, e.g. 'ccache gcc' or 'distcc gcc' (default: make's)")
 	jobs := fs.Int("jobs", 2, "make jobs in all; configurations build in parallel when there are 2 jobs or more for each")
 	patches := fs.Int("patches", 0, "build only the first N patches (0: all)")
+	from := fs.Int("from", 0, "apply patches before N without building them; patch N builds what patches 1..N affect together")
 	sparse := fs.String("sparse", "auto", "run sparse (make C=1) on the compiled objects: auto (when installed), yes or no")
 	buildRoot := fs.String("build-root", "", "directory of the build trees (default <cache>/build)")
 	verbose := fs.Int("verbose", 0, "verbosity: 0 a line per patch, 1 more make progress, 2 make's output")
@@ -82,7 +83,7 @@ edit that wrote the line. Exit status 1 when a patch fails in a configuration.`,
 	defer stop()
 	rep, err := buildtest.Run(ctx, buildtest.Options{
 		Tree: *tree, Base: *base, SpecDir: *specDir, Version: *version, Plain: *plain,
-		BuildRoot: *buildRoot, Configs: cfgs, Patches: *patches, Jobs: *jobs, CC: *cc, Sparse: *sparse,
+		BuildRoot: *buildRoot, Configs: cfgs, Patches: *patches, From: *from, Jobs: *jobs, CC: *cc, Sparse: *sparse,
 		Log: stderr, Verbose: *verbose,
 	})
 	if err != nil {
