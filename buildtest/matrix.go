@@ -736,21 +736,55 @@ func (r *runner) affected(ctx context.Context, k int, syms []string) ([]string, 
 	for _, s := range syms {
 		symSet[s] = true
 	}
-	for obj, c := range r.cmds {
-		if set[obj] {
-			continue
-		}
-		for _, s := range c.Config {
-			if symSet[s] {
-				set[obj] = true
-				break
+	// A .cmd may come from a later step of an earlier run (build trees are
+	// reused), naming symbols the files do not use yet: as fixdep does,
+	// count a symbol only if a dependency mentions it now.
+	mentions := map[string]map[string]bool{} // dependency name -> symbol -> mentioned
+	mentionedNow := func(name, sym string) bool {
+		m, ok := mentions[name]
+		if !ok {
+			m = map[string]bool{}
+			var path string
+			switch kind, p, _ := strings.Cut(name, ":"); kind {
+			case "src":
+				path = filepath.Join(r.d.Src, p)
+			case "obj":
+				path = filepath.Join(r.d.Obj, p)
+			case "abs":
+				path = p
 			}
+			if b, err := os.ReadFile(path); err == nil && path != "" {
+				for _, s := range syms {
+					m[s] = bytes.Contains(b, []byte("CONFIG_"+s))
+				}
+			}
+			mentions[name] = m
 		}
+		return m[sym]
+	}
+	for obj, c := range r.cmds {
 		if set[obj] {
 			continue
 		}
 		if c.names == nil {
 			c.names = depNames(c, r.d.Src, r.d.Obj)
+		}
+		for _, s := range c.Config {
+			if !symSet[s] {
+				continue
+			}
+			for _, n := range c.names {
+				if !strings.HasPrefix(n, "cfg:") && mentionedNow(n, s) {
+					set[obj] = true
+					break
+				}
+			}
+			if set[obj] {
+				break
+			}
+		}
+		if set[obj] {
+			continue
 		}
 		for _, n := range c.names {
 			if touched[n] {

@@ -191,6 +191,11 @@ func (st *steps) origin(path string, line, k int) (Origin, bool) {
 			cands = append(cands, e)
 		}
 	}
+	for _, e := range p.Edits { // a function moved into this file
+		if e.Op == "move-function" && len(e.Args) > 1 && e.Args[1] == path {
+			cands = append([]spec.Edit{e}, cands...)
+		}
+	}
 	for _, e := range cands {
 		if strings.Contains(e.Text, strings.TrimSpace(text)) && strings.TrimSpace(text) != "" {
 			or.Source = e.Src
