@@ -220,3 +220,37 @@ func TestLineProgress(t *testing.T) {
 		t.Errorf("no counter in %q", b.String())
 	}
 }
+
+// A Sync that fails half-way (here: the base cannot be read) is undone by
+// the next one: every file it may have laid is restored.
+func TestSyncInterrupted(t *testing.T) {
+	d := NewDir(t.TempDir())
+	os.MkdirAll(d.Src, 0o755)
+	base := map[string]string{"a.c": "a base\n"}
+	os.WriteFile(filepath.Join(d.Src, "a.c"), []byte(base["a.c"]), 0o644)
+	broken := false
+	baseFile := func(p string) ([]byte, bool, error) {
+		if broken {
+			return nil, false, os.ErrPermission
+		}
+		c, ok := base[p]
+		return []byte(c), ok, nil
+	}
+	if _, err := d.Sync(map[string][]byte{"a.c": []byte("a patched\n")}, baseFile); err != nil {
+		t.Fatal(err)
+	}
+	broken = true
+	if _, err := d.Sync(map[string][]byte{"b.c": []byte("b new\n")}, baseFile); err == nil {
+		t.Fatal("Sync with an unreadable base did not fail")
+	}
+	broken = false
+	if _, err := d.Sync(map[string][]byte{}, baseFile); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(d.Src, "a.c")); string(b) != "a base\n" {
+		t.Errorf("a.c = %q, want the base", b)
+	}
+	if _, err := os.Stat(filepath.Join(d.Src, "b.c")); !os.IsNotExist(err) {
+		t.Errorf("b.c, laid by the interrupted Sync, is still there")
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -63,13 +64,40 @@ const stepsFile = "kpatch-build-steps"
 // Make runs make -jN ARCH=arch O=Obj targets in Src. Every kbuild step
 // line goes to progress; the full output goes to log if it is not nil.
 func (d *Dir) Make(ctx context.Context, arch string, jobs int, progress Progress, log io.Writer, targets ...string) error {
+	return d.MakeWith(ctx, MakeOptions{Arch: arch, Jobs: jobs, Progress: progress, Log: log}, targets...)
+}
+
+// MakeOptions configures MakeWith.
+type MakeOptions struct {
+	Arch     string
+	Jobs     int
+	Args     []string // more make arguments and variables ("-k", "W=1", "CC=ccache gcc")
+	Env      []string // more environment variables ("CCACHE_BASEDIR=/x")
+	Progress Progress
+	Log      io.Writer // the full output, if not nil
+	// NoStepCount leaves the recorded size of a full build alone (for
+	// builds of a few targets).
+	NoStepCount bool
+}
+
+// MakeWith runs make -jN ARCH=arch O=Obj args targets in Src, like Make.
+func (d *Dir) MakeWith(ctx context.Context, o MakeOptions, targets ...string) error {
+	arch, jobs, progress, log := o.Arch, o.Jobs, o.Progress, o.Log
 	total := 0
-	if b, err := os.ReadFile(filepath.Join(d.Obj, stepsFile)); err == nil {
+	if b, err := os.ReadFile(filepath.Join(d.Obj, stepsFile)); err == nil && !o.NoStepCount {
 		total, _ = strconv.Atoi(strings.TrimSpace(string(b)))
 	}
-	args := append([]string{"make", "-j" + strconv.Itoa(jobs), "ARCH=" + arch, "O=" + d.Obj}, targets...)
+	args := append([]string{"make", "-j" + strconv.Itoa(jobs), "ARCH=" + arch, "O=" + d.Obj}, o.Args...)
+	args = append(args, targets...)
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 	cmd.Dir = d.Src
+	if len(o.Env) > 0 {
+		cmd.Env = append(os.Environ(), o.Env...)
+	}
+	// make's children (sub-makes, compilers) are in its process group, so
+	// that cancelling ends them all, not make alone.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = pw, pw
 	var (
@@ -123,11 +151,15 @@ func (d *Dir) Make(ctx context.Context, arch string, jobs int, progress Progress
 		}
 		return be
 	}
-	if done > total/2 { // a real build, not a no-op: remember its size
+	if done > total/2 && !o.NoStepCount { // a real build, not a no-op: remember its size
 		os.WriteFile(filepath.Join(d.Obj, stepsFile), []byte(strconv.Itoa(done)+"\n"), 0o644)
 	}
 	return nil
 }
+
+// Rel makes a path the compiler printed relative to the source tree if it
+// is in it (paths relative to the object tree are resolved there first).
+func (d *Dir) Rel(p string) string { return d.rel(p) }
 
 // rel makes a compiler path relative to the source tree if it is in it.
 func (d *Dir) rel(p string) string {

@@ -3,12 +3,16 @@ package kbuild
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 )
 
 // Dir is a build directory: Src is the source tree, Obj the O= output.
@@ -139,6 +143,18 @@ func (d *Dir) Sync(files map[string][]byte, base BaseFile) ([]string, error) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	// Record the union of the previous and the new overlay before writing,
+	// so that a Sync interrupted half-way is undone by the next one.
+	union := append([]string{}, names...)
+	for n := range prev {
+		if _, ok := files[n]; !ok {
+			union = append(union, n)
+		}
+	}
+	sort.Strings(union)
+	if _, err := WriteIfChanged(filepath.Join(d.Src, manifest), []byte(strings.Join(union, "\n")+"\n"), 0o644); err != nil {
+		return nil, err
+	}
 	for _, n := range names {
 		w, err := WriteIfChanged(filepath.Join(d.Src, n), files[n], 0o644)
 		if err != nil {
@@ -180,4 +196,96 @@ func (d *Dir) Sync(files map[string][]byte, base BaseFile) ([]string, error) {
 		return nil, err
 	}
 	return changed, nil
+}
+
+// Lock takes an exclusive lock on the build directory Root (creating it),
+// waiting while another process holds it; log (if not nil) is told when it
+// waits. It returns the function that releases the lock.
+func (d *Dir) Lock(log io.Writer) (func(), error) {
+	if err := os.MkdirAll(d.Root, 0o755); err != nil {
+		return nil, fmt.Errorf("kbuild: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(d.Root, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("kbuild: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		if log != nil {
+			fmt.Fprintf(log, "kbuild: waiting for another run to release %s\n", d.Root)
+		}
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("kbuild: locking %s: %w", d.Root, err)
+		}
+	}
+	return func() { f.Close() }, nil
+}
+
+// UnpackPlain fills Src with a copy of the plain source directory tree
+// (its .git, if any, left out), unless Src already holds a copy of it as
+// it is now (same paths, sizes and modification times). It returns an
+// identifier of that state, in place of a commit.
+func (d *Dir) UnpackPlain(ctx context.Context, tree string) (string, error) {
+	abs, err := filepath.Abs(tree)
+	if err != nil {
+		return "", fmt.Errorf("kbuild: %w", err)
+	}
+	h := sha256.New()
+	err = filepath.WalkDir(abs, func(p string, de os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if de.IsDir() && de.Name() == ".git" {
+			return filepath.SkipDir
+		}
+		if de.IsDir() {
+			return nil
+		}
+		fi, err := de.Info()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00%d\x00", p, fi.Size(), fi.ModTime().UnixNano())
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("kbuild: reading %s: %w", tree, err)
+	}
+	id := "plain-" + hex.EncodeToString(h.Sum(nil))[:16]
+	stamp := filepath.Join(d.Src, baseStamp)
+	if b, err := os.ReadFile(stamp); err == nil {
+		if f := strings.Fields(string(b)); len(f) > 0 && f[len(f)-1] == id {
+			return id, nil
+		}
+	}
+	for _, p := range []string{d.Src, d.Obj} {
+		if err := os.RemoveAll(p); err != nil {
+			return "", fmt.Errorf("kbuild: %w", err)
+		}
+	}
+	if err := os.MkdirAll(d.Src, 0o755); err != nil {
+		return "", fmt.Errorf("kbuild: %w", err)
+	}
+	cmd := exec.CommandContext(ctx, "sh", "-c", `tar -C "$1" --exclude=./.git -cf - . | tar -C "$2" -xf -`, "sh", abs, d.Src)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("kbuild: copying %s: %v: %s", tree, err, out)
+	}
+	if err := os.WriteFile(stamp, []byte(abs+"\n"+id+"\n"), 0o644); err != nil {
+		return "", err
+	}
+	return id, nil
+}
+
+// PlainBaseFile returns a BaseFile reading from the plain directory tree.
+func PlainBaseFile(tree string) BaseFile {
+	return func(path string) ([]byte, bool, error) {
+		b, err := os.ReadFile(filepath.Join(tree, path))
+		if os.IsNotExist(err) {
+			return nil, false, nil
+		}
+		if err != nil {
+			return nil, false, fmt.Errorf("kbuild: %w", err)
+		}
+		return b, true, nil
+	}
 }

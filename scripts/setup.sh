@@ -8,7 +8,7 @@
 set -euo pipefail
 # Debian's Go images put Go in /usr/local/go; make sure it is found.
 command -v go >/dev/null || export PATH="$PATH:/usr/local/go/bin"
-pkgs=(git git-email libmailtools-perl tar make gcc binutils libc6-dev gcc-multilib flex bison bc mawk libelf-dev libssl-dev cpio xz-utils perl gdb
+pkgs=(git git-email libmailtools-perl tar make gcc binutils libc6-dev gcc-multilib flex bison bc mawk libelf-dev libssl-dev cpio xz-utils perl gdb ccache sparse
       qemu-system-x86 linux-source-6.12)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -14,7 +14,8 @@ import (
 	"kpatch/selftest"
 )
 
-const testUsage = `usage: kpatch test --qemu [--tree DIR] [--base REV] [--spec DIR] [-v N]
+const testUsage = `usage: kpatch test --build [flags] (see kpatch test --build --help)
+       kpatch test --qemu [--tree DIR] [--base REV] [--spec DIR] [-v N]
                    [--build-dir DIR] [--accel auto|tcg|kvm] [--timeout D] [--json] [--keep] [--extra] [--verbose N]
 
 Builds an x86_64 kernel (tinyconfig + IA32 emulation) with the generated
@@ -40,6 +41,9 @@ Flags:
 
 // cmdTest implements "kpatch test".
 func cmdTest(args []string, stdout, stderr io.Writer) error {
+	if wantsBuild(args) { // kpatch test --build: testbuild.go
+		return cmdTestBuild(args, stdout, stderr)
+	}
 	fs := flag.NewFlagSet("test", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
@@ -62,7 +66,7 @@ func cmdTest(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if !*useQEMU {
-		fmt.Fprintln(stderr, "kpatch test: only --qemu is implemented; give --qemu")
+		fmt.Fprintln(stderr, "kpatch test: give --qemu (boot the series) or --build (build every patch)")
 		fs.Usage()
 		return errUsage
 	}

@@ -1,0 +1,220 @@
+package buildtest
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Status of one patch in one configuration.
+const (
+	Pass = "PASS" // the objects it affects compiled without new warnings
+	Warn = "WARN" // they compiled, with warnings the base did not have
+	Fail = "FAIL" // one of them did not compile, or the configuration is wrong
+	Skip = "SKIP" // not built: the base did not build
+	// NotBuilt marks the patches before Options.From: applied, not built.
+	NotBuilt = "-"
+)
+
+// Problem is an error or a new warning, with where its line came from.
+type Problem struct {
+	Diag
+	Object string `json:"object,omitempty"` // the object being compiled
+	Origin Origin `json:"origin"`           // who wrote the line
+	// Since is the first patch of the run of consecutive patches that
+	// have this problem in this configuration (equal to the cell's patch
+	// when the patch introduced it).
+	Since int `json:"since"`
+}
+
+// Cell is the result of one patch in one configuration.
+type Cell struct {
+	Status   string    `json:"status"`
+	Objects  []string  `json:"objects"`            // the objects the patch affects
+	Compiled int       `json:"compiled"`           // of which compiled now (the others reused)
+	Cached   bool      `json:"cached"`             // the whole step was reused from an earlier run
+	Errors   []Problem `json:"errors,omitempty"`   // compiler errors (or a configuration problem)
+	Warnings []Problem `json:"warnings,omitempty"` // warnings new relative to the base
+	Seconds  float64   `json:"seconds"`
+}
+
+// ConfigResult is the column of one configuration.
+type ConfigResult struct {
+	Name      string  `json:"name"`
+	Arch      string  `json:"arch"`
+	What      string  `json:"what"`
+	BuildDir  string  `json:"build_dir"`
+	BaseBuilt bool    `json:"base_built"` // the base was built in this run (false: reused)
+	BaseError string  `json:"base_error,omitempty"`
+	BaseSecs  float64 `json:"base_seconds"`
+	Cells     []Cell  `json:"cells"` // Cells[k-1] is patch k
+}
+
+// PatchInfo names a patch row.
+type PatchInfo struct {
+	Number  int    `json:"number"`
+	ID      string `json:"id"`
+	Subject string `json:"subject"`
+}
+
+// Report is the patch x configuration table.
+type Report struct {
+	Version int            `json:"version"`
+	Base    string         `json:"base"`
+	Patches []PatchInfo    `json:"patches"`
+	Configs []ConfigResult `json:"configs"`
+	Passed  bool           `json:"passed"` // no FAIL anywhere
+	Warned  bool           `json:"warned"` // a WARN somewhere
+	Seconds float64        `json:"seconds"`
+	Flags   []string       `json:"flags"` // extra make flags (W=1, C=1, CC=)
+}
+
+// WriteJSON writes the report as indented JSON.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// cellText is a cell of the table: a failure that an earlier patch
+// introduced and this one still has says since which patch.
+func cellText(c Cell, patch int) string {
+	switch c.Status {
+	case Warn:
+		return fmt.Sprintf("WARN %d", len(c.Warnings))
+	case Fail:
+		since := patch
+		for _, e := range c.Errors {
+			since = min(since, e.Since)
+		}
+		if since > 0 && since < patch {
+			return fmt.Sprintf("FAIL (since %d)", since)
+		}
+	}
+	return c.Status
+}
+
+// WriteText writes the table and, below it, every failure and new warning
+// once, with the patch and the template or edit that produced its line.
+func (r *Report) WriteText(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprint(tw, "PATCH\t")
+	for _, c := range r.Configs {
+		fmt.Fprintf(tw, "%s\t", c.Name)
+	}
+	fmt.Fprintln(tw, "SUBJECT")
+	fmt.Fprint(tw, " 0 base\t")
+	for _, c := range r.Configs {
+		s := "built"
+		switch {
+		case c.BaseError != "":
+			s = "FAIL"
+		case !c.BaseBuilt:
+			s = "cached"
+		}
+		fmt.Fprintf(tw, "%s\t", s)
+	}
+	fmt.Fprintln(tw, r.Base)
+	for i, p := range r.Patches {
+		fmt.Fprintf(tw, "%2d %s\t", p.Number, p.ID)
+		for _, c := range r.Configs {
+			s := Skip
+			if i < len(c.Cells) {
+				s = cellText(c.Cells[i], p.Number)
+			}
+			fmt.Fprintf(tw, "%s\t", s)
+		}
+		fmt.Fprintln(tw, trunc(p.Subject, 60))
+	}
+	tw.Flush()
+	for _, c := range r.Configs {
+		if c.BaseError != "" {
+			fmt.Fprintf(w, "\n%s: the base does not build: %s\n", c.Name, c.BaseError)
+		}
+	}
+	type seen struct{ cfg, key string }
+	done := map[seen]bool{}
+	for i, p := range r.Patches {
+		for _, c := range r.Configs {
+			if i >= len(c.Cells) {
+				continue
+			}
+			cell := c.Cells[i]
+			for _, list := range [][]Problem{cell.Errors, cell.Warnings} {
+				for _, pr := range list {
+					k := seen{c.Name, pr.Key()}
+					if done[k] {
+						continue
+					}
+					done[k] = true
+					fmt.Fprintf(w, "\npatch %d (%s), %s: %s\n", p.Number, p.ID, c.Name, pr.Diag.String())
+					for _, l := range pr.Context {
+						fmt.Fprintf(w, "      %s\n", l)
+					}
+					if pr.Object != "" {
+						fmt.Fprintf(w, "    compiling %s; %s\n", pr.Object, pr.Origin)
+					} else {
+						fmt.Fprintf(w, "    %s\n", pr.Origin)
+					}
+					switch last := lastWith(c.Cells, i, pr.Key()); {
+					case last == i+1:
+						fmt.Fprintf(w, "    also at patch %d\n", last+1)
+					case last > i+1:
+						fmt.Fprintf(w, "    also at patches %d-%d\n", p.Number+1, last+1)
+					}
+				}
+			}
+		}
+	}
+	verdict := "PASS"
+	switch {
+	case !r.Passed:
+		verdict = "FAIL"
+	case r.Warned:
+		verdict = "PASS with new warnings"
+	}
+	nf, nw := 0, 0
+	for _, c := range r.Configs {
+		for _, cell := range c.Cells {
+			switch cell.Status {
+			case Fail:
+				nf++
+			case Warn:
+				nw++
+			}
+		}
+	}
+	fmt.Fprintf(w, "\n%s: %d patches x %d configurations, %d failed, %d with new warnings (%s; %s)\n",
+		verdict, len(r.Patches), len(r.Configs), nf, nw, strings.Join(r.Flags, " "), time.Duration(r.Seconds*float64(time.Second)).Round(time.Second))
+}
+
+// lastWith returns the index of the last cell of the run of consecutive
+// cells from i that have a problem with key k.
+func lastWith(cells []Cell, i int, k string) int {
+	last := i
+	for j := i + 1; j < len(cells); j++ {
+		found := false
+		for _, list := range [][]Problem{cells[j].Errors, cells[j].Warnings} {
+			for _, p := range list {
+				if p.Key() == k {
+					found = true
+				}
+			}
+		}
+		if !found {
+			break
+		}
+		last = j
+	}
+	return last
+}
+
+func trunc(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-3] + "..."
+}

@@ -1,0 +1,81 @@
+package buildtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestReportText(t *testing.T) {
+	e := Problem{Diag: Diag{File: "kernel/unwind/user.c", Line: 70, Severity: "error", Message: "implicit declaration of function 'f'",
+		Context: []string{"   70 |  if (f(state))"}}, Object: "kernel/unwind/user.o",
+		Origin: Origin{Patch: 3, PatchID: "compat-fp", Source: "files/kernel/unwind/user.c.tmpl:66"}}
+	w := Problem{Diag: Diag{File: "kernel/unwind/user.c", Line: 20, Severity: "warning", Message: "'g' defined but not used [-Wunused-function]"},
+		Object: "kernel/unwind/user.o", Origin: Origin{Patch: 2, PatchID: "fp", Source: "files/kernel/unwind/user.c.tmpl:15"}}
+	cells := []Cell{{Status: Pass}, {Status: Warn, Warnings: []Problem{w}}, {Status: Fail, Errors: []Problem{e}},
+		{Status: Fail, Errors: []Problem{e}}, {Status: Pass}}
+	markSince(cells)
+	rep := &Report{Version: 11, Base: "v6.12", Flags: []string{"W=1"},
+		Patches: []PatchInfo{{1, "user-api", "s1"}, {2, "fp", "s2"}, {3, "compat-fp", "s3"}, {4, "faultable", "s4"}, {5, "cache", "s5"}},
+		Configs: []ConfigResult{{Name: "x86_64", BaseBuilt: true, Cells: cells}, {Name: "i386", BaseError: "arch/x86/a.c:1: error: x"}}}
+	var b bytes.Buffer
+	rep.WriteText(&b)
+	out := b.String()
+	t.Log(out)
+	for _, want := range []string{
+		" 2 fp         WARN 1",
+		" 3 compat-fp  FAIL ",
+		" 4 faultable  FAIL (since 3) ",
+		" 0 base       built           FAIL",
+		"i386: the base does not build: arch/x86/a.c:1: error: x",
+		"patch 3 (compat-fp), x86_64: kernel/unwind/user.c:70: error: implicit declaration of function 'f'\n         70 |  if (f(state))\n    compiling kernel/unwind/user.o; line from patch 3 (compat-fp), written at files/kernel/unwind/user.c.tmpl:66\n    also at patch 4\n",
+		"patch 2 (fp), x86_64: kernel/unwind/user.c:20: warning: 'g' defined but not used",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if strings.Count(out, "implicit declaration") != 1 {
+		t.Errorf("the error of patches 3 and 4 is shown %d times, want once", strings.Count(out, "implicit declaration"))
+	}
+	if cells[3].Errors[0].Since != 3 || cells[2].Errors[0].Since != 3 || cells[1].Warnings[0].Since != 2 {
+		t.Errorf("since: %d %d %d", cells[2].Errors[0].Since, cells[3].Errors[0].Since, cells[1].Warnings[0].Since)
+	}
+	b.Reset()
+	if err := rep.WriteJSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	var back Report
+	if err := json.Unmarshal(b.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Configs[0].Cells[3].Errors[0].Origin.Source != "files/kernel/unwind/user.c.tmpl:66" {
+		t.Errorf("JSON round trip lost the origin: %+v", back.Configs[0].Cells[3].Errors[0])
+	}
+}
+
+// A failure stays in the table, "since" its patch, until a patch compiles
+// the object again.
+func TestInherit(t *testing.T) {
+	e := Problem{Diag: Diag{File: "kernel/fork.c", Line: 3, Severity: "error", Message: "x"}, Object: "kernel/fork.o"}
+	w := Problem{Diag: Diag{File: "kernel/exit.c", Line: 9, Severity: "warning", Message: "y"}, Object: "kernel/exit.o"}
+	cells := []Cell{
+		{Status: Fail, Objects: []string{"kernel/fork.o", "kernel/exit.o"}, Errors: []Problem{e}, Warnings: []Problem{w}},
+		{Status: Pass, Objects: []string{"kernel/sys.o"}},                   // fork.o and exit.o not compiled: both carried
+		{Status: Pass, Objects: []string{"kernel/fork.o"}},                  // fork.o compiled again, fine now; exit.o carried
+		{Status: Pass, Objects: []string{"kernel/exit.o", "kernel/fork.o"}}, // both fine
+	}
+	inherit(cells)
+	markSince(cells)
+	got := []string{}
+	for _, c := range cells {
+		got = append(got, c.Status)
+	}
+	if strings.Join(got, " ") != "FAIL FAIL WARN PASS" {
+		t.Fatalf("statuses %v, want FAIL FAIL WARN PASS", got)
+	}
+	if cells[1].Errors[0].Since != 1 || cells[2].Warnings[0].Since != 1 {
+		t.Errorf("since: %+v %+v", cells[1].Errors, cells[2].Warnings)
+	}
+}

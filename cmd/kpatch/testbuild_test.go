@@ -1,0 +1,61 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestWantsBuild(t *testing.T) {
+	tests := []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"--build"}, true},
+		{[]string{"--tree", "x", "-build"}, true},
+		{[]string{"--build=true"}, true},
+		{[]string{"--build=false"}, false},
+		{[]string{"--qemu"}, false},
+		{[]string{"--", "--build"}, false},
+	}
+	for _, tc := range tests {
+		if got := wantsBuild(tc.args); got != tc.want {
+			t.Errorf("wantsBuild(%q) = %v, want %v", tc.args, got, tc.want)
+		}
+	}
+}
+
+// Bad input to kpatch test --build: one line naming the cause, exit
+// status 2 or 1, and nothing built (no build tree created).
+func TestTestBuildErrors(t *testing.T) {
+	root := t.TempDir()
+	notKernel := t.TempDir()
+	tests := []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"--config", "x86_64,sparc"}, 2, `unknown configuration "sparc": choose among x86_64, x86_64-noia32, i386`},
+		{[]string{"--jobs", "0"}, 2, "--jobs must be 1 or more"},
+		{[]string{"--sparse", "maybe"}, 2, `--sparse "maybe": give auto, yes or no`},
+		{[]string{"--tree", notKernel, "--plain"}, 1, "not a Linux kernel tree"},
+	}
+	for _, tc := range tests {
+		var stdout, stderr bytes.Buffer
+		args := append([]string{"test", "--build", "--build-root", root}, tc.args...)
+		if code := run(args, &stdout, &stderr); code != tc.code || !strings.Contains(stderr.String(), tc.msg) {
+			t.Errorf("%q: exit %d, stderr %q; want %d and %q", tc.args, code, stderr.String(), tc.code, tc.msg)
+		}
+		if tc.code == 1 && strings.Count(strings.TrimSpace(stderr.String()), "\n") != 0 {
+			t.Errorf("%q: error is not one line: %q", tc.args, stderr.String())
+		}
+	}
+	if ents, _ := os.ReadDir(root); len(ents) != 0 {
+		t.Errorf("build root has %d entries after failed runs", len(ents))
+	}
+	if _, err := os.Stat(filepath.Join(notKernel, "kpatch_build")); err == nil {
+		t.Errorf("the tree was changed")
+	}
+}
