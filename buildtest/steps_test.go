@@ -19,7 +19,7 @@ func v11(t testing.TB, specDir string) (*series.Series, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := series.Generate(context.Background(), series.Options{Tree: tree, Base: "v6.12", SpecDir: specDir})
+	s, err := series.Generate(context.Background(), series.Options{Tree: tree, Base: "v6.12", Version: 11, SpecDir: specDir})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,8 @@
 # tools, QEMU, gcc-multilib for -m32 test programs, gdb for the walker's
 # tests, perl for get_maintainer.pl, git-email (and libmailtools-perl, which
 # it needs but only recommends) for the test that hands the generated series
-# to git send-email --dry-run, and the Go modules. Idempotent.
+# to git send-email --dry-run, ccache and sparse for kpatch test --build
+# (--cc 'ccache gcc', C=1), and the Go modules. Idempotent.
 set -euo pipefail
 # Debian's Go images put Go in /usr/local/go; make sure it is found.
 command -v go >/dev/null || export PATH="$PATH:/usr/local/go/bin"
