@@ -1,12 +1,15 @@
 // Command kpatch regenerates, checks and tests the "deferred user-space
-// unwinding" kernel patch series from Go templates.
+// unwinding" kernel patch series from Go templates, and carries it to its
+// next revision.
 //
-//	kpatch gen     write the series as mail, as git format-patch would
-//	kpatch unwind  walk a user stack from a core dump or a snapshot
-//	kpatch test    build, boot and check the series in QEMU
-//	kpatch tree    print (and create once) the cached Debian 6.12 kernel tree
-//	kpatch spec    write the built-in series description out for editing
-//	kpatch series  range-diff two versions of a series; import a posted one
+//	kpatch gen            write the series as mail, as git format-patch would
+//	kpatch verify         check a series for the review's rules and C invariants
+//	kpatch test --qemu    build, boot and check the series in QEMU
+//	kpatch test --build   build every patch in three configurations
+//	kpatch unwind         walk a user stack from a core dump or a snapshot
+//	kpatch tree           print (and create once) the cached Debian 6.12 kernel tree
+//	kpatch spec           write the built-in series description out for editing
+//	kpatch series         range-diff two versions of a series; import a posted one
 //	kpatch revision new   start the next revision in a spec copy
 //	kpatch trailers       add Acked-by/Reviewed-by/Tested-by from replies to a spec copy
 package main
