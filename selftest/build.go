@@ -14,7 +14,6 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"syscall"
 
 	"kpatch/cpio"
 	"kpatch/kbuild"
@@ -215,23 +214,7 @@ func Build(ctx context.Context, o BuildOptions) (*Artifacts, SeriesFiles, error)
 // a build directory at the same time. It returns the function that
 // releases the lock.
 func Lock(dir string, log io.Writer) (func(), error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		if log != nil {
-			fmt.Fprintf(log, "selftest: waiting for another run to release %s\n", dir)
-		}
-		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("selftest: locking %s: %w", dir, err)
-		}
-	}
-	return func() { f.Close() }, nil
+	return kbuild.NewDir(dir).Lock(log)
 }
 
 func build(ctx context.Context, o BuildOptions) (*Artifacts, SeriesFiles, error) {
