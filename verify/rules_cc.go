@@ -45,6 +45,21 @@ func (c *checker) evalFailed(p *Patch, file string, err error) {
 	c.rule = saved
 }
 
+// evalDeferred evaluates exprs with cc/v4 after the preprocessor
+// directives of kernel/unwind/deferred.c (src) at patch p on ABI e; a
+// failure is reported as C_EVAL and gives ok false.
+func (c *checker) evalDeferred(p *Patch, e cenv, src []byte, exprs []string) (v []uint64, ok bool) {
+	ast, err := c.s.translate(p.Number, e, deferredC, directives(src), evalTail(exprs))
+	if err == nil {
+		v, err = values(ast, len(exprs))
+	}
+	if err != nil {
+		c.evalFailed(p, deferredC, fmt.Errorf("%s: %w", e, err))
+		return nil, false
+	}
+	return v, true
+}
+
 // changedAt reports whether patch p changes one of paths with a known
 // result.
 func changedAt(p *Patch, paths ...string) bool {
@@ -232,14 +247,8 @@ func checkCachePage(c *checker) {
 			exprs[2] = "sizeof(struct unwind_cache)"
 		}
 		for _, e := range envs()[:2] {
-			ast, err := c.s.translate(p.Number, e, deferredC, directives(src), evalTail(exprs))
-			if err != nil {
-				c.evalFailed(p, deferredC, fmt.Errorf("%s: %w", e, err))
-				continue
-			}
-			v, err := values(ast, len(exprs))
-			if err != nil {
-				c.evalFailed(p, deferredC, fmt.Errorf("%s: %w", e, err))
+			v, ok := c.evalDeferred(p, e, src, exprs)
+			if !ok {
 				continue
 			}
 			if v[0] > 4096 && c.once(fmt.Sprintf("cache %s %d", e.name, v[0])) {
@@ -293,14 +302,8 @@ func checkReservedBits(c *checker) {
 			exprs = append(exprs, "BIT("+r+")")
 		}
 		for _, e := range envs()[:2] {
-			ast, err := c.s.translate(p.Number, e, deferredC, directives(src), evalTail(exprs))
-			if err != nil {
-				c.evalFailed(p, deferredC, fmt.Errorf("%s: %w", e, err))
-				continue
-			}
-			v, err := values(ast, len(exprs))
-			if err != nil {
-				c.evalFailed(p, deferredC, fmt.Errorf("%s: %w", e, err))
+			v, ok := c.evalDeferred(p, e, src, exprs)
+			if !ok {
 				continue
 			}
 			full := uint64(1)<<e.bits - 1
