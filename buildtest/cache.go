@@ -62,6 +62,7 @@ func loadState(root string) *state {
 	if st.BaseWarnings == nil {
 		st.BaseWarnings = map[string][]string{}
 	}
+	st.forgetFailures()
 	st.pathID = map[string]int32{}
 	for i, p := range st.Paths {
 		st.pathID[p] = int32(i)
@@ -135,8 +136,39 @@ func (st *state) lookup(obj, env string, val valuer) (*objResult, bool) {
 	return nil, false
 }
 
-// remember stores a compile of obj.
+// forgetFailures drops remembered failed compiles and failed steps. kbuild
+// writes no dependency file for a compile that fails, so what a failure
+// depended on is not known: remembered against the object's earlier
+// dependencies, it would be served again after the header that caused it
+// was fixed (a header the object did not include before). Earlier
+// versions of kpatch remembered them; failures are cheap to compile again.
+func (st *state) forgetFailures() {
+	for obj, es := range st.Objects {
+		kept := es[:0]
+		for _, e := range es {
+			if !e.Result.Failed {
+				kept = append(kept, e)
+			}
+		}
+		if len(kept) == 0 {
+			delete(st.Objects, obj)
+		} else {
+			st.Objects[obj] = kept
+		}
+	}
+	for k, r := range st.Steps {
+		if r.Cell.Status == Fail {
+			delete(st.Steps, k)
+		}
+	}
+}
+
+// remember stores a successful compile of obj; failures are not
+// remembered (see forgetFailures).
 func (st *state) remember(obj, env string, deps []string, val valuer, r objResult) {
+	if r.Failed {
+		return
+	}
 	ids := make([]int32, len(deps))
 	for i, d := range deps {
 		ids[i] = st.intern(d)

@@ -263,7 +263,9 @@ func (r *runner) run(ctx context.Context) (*ConfigResult, error) {
 		synced = true
 		cell.Seconds = time.Since(t).Seconds()
 		res.Cells = append(res.Cells, *cell)
-		r.state.Steps[key] = stepRecord{Cell: *cell, When: time.Now(), Config: r.config}
+		if cell.Status != Fail { // see forgetFailures
+			r.state.Steps[key] = stepRecord{Cell: *cell, When: time.Now(), Config: r.config}
+		}
 		if err := r.state.save(r.d.Root); err != nil {
 			return nil, err
 		}
@@ -633,15 +635,6 @@ func (r *runner) step(ctx context.Context, k int, overlay map[string][]byte, bas
 				if !res.Failed {
 					r.state.remember(obj, r.cmdEnv(obj), depNames(c, r.d.Src, r.d.Obj), r.val, *res)
 				}
-			}
-			if res.Failed && len(res.Errors) > 0 {
-				// A failed compile leaves no new .cmd: remember it
-				// against the old dependencies plus its source.
-				deps := []string{"src:" + strings.TrimSuffix(obj, ".o") + ".c"}
-				if c := r.cmds[obj]; c != nil {
-					deps = depNames(c, r.d.Src, r.d.Obj)
-				}
-				r.state.remember(obj, r.cmdEnv(obj), deps, r.val, *res)
 			}
 		}
 		cell.Compiled = len(miss)
