@@ -15,7 +15,7 @@ import (
 
 func benchRun(b *testing.B, o Options) *Report {
 	b.Helper()
-	o.Tree, o.Base, o.Jobs, o.Log = benchTree(b), "v6.12", 2, testWriter{nil}
+	o.Tree, o.Base, o.Version, o.Jobs, o.Log = benchTree(b), "v6.12", 11, 2, testWriter{nil}
 	rep, err := Run(context.Background(), o)
 	if err != nil {
 		b.Fatal(err)
