@@ -493,10 +493,15 @@ func extraArgs(few bool) []string {
 	return nil
 }
 
+// cellVersion changes when what a step's cell holds changes (a field or
+// how it is derived from the objects' results), so that remembered steps
+// are derived again; the objects' results stay cached.
+const cellVersion = 2 // 2: Problem.MovedFrom
+
 // stepKey hashes everything a step's result depends on.
 func (r *runner) stepKey(k int, overlay map[string][]byte) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%d\x00", r.baseKey, k)
+	fmt.Fprintf(h, "%d\x00%s\x00%d\x00", cellVersion, r.baseKey, k)
 	for _, p := range sortedKeys(overlay) {
 		fmt.Fprintf(h, "%s\x00%d\x00", p, len(overlay[p]))
 		h.Write(overlay[p])
@@ -662,7 +667,9 @@ func (r *runner) step(ctx context.Context, k int, overlay map[string][]byte, bas
 				continue
 			}
 			seen[d.Key()] = true
-			cell.Warnings = append(cell.Warnings, r.problem(d, obj, k))
+			pr := r.problem(d, obj, k)
+			pr.MovedFrom = r.st.movedFrom(d, k, pr.Origin.Patch, baseWarn)
+			cell.Warnings = append(cell.Warnings, pr)
 		}
 	}
 	switch {

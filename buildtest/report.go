@@ -28,6 +28,12 @@ type Problem struct {
 	// have this problem in this configuration (equal to the cell's patch
 	// when the patch introduced it).
 	Since int `json:"since"`
+	// MovedFrom is set when the warning is not new code's: the patch
+	// that wrote the line removed the same line from this file, which
+	// had the same warning at the base (code moved between files; the
+	// warning is new to the object, as the kernel test robot would see
+	// it, but not to the kernel).
+	MovedFrom string `json:"moved_from,omitempty"`
 }
 
 // Cell is the result of one patch in one configuration.
@@ -158,6 +164,9 @@ func (r *Report) WriteText(w io.Writer) {
 						fmt.Fprintf(w, "    compiling %s; %s\n", pr.Object, pr.Origin)
 					} else {
 						fmt.Fprintf(w, "    %s\n", pr.Origin)
+					}
+					if pr.MovedFrom != "" {
+						fmt.Fprintf(w, "    moved code: the base has this warning in %s, where patch %d removed the line\n", pr.MovedFrom, pr.Origin.Patch)
 					}
 					switch last := lastWith(c.Cells, i, pr.Key()); {
 					case last == i+1:

@@ -13,8 +13,10 @@ func TestReportText(t *testing.T) {
 		Origin: Origin{Patch: 3, PatchID: "compat-fp", Source: "files/kernel/unwind/user.c.tmpl:66"}}
 	w := Problem{Diag: Diag{File: "kernel/unwind/user.c", Line: 20, Severity: "warning", Message: "'g' defined but not used [-Wunused-function]"},
 		Object: "kernel/unwind/user.o", Origin: Origin{Patch: 2, PatchID: "fp", Source: "files/kernel/unwind/user.c.tmpl:15"}}
+	m := Problem{Diag: Diag{File: "arch/x86/kernel/ptrace.c", Line: 367, Severity: "warning", Message: "sparse: incorrect type in initializer (different address spaces)"},
+		Object: "arch/x86/kernel/ptrace.o", Origin: Origin{Patch: 5, PatchID: "cache", Source: "v11/05-cache.patch:20"}, MovedFrom: "arch/x86/events/core.c"}
 	cells := []Cell{{Status: Pass}, {Status: Warn, Warnings: []Problem{w}}, {Status: Fail, Errors: []Problem{e}},
-		{Status: Fail, Errors: []Problem{e}}, {Status: Pass}}
+		{Status: Fail, Errors: []Problem{e}}, {Status: Warn, Warnings: []Problem{m}}}
 	markSince(cells)
 	rep := &Report{Version: 11, Base: "v6.12", Flags: []string{"W=1"},
 		Patches: []PatchInfo{{1, "user-api", "s1"}, {2, "fp", "s2"}, {3, "compat-fp", "s3"}, {4, "faultable", "s4"}, {5, "cache", "s5"}},
@@ -31,6 +33,7 @@ func TestReportText(t *testing.T) {
 		"i386: the base does not build: arch/x86/a.c:1: error: x",
 		"patch 3 (compat-fp), x86_64: kernel/unwind/user.c:70: error: implicit declaration of function 'f'\n         70 |  if (f(state))\n    compiling kernel/unwind/user.o; line from patch 3 (compat-fp), written at files/kernel/unwind/user.c.tmpl:66\n    also at patch 4\n",
 		"patch 2 (fp), x86_64: kernel/unwind/user.c:20: warning: 'g' defined but not used",
+		"written at v11/05-cache.patch:20\n    moved code: the base has this warning in arch/x86/events/core.c, where patch 5 removed the line\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q", want)
@@ -49,6 +52,9 @@ func TestReportText(t *testing.T) {
 	var back Report
 	if err := json.Unmarshal(b.Bytes(), &back); err != nil {
 		t.Fatal(err)
+	}
+	if back.Configs[0].Cells[4].Warnings[0].MovedFrom != "arch/x86/events/core.c" {
+		t.Errorf("JSON round trip lost moved_from: %+v", back.Configs[0].Cells[4].Warnings[0])
 	}
 	if back.Configs[0].Cells[3].Errors[0].Origin.Source != "files/kernel/unwind/user.c.tmpl:66" {
 		t.Errorf("JSON round trip lost the origin: %+v", back.Configs[0].Cells[3].Errors[0])

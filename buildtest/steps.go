@@ -282,3 +282,36 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(out)
 	return out
 }
+
+// movedFrom returns the file a warning's line was moved from: patch j,
+// which wrote the line (at step k), removed a line of the same text from
+// another file, and that file had the same warning at the base (baseWarn
+// holds the base's Diag keys). It returns "" otherwise.
+func (st *steps) movedFrom(d Diag, k, j int, baseWarn map[string]bool) string {
+	if j < 1 {
+		return ""
+	}
+	content, ok := st.at(d.File, k)
+	if !ok {
+		return ""
+	}
+	text := strings.TrimSpace(lineOf(content, d.Line))
+	if text == "" {
+		return ""
+	}
+	rest := strings.TrimPrefix(d.Key(), d.File)
+	for _, f := range st.patch(j).Files {
+		if f.Path == d.File || f.Old == nil || !baseWarn[f.Path+rest] {
+			continue
+		}
+		old := strings.Split(string(f.Old), "\n")
+		for _, ch := range linediff.Changes(f.Old, f.New) {
+			for i := ch.OldStart; i < ch.OldStart+ch.OldLines && i < len(old); i++ {
+				if strings.TrimSpace(old[i]) == text {
+					return f.Path
+				}
+			}
+		}
+	}
+	return ""
+}

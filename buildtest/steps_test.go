@@ -120,3 +120,44 @@ func TestTemplateLines(t *testing.T) {
 	}
 	t.Logf("%d of %d rendered lines map to their template line", mapped, total)
 }
+
+// Patch 13 moves get_segment_base() from arch/x86/events/core.c into
+// arch/x86/kernel/ptrace.c; sparse's warning on one of its lines is the
+// base's warning in core.c, moved with the code.
+func TestMovedFrom(t *testing.T) {
+	s, _ := v11(t, "")
+	st := newSteps(s, "")
+	const msg = "sparse: incorrect type in initializer (different address spaces)"
+	lineWith := func(path, text string) int {
+		c, _ := st.at(path, st.n)
+		for i, l := range strings.Split(string(c), "\n") {
+			if strings.TrimSpace(l) == text {
+				return i + 1
+			}
+		}
+		t.Fatalf("%s: no line %q after the last patch", path, text)
+		return 0
+	}
+	base := map[string]bool{"arch/x86/events/core.c: warning: " + msg: true}
+	tests := []struct {
+		name     string
+		line     string
+		msg      string
+		baseWarn map[string]bool
+		want     string
+	}{
+		{"moved line, warning at the base", "desc = raw_cpu_ptr(gdt_page.gdt) + idx;", msg, base, "arch/x86/events/core.c"},
+		{"moved line, no warning at the base", "desc = raw_cpu_ptr(gdt_page.gdt) + idx;", msg, map[string]bool{}, ""},
+		{"moved line, another warning at the base", "desc = raw_cpu_ptr(gdt_page.gdt) + idx;", "sparse: cast removes address space", base, ""},
+		{"renamed line (not in core.c)", "unsigned long segment_base_address(unsigned int segment)", msg, base, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d := Diag{File: "arch/x86/kernel/ptrace.c", Line: lineWith("arch/x86/kernel/ptrace.c", tc.line), Severity: "warning", Message: tc.msg}
+			o, _ := st.origin(d.File, d.Line, st.n)
+			if got := st.movedFrom(d, st.n, o.Patch, tc.baseWarn); got != tc.want {
+				t.Errorf("movedFrom = %q, want %q (origin %+v)", got, tc.want, o)
+			}
+		})
+	}
+}
