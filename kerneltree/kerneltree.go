@@ -56,6 +56,9 @@ func Debian612(ctx context.Context, log io.Writer) (string, error) {
 	if _, err := os.Stat(DebianTarball); err != nil {
 		return "", ErrNoTarball
 	}
+	if err := checkTools(); err != nil {
+		return "", err
+	}
 	if err := os.MkdirAll(cache, 0o755); err != nil {
 		return "", fmt.Errorf("kerneltree: %w", err)
 	}
@@ -113,4 +116,28 @@ func Debian612(ctx context.Context, log io.Writer) (string, error) {
 	}
 	fmt.Fprintf(log, "kerneltree: %s ready (tag v6.12)\n", dir)
 	return dir, nil
+}
+
+// unpackTools are the programs unpacking the tarball runs, each with the
+// Debian package that installs it.
+var unpackTools = []struct{ program, pkg string }{
+	{"tar", "tar"},
+	{"xz", "xz-utils"}, // tar -J runs it
+	{"git", "git"},
+}
+
+// checkTools fails, before anything is unpacked, when a program the
+// unpacking needs is missing, naming all of them and their packages.
+func checkTools() error {
+	var progs, pkgs []string
+	for _, t := range unpackTools {
+		if _, err := exec.LookPath(t.program); err != nil {
+			progs, pkgs = append(progs, t.program), append(pkgs, t.pkg)
+		}
+	}
+	if len(progs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("kerneltree: %s not found in PATH, needed to unpack %s: apt-get install %s",
+		strings.Join(progs, ", "), DebianTarball, strings.Join(pkgs, " "))
 }

@@ -53,3 +53,31 @@ func TestDebian612Concurrent(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+func TestCheckTools(t *testing.T) {
+	tests := []struct {
+		have []string
+		want string // "" for no error
+	}{
+		{[]string{"tar", "xz", "git"}, ""},
+		{[]string{"tar", "git"}, "kerneltree: xz not found in PATH, needed to unpack " + DebianTarball + ": apt-get install xz-utils"},
+		{nil, "kerneltree: tar, xz, git not found in PATH, needed to unpack " + DebianTarball + ": apt-get install tar xz-utils git"},
+	}
+	for _, tc := range tests {
+		dir := t.TempDir()
+		for _, p := range tc.have {
+			if err := os.WriteFile(filepath.Join(dir, p), []byte("#!/bin/sh\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Setenv("PATH", dir)
+		err := checkTools()
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != tc.want {
+			t.Errorf("with %v: %q, want %q", tc.have, got, tc.want)
+		}
+	}
+}
