@@ -167,6 +167,31 @@ func Generate(ctx context.Context, opt Options) (*Series, error) {
 	return s, nil
 }
 
+// BaseFiles lists the files of a kernel tree that Generate reads for any
+// revision of sp (what each revision's edits change, and MAINTAINERS), then
+// the top-level Kconfig, which kernelsrc also requires of a plain directory
+// to take it for a kernel tree. Copied from a real tree into a plain
+// directory, these files make a base every revision generates on: the
+// synthetic bases the tests build (edited copies, shifted lines) start from
+// this list, the one list of those files.
+func BaseFiles(sp *spec.Spec) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(p string) {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	for _, rev := range sp.Revisions {
+		for _, p := range filesRead(rev) {
+			add(p)
+		}
+	}
+	add("Kconfig")
+	return out
+}
+
 // filesRead lists the files of the base that Build reads, in the order it
 // first reads them: the files the edits change, then MAINTAINERS.
 func filesRead(rev *spec.Revision) []string {
