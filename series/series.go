@@ -155,6 +155,29 @@ func Generate(ctx context.Context, opt Options) (*Series, error) {
 	if err != nil {
 		return nil, err
 	}
+	s, err := generate(ctx, rev, tree)
+	if err != nil {
+		return nil, err
+	}
+	s.AddRecipients(opt.To, opt.Cc)
+	return s, nil
+}
+
+// GenerateRevision renders revision v of s's spec against the tree and
+// base s was rendered on, without opening the tree again: the earlier
+// revision kpatch gen --interdiff and --range-diff compare s with. It adds
+// no recipients (those diffs do not show them).
+func (s *Series) GenerateRevision(ctx context.Context, v int) (*Series, error) {
+	rev, err := s.Revision.Spec().Revision(v)
+	if err != nil {
+		return nil, err
+	}
+	return generate(ctx, rev, s.Tree)
+}
+
+// generate builds rev on tree, reading the files it needs in the
+// background first.
+func generate(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree) (*Series, error) {
 	tree.Prefetch(filesRead(rev))
 	s, err := Build(ctx, rev, tree)
 	if derr := tree.Err(); derr != nil {
@@ -163,7 +186,6 @@ func Generate(ctx context.Context, opt Options) (*Series, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.AddRecipients(opt.To, opt.Cc)
 	return s, nil
 }
 
