@@ -150,7 +150,13 @@ func Load(path string) (*Series, error) {
 			if errors.Is(err, oracle.ErrNoMessages) {
 				return nil, fmt.Errorf("%s: %w", path, ErrNotMail)
 			}
-			return s, located(path, err)
+			if err == nil {
+				err = complete(s.Patches)
+			}
+			if err != nil {
+				return nil, located(path, err)
+			}
+			return s, nil
 		}
 	}
 	if err != nil {
@@ -544,9 +550,6 @@ func fromThread(data []byte, file string) (*Series, error) {
 	if len(s.Patches) == 0 {
 		return nil, ErrNoPatches
 	}
-	if err := complete(s.Patches); err != nil {
-		return nil, err
-	}
 	return s, nil
 }
 
@@ -573,7 +576,8 @@ func (p *Patch) ContentID() string {
 }
 
 // LoadMessages reads every message of a file or directory: the patches,
-// the cover letter and the replies, in the order found.
+// the cover letter and the replies, in the order found. Unlike Load it
+// takes part of a series (what review replies are read from).
 func LoadMessages(path string) ([]*Message, error) {
 	st, err := os.Stat(path)
 	if err != nil {

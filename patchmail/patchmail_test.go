@@ -107,6 +107,14 @@ func TestLoadErrors(t *testing.T) {
 	if _, err := patchmail.Load(filepath.Join(dir, "missing")); err == nil {
 		t.Error("missing file: no error")
 	}
+	// Part of a saved thread: not a series, but its messages can be read.
+	part := "testdata/part-thread.txt"
+	if _, err := patchmail.Load(part); err == nil || !strings.Contains(err.Error(), "patch 2 of 2 missing") {
+		t.Errorf("part of a thread: %v", err)
+	}
+	if ms, err := patchmail.LoadMessages(part); err != nil || len(ms) != 2 {
+		t.Errorf("LoadMessages of part of a thread: %d messages, %v", len(ms), err)
+	}
 }
 
 // TestWhere: every message knows its file, the lines it starts on and has

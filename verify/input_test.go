@@ -228,6 +228,7 @@ func TestBadMail(t *testing.T) {
 		{"truncated-headers.mbox", []string{"truncated-headers.mbox:38: ", "without a Subject", "give whole mails"}},
 		{"truncated-diff.mbox", []string{"truncated-diff.mbox:56: ", "patch 2 of 2", "miscounts lines", "cut short", "as git format-patch or b4 wrote it"}},
 		{"truncated-series.mbox", []string{"truncated-series.mbox: ", "patch 2 of 2 missing", "give every patch"}},
+		{"truncated-thread.txt", []string{"truncated-thread.txt: ", "patch 2 of 2 missing", "give every patch"}},
 		{"noapply.mbox", []string{"noapply.mbox:52: ", "patch 2", "does not apply to kernel/demo.c", "as they were sent"}},
 		{"latin1.mbox", []string{"latin1.mbox:45: ", "patch 2 of 2", "not UTF-8", "iconv"}},
 	} {
