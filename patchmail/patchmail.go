@@ -371,7 +371,7 @@ func complete(ps []*Patch) error {
 		if last.Number+1 < last.Total {
 			missing = fmt.Sprintf("patches %d-%d", last.Number+1, last.Total)
 		}
-		return fmt.Errorf("%s of %d missing after %q (the mail cut short?): give every patch of the series", missing, last.Total, last.Subject)
+		return fmt.Errorf("%s of %d missing after patch %d (%q; the mail cut short?): give every patch of the series", missing, last.Total, last.Number, last.Title)
 	}
 	return nil
 }
