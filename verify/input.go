@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strings"
 
@@ -146,7 +147,7 @@ const mailHint = "give an mbox (git format-patch --stdout, b4 mbox), a directory
 // base the edits to existing files are applied to.
 func ReadMail(path string, tree *kernelsrc.Tree) (*Series, error) {
 	ps, err := patchmail.Load(path)
-	if errors.Is(err, patchmail.ErrNotMail) || errors.Is(err, patchmail.ErrNoPatches) {
+	if errors.Is(err, patchmail.ErrNotMail) || errors.Is(err, patchmail.ErrNoPatches) || errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w: %s", err, mailHint)
 	}
 	if err != nil {

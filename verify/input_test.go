@@ -224,7 +224,7 @@ func TestBadMail(t *testing.T) {
 	}{
 		{"notmail.txt", []string{"notmail.txt: ", "not an mbox", "give an mbox"}},
 		{"nopatches", []string{"nopatches: ", "without .patch", "give an mbox"}},
-		{"missing.mbox", []string{"missing.mbox", "no such file"}},
+		{"missing.mbox", []string{"missing.mbox", "no such file", "give an mbox"}},
 		{"truncated-headers.mbox", []string{"truncated-headers.mbox:38: ", "without a Subject", "give whole mails"}},
 		{"truncated-diff.mbox", []string{"truncated-diff.mbox:56: ", "patch 2 of 2", "miscounts lines", "cut short", "as git format-patch or b4 wrote it"}},
 		{"truncated-series.mbox", []string{"truncated-series.mbox: ", "patch 2 of 2 missing", "give every patch"}},
