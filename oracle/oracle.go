@@ -59,6 +59,11 @@ type Patch struct {
 	Files     []*gitdiff.File
 }
 
+// ErrNoMessages is returned by Parse for text with no message of a thread
+// in it: no "[PATCH vN MM/TT]" or "Re: [PATCH" subject line followed by a
+// blank line and "[Sender]".
+var ErrNoMessages = errors.New("oracle: no messages found")
+
 var subjectRE = regexp.MustCompile(`^\[PATCH v(\d+) (\d+)/(\d+)\] (.*)$`)
 
 // ParseFile reads a thread from a file.
@@ -106,7 +111,7 @@ func Parse(data []byte) (*Thread, error) {
 		i = j + 1
 	}
 	if len(msgs) == 0 {
-		return nil, fmt.Errorf("oracle: no messages found")
+		return nil, ErrNoMessages
 	}
 	last := msgs[len(msgs)-1]
 	last.Body = strings.Join(lines[last.Line+2:], "")

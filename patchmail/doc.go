@@ -3,12 +3,19 @@
 // --stdout, or a thread saved from a list archive), or a thread saved as
 // text the way lore-style archives render it (the form of the v11 seed,
 // read with package oracle). It is what kpatch series import, kpatch series
-// diff and kpatch trailers read.
+// diff, kpatch trailers and kpatch verify read.
 //
 // A patch is a message whose subject starts with "[PATCH ... m/n]"
 // (any tag: RFC, v12, a subsystem) with m > 0; the m = 0 message is the
 // cover letter; every other message is a reply. Its commit message is what
 // git am would record: the subject without the bracketed prefix, a blank
 // line, and the body up to the "---" line, without an in-body "From:"
-// line, which names the author instead.
+// line, which names the author instead. Its diff is parsed with go-gitdiff.
+//
+// Every message keeps where it was read (file, first line, subject line and
+// its text there), so that what reads a patch (kpatch verify) can point at
+// lines of the mail. Input that is not a series (not mail, no patches, a
+// patch cut short, patches missing, a commit message that is not UTF-8)
+// is an error of one line naming the file, the line where one message is
+// at fault, and what to give instead.
 package patchmail

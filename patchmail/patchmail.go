@@ -14,6 +14,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
 	"kpatch/oracle"
 )
@@ -27,6 +30,53 @@ type Message struct {
 	MessageID string // without angle brackets
 	InReplyTo string // without angle brackets
 	Body      string
+
+	// Where the message was read: File is the path of the file ("" when
+	// the caller gave bytes without a name), Line the line of File on
+	// which the message starts (its "From " line, or its subject line in a
+	// thread saved as text), SubjectLine the line of its Subject header
+	// (its subject line in a saved thread), and Raw the message as it
+	// stands in File from Line on. For a gzip-compressed thread the lines
+	// are those of the uncompressed text.
+	File              string
+	Line, SubjectLine int
+	Raw               string
+}
+
+// LineOf returns the line of File on which text first occurs in the
+// message (text may start with a newline: the line after it is meant
+// only if text starts there), or 0 when the message does not hold it.
+func (m *Message) LineOf(text string) int {
+	i := strings.Index(m.Raw, text)
+	if i < 0 {
+		return 0
+	}
+	return m.Line + strings.Count(m.Raw[:i], "\n")
+}
+
+// at names line of the message's file for an error: "FILE:LINE", or
+// "line LINE" when the file has no name.
+func (m *Message) at(line int) string {
+	if m.File == "" {
+		return fmt.Sprintf("line %d", line)
+	}
+	return fmt.Sprintf("%s:%d", m.File, line)
+}
+
+// locError is an error about one message that already names its file and
+// line.
+type locError struct{ msg string }
+
+func (e *locError) Error() string { return e.msg }
+
+// errorf is an error about the message, at its first line.
+func (m *Message) errorf(format string, args ...any) error {
+	return m.errorAt(m.Line, format, args...)
+}
+
+// errorAt is an error about line of the message's file.
+func (m *Message) errorAt(line int, format string, args ...any) error {
+	return &locError{m.at(line) + ": " + fmt.Sprintf(format, args...)}
 }
 
 // Patch is one patch of a series.
@@ -40,6 +90,8 @@ type Patch struct {
 	Changelog     string // the notes between "---" and the diffstat, "" if none
 	Diffstat      string // the diffstat block, "" if none
 	Diff          string // from the first "diff --git" line to the signature
+	// Files is Diff parsed by go-gitdiff, one entry per file changed.
+	Files []*gitdiff.File
 }
 
 // CommitMessage returns what git am records: title, blank line, log.
@@ -51,6 +103,10 @@ type Series struct {
 	Cover   *Message // nil if the series has none
 	Patches []*Patch // in order, numbered 1..n
 	Replies []*Message
+	// Thread is true for a thread saved as text (FromThread): there every
+	// message's From is who posted it, where git format-patch files have
+	// the commit's author.
+	Thread bool
 }
 
 var (
@@ -64,8 +120,13 @@ var (
 // ErrNoPatches is returned for input that holds no patch messages.
 var ErrNoPatches = errors.New("no [PATCH m/n] messages found")
 
+// ErrNotMail is returned for a file that is neither an mbox (or a single
+// mail) nor a thread saved as text.
+var ErrNotMail = errors.New("not an mbox, a mail or a saved thread")
+
 // Load reads a series from a directory of patch files, an mbox, or a
-// thread saved as text.
+// thread saved as text. Errors name the file, and the line where one
+// message is at fault.
 func Load(path string) (*Series, error) {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -74,25 +135,44 @@ func Load(path string) (*Series, error) {
 	var msgs []*Message
 	if st.IsDir() {
 		msgs, err = ReadDir(path)
+		if err == nil && len(msgs) == 0 {
+			return nil, fmt.Errorf("%s: a directory without .patch or .eml files: %w", path, ErrNoPatches)
+		}
 	} else {
 		var data []byte
 		if data, err = os.ReadFile(path); err != nil {
 			return nil, err
 		}
 		if isMbox(data) {
-			msgs, err = ReadMbox(data)
+			msgs, err = readMbox(data, path)
 		} else {
-			return FromThread(data)
+			s, err := fromThread(data, path)
+			if errors.Is(err, oracle.ErrNoMessages) {
+				return nil, fmt.Errorf("%s: %w", path, ErrNotMail)
+			}
+			if err == nil {
+				err = complete(s.Patches)
+			}
+			if err != nil {
+				return nil, located(path, err)
+			}
+			return s, nil
 		}
 	}
 	if err != nil {
-		return nil, err
+		return nil, located(path, err)
 	}
 	s, err := Assemble(msgs)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	return s, located(path, err)
+}
+
+// located prefixes err with path unless it names its place already.
+func located(path string, err error) error {
+	var le *locError
+	if err == nil || errors.As(err, &le) {
+		return err
 	}
-	return s, nil
+	return fmt.Errorf("%s: %w", path, err)
 }
 
 // isMbox reports whether data starts like an mbox or a mail.
@@ -115,13 +195,14 @@ func ReadDir(dir string) ([]*Message, error) {
 	sort.Strings(names)
 	var out []*Message
 	for _, n := range names {
-		data, err := os.ReadFile(filepath.Join(dir, n))
+		p := filepath.Join(dir, n)
+		data, err := os.ReadFile(p)
 		if err != nil {
 			return nil, err
 		}
-		ms, err := ReadMbox(data)
+		ms, err := readMbox(data, p)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", n, err)
+			return nil, located(p, err)
 		}
 		out = append(out, ms...)
 	}
@@ -130,18 +211,23 @@ func ReadDir(dir string) ([]*Message, error) {
 
 // ReadMbox splits an mbox (or a single mail) into messages: a new message
 // starts at a "From " line that follows a blank line or starts the file.
-func ReadMbox(data []byte) ([]*Message, error) {
+func ReadMbox(data []byte) ([]*Message, error) { return readMbox(data, "") }
+
+// readMbox is ReadMbox for the file named file.
+func readMbox(data []byte, file string) ([]*Message, error) {
 	var out []*Message
 	var cur []string
+	start := 1 // the line cur starts on
 	flush := func() error {
 		if len(cur) == 0 {
 			return nil
 		}
-		m, err := parseMail(cur)
+		m, err := parseMail(cur, file, start)
 		if err != nil {
 			return err
 		}
 		out = append(out, m)
+		start += len(cur)
 		cur = nil
 		return nil
 	}
@@ -175,8 +261,10 @@ func isHeaderStart(lines []string) bool {
 	return false
 }
 
-func parseMail(lines []string) (*Message, error) {
-	m := &Message{}
+// parseMail parses the lines of one message, which start on line start of
+// file.
+func parseMail(lines []string, file string, start int) (*Message, error) {
+	m := &Message{File: file, Line: start, Raw: strings.Join(lines, "\n") + "\n"}
 	i := 0
 	if i < len(lines) && strings.HasPrefix(lines[i], "From ") {
 		if sm := fromLine.FindStringSubmatch(lines[i]); sm != nil {
@@ -185,6 +273,7 @@ func parseMail(lines []string) (*Message, error) {
 		i++
 	}
 	var headers []string
+	var at []int // the line of each header
 	for ; i < len(lines) && lines[i] != ""; i++ {
 		l := lines[i]
 		if (strings.HasPrefix(l, " ") || strings.HasPrefix(l, "\t")) && len(headers) > 0 {
@@ -192,9 +281,10 @@ func parseMail(lines []string) (*Message, error) {
 			continue
 		}
 		headers = append(headers, l)
+		at = append(at, start+i)
 	}
 	dec := new(mime.WordDecoder)
-	for _, h := range headers {
+	for hi, h := range headers {
 		k, v, ok := strings.Cut(h, ":")
 		if !ok {
 			continue
@@ -209,7 +299,7 @@ func parseMail(lines []string) (*Message, error) {
 		case "date":
 			m.Date = v
 		case "subject":
-			m.Subject = v
+			m.Subject, m.SubjectLine = v, at[hi]
 		case "message-id":
 			m.MessageID = strings.Trim(v, "<> ")
 		case "in-reply-to":
@@ -224,7 +314,7 @@ func parseMail(lines []string) (*Message, error) {
 		m.Body += "\n"
 	}
 	if m.Subject == "" {
-		return nil, errors.New("a message without a Subject header")
+		return nil, m.errorf("a message without a Subject header: give whole mails, as git format-patch or b4 writes them")
 	}
 	return m, nil
 }
@@ -263,13 +353,31 @@ func Assemble(msgs []*Message) (*Series, error) {
 		return nil, ErrNoPatches
 	}
 	sort.SliceStable(s.Patches, func(i, j int) bool { return s.Patches[i].Number < s.Patches[j].Number })
-	for i, p := range s.Patches {
-		if p.Number != i+1 {
-			return nil, fmt.Errorf("patch %d of %d is missing (found %q)", i+1, p.Total, p.Subject)
-		}
+	if err := complete(s.Patches); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
+
+// complete checks that patches, sorted, are 1..n of n.
+func complete(ps []*Patch) error {
+	for i, p := range ps {
+		if p.Number != i+1 {
+			return fmt.Errorf("patch %d of %d is missing (found %q): give every patch of the series", i+1, p.Total, p.Subject)
+		}
+	}
+	if last := ps[len(ps)-1]; last.Number < last.Total {
+		missing := fmt.Sprintf("patch %d", last.Total)
+		if last.Number+1 < last.Total {
+			missing = fmt.Sprintf("patches %d-%d", last.Number+1, last.Total)
+		}
+		return fmt.Errorf("%s of %d missing after patch %d (%q; the mail cut short?): give every patch of the series", missing, last.Total, last.Number, last.Title)
+	}
+	return nil
+}
+
+// hint says what to do about a patch that does not parse.
+const hint = "give the patch as git format-patch or b4 wrote it"
 
 func parsePatch(m *Message, n, total, v int, title string) (*Patch, error) {
 	p := &Patch{Message: *m, Number: n, Total: total, Version: v, Title: strings.Join(strings.Fields(title), " "), Author: m.From}
@@ -281,12 +389,12 @@ func parsePatch(m *Message, n, total, v int, title string) (*Patch, error) {
 	}
 	log, rest, ok := cutLine(body, "---")
 	if !ok {
-		return nil, fmt.Errorf("patch %d (%q): no \"---\" line before the diff", n, m.Subject)
+		return nil, m.errorf("patch %d of %d (%q): no \"---\" line before the diff (the mail cut short?): %s", n, total, p.Title, hint)
 	}
 	p.Log = strings.TrimRight(log, "\n") + "\n"
 	diffAt := strings.Index("\n"+rest, "\ndiff --git ")
 	if diffAt < 0 {
-		return nil, fmt.Errorf("patch %d (%q): no diff", n, m.Subject)
+		return nil, m.errorf("patch %d of %d (%q): no diff (the mail cut short?): %s", n, total, p.Title, hint)
 	}
 	head, diff := rest[:diffAt], rest[diffAt:]
 	if i := strings.LastIndex(diff, "\n-- \n"); i >= 0 {
@@ -294,7 +402,49 @@ func parsePatch(m *Message, n, total, v int, title string) (*Patch, error) {
 	}
 	p.Diff = diff
 	p.Changelog, p.Diffstat = splitNotes(head)
+	if err := p.check(); err != nil {
+		return nil, err
+	}
+	files, _, err := gitdiff.Parse(strings.NewReader(p.Diff))
+	if err != nil {
+		// go-gitdiff counts lines from the first "diff --git" line.
+		at, msg := p.Line, err.Error()
+		if d := p.LineOf("\ndiff --git "); d > 0 {
+			at = d + 1
+			if sm := gitdiffLine.FindStringSubmatch(msg); sm != nil {
+				dn, _ := strconv.Atoi(sm[1])
+				at, msg = at+dn-1, sm[2]
+			}
+		}
+		return nil, p.errorAt(at, "patch %d of %d (%q): the diff does not parse (%s; the mail cut short?): %s", n, total, p.Title, msg, hint)
+	}
+	p.Files = files
 	return p, nil
+}
+
+// gitdiffLine matches go-gitdiff's parse errors.
+var gitdiffLine = regexp.MustCompile(`^gitdiff: line (\d+): (.*)$`)
+
+// check fails for a patch whose title, commit message or notes are not
+// UTF-8 (the diff may be: a file of the tree may be in another charset),
+// naming the first line that is not. git am would re-encode such a mail;
+// the rules and reports that read it want text.
+func (p *Patch) check() error {
+	for _, part := range []string{p.Title, p.Log, p.Changelog} {
+		if utf8.ValidString(part) {
+			continue
+		}
+		at := p.Line
+		for i, l := range strings.Split(p.Raw, "\n") {
+			if !utf8.ValidString(l) {
+				at += i
+				break
+			}
+		}
+		return p.errorAt(at, "patch %d of %d (%q): the commit message is not UTF-8: convert the mail (iconv -f LATIN1 -t UTF-8, or from the charset its Content-Type names) and give it again",
+			p.Number, p.Total, strings.ToValidUTF8(p.Title, "?"))
+	}
+	return nil
 }
 
 var statLine = regexp.MustCompile(`^ (.* \| +(\d+|Bin).*|\d+ files? changed.*|(create|delete) mode .*|rename .*|mode change .*)$`)
@@ -332,17 +482,45 @@ func cutLine(s, sep string) (before, after string, ok bool) {
 // FromThread reads a thread saved as text (the seed's form) with package
 // oracle. Senders there have no address; an author without one gets the
 // address of the Signed-off-by line that starts with the same name.
-func FromThread(data []byte) (*Series, error) {
-	th, err := oracle.Parse(data)
+func FromThread(data []byte) (*Series, error) { return fromThread(data, "") }
+
+// fromThread is FromThread for the file named file.
+func fromThread(data []byte, file string) (*Series, error) {
+	text, err := oracle.Text(data)
 	if err != nil {
 		return nil, err
 	}
-	s := &Series{Version: th.Version}
+	th, err := oracle.Parse(text)
+	if err != nil {
+		return nil, err
+	}
+	// A message runs from its subject line to the end of its body.
+	all := string(text)
+	starts := []int{0} // the offset of every line
+	for i, c := range text {
+		if c == '\n' {
+			starts = append(starts, i+1)
+		}
+	}
+	msg := func(om *oracle.Message) Message {
+		m := Message{Subject: om.Subject, From: om.Sender, Body: om.Body, File: file, Line: om.Line, SubjectLine: om.Line}
+		raw := all[starts[om.Line-1]:]
+		if i := strings.Index(raw, om.Body); i >= 0 && om.Body != "" {
+			m.Raw = raw[:i+len(om.Body)]
+		} else {
+			m.Raw, _, _ = strings.Cut(raw, "\n")
+			m.Raw += "\n"
+		}
+		return m
+	}
+	s := &Series{Version: th.Version, Thread: true}
 	if th.Cover != nil {
-		s.Cover = &Message{Subject: th.Cover.Subject, From: th.Cover.Sender, Body: th.Cover.Body}
+		c := msg(th.Cover)
+		s.Cover = &c
 	}
 	for _, r := range th.Replies {
-		s.Replies = append(s.Replies, &Message{Subject: r.Subject, From: r.Sender, Body: r.Body})
+		m := msg(r)
+		s.Replies = append(s.Replies, &m)
 	}
 	for _, op := range th.Patches {
 		author := op.Author
@@ -359,11 +537,15 @@ func FromThread(data []byte) (*Series, error) {
 		if i := strings.LastIndex(diff, "\n-- \n"); i >= 0 {
 			diff = diff[:i+1]
 		}
-		s.Patches = append(s.Patches, &Patch{
-			Message: Message{Subject: op.Subject, From: op.Sender, Body: op.Body},
+		p := &Patch{
+			Message: msg(&op.Message),
 			Number:  op.Number, Total: th.Total, Version: th.Version, Title: op.Title, Author: author,
-			Log: op.Log, Changelog: op.Changelog, Diffstat: op.Diffstat, Diff: diff,
-		})
+			Log: op.Log, Changelog: op.Changelog, Diffstat: op.Diffstat, Diff: diff, Files: op.Files,
+		}
+		if err := p.check(); err != nil {
+			return nil, err
+		}
+		s.Patches = append(s.Patches, p)
 	}
 	if len(s.Patches) == 0 {
 		return nil, ErrNoPatches
@@ -394,7 +576,8 @@ func (p *Patch) ContentID() string {
 }
 
 // LoadMessages reads every message of a file or directory: the patches,
-// the cover letter and the replies, in the order found.
+// the cover letter and the replies, in the order found. Unlike Load it
+// takes part of a series (what review replies are read from).
 func LoadMessages(path string) ([]*Message, error) {
 	st, err := os.Stat(path)
 	if err != nil {

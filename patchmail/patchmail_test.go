@@ -107,4 +107,70 @@ func TestLoadErrors(t *testing.T) {
 	if _, err := patchmail.Load(filepath.Join(dir, "missing")); err == nil {
 		t.Error("missing file: no error")
 	}
+	// Part of a saved thread: not a series, but its messages can be read.
+	part := "testdata/part-thread.txt"
+	if _, err := patchmail.Load(part); err == nil || !strings.Contains(err.Error(), "patch 2 of 2 missing") {
+		t.Errorf("part of a thread: %v", err)
+	}
+	if ms, err := patchmail.LoadMessages(part); err != nil || len(ms) != 2 {
+		t.Errorf("LoadMessages of part of a thread: %d messages, %v", len(ms), err)
+	}
+}
+
+// TestWhere: every message knows its file, the lines it starts on and has
+// its subject on, and its text there; LineOf finds lines of that text.
+func TestWhere(t *testing.T) {
+	s, err := patchmail.Load("testdata/two.mbox")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile("testdata/two.mbox")
+	lines := strings.Split(string(data), "\n")
+	tests := []struct {
+		m                          *patchmail.Message
+		line, subjectLine, signOff int
+	}{
+		{s.Cover, 1, 5, 0},
+		{&s.Patches[0].Message, 10, 15, 21},
+		{&s.Patches[1].Message, 39, 43, 0},
+		{s.Replies[0], 60, 64, 0},
+	}
+	for _, tc := range tests {
+		m := tc.m
+		if m.File != "testdata/two.mbox" || m.Line != tc.line || m.SubjectLine != tc.subjectLine {
+			t.Errorf("%q: %s:%d, subject on %d; want lines %d and %d", m.Subject, m.File, m.Line, m.SubjectLine, tc.line, tc.subjectLine)
+		}
+		if !strings.HasPrefix(strings.Join(lines[m.Line-1:], "\n"), m.Raw) || !strings.HasPrefix(m.Raw, lines[m.Line-1]+"\n") {
+			t.Errorf("%q: Raw is not the file's text from line %d", m.Subject, m.Line)
+		}
+		if got := m.LineOf("\nSigned-off-by: "); got != 0 && got+1 != tc.signOff || got == 0 && tc.signOff != 0 {
+			t.Errorf("%q: Signed-off-by on line %d, want %d", m.Subject, got+1, tc.signOff)
+		}
+	}
+	if f := s.Patches[1].Files; len(f) != 1 || !f[0].IsNew || f[0].NewName != "y.c" {
+		t.Errorf("patch 2's diff parsed as %+v", f)
+	}
+}
+
+// TestWhereSeed: in a thread saved as text a message starts on its
+// subject line.
+func TestWhereSeed(t *testing.T) {
+	path, err := oracle.SeedPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := patchmail.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	lines := strings.Split(string(data), "\n")
+	for _, p := range s.Patches {
+		if p.File != path || p.SubjectLine != p.Line || lines[p.Line-1] != p.Subject || !strings.HasSuffix(p.Raw, p.Body) {
+			t.Errorf("patch %d: %s:%d is %q, want its subject %q", p.Number, p.File, p.Line, lines[p.Line-1], p.Subject)
+		}
+		if len(p.Files) == 0 {
+			t.Errorf("patch %d: no diff parsed", p.Number)
+		}
+	}
 }

@@ -155,6 +155,29 @@ func Generate(ctx context.Context, opt Options) (*Series, error) {
 	if err != nil {
 		return nil, err
 	}
+	s, err := generate(ctx, rev, tree)
+	if err != nil {
+		return nil, err
+	}
+	s.AddRecipients(opt.To, opt.Cc)
+	return s, nil
+}
+
+// GenerateRevision renders revision v of s's spec against the tree and
+// base s was rendered on, without opening the tree again: the earlier
+// revision kpatch gen --interdiff and --range-diff compare s with. It adds
+// no recipients (those diffs do not show them).
+func (s *Series) GenerateRevision(ctx context.Context, v int) (*Series, error) {
+	rev, err := s.Revision.Spec().Revision(v)
+	if err != nil {
+		return nil, err
+	}
+	return generate(ctx, rev, s.Tree)
+}
+
+// generate builds rev on tree, reading the files it needs in the
+// background first.
+func generate(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree) (*Series, error) {
 	tree.Prefetch(filesRead(rev))
 	s, err := Build(ctx, rev, tree)
 	if derr := tree.Err(); derr != nil {
@@ -163,8 +186,32 @@ func Generate(ctx context.Context, opt Options) (*Series, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.AddRecipients(opt.To, opt.Cc)
 	return s, nil
+}
+
+// BaseFiles lists the files of a kernel tree that Generate reads for any
+// revision of sp (what each revision's edits change, and MAINTAINERS), then
+// the top-level Kconfig, which kernelsrc also requires of a plain directory
+// to take it for a kernel tree. Copied from a real tree into a plain
+// directory, these files make a base every revision generates on: the
+// synthetic bases the tests build (edited copies, shifted lines) start from
+// this list, the one list of those files.
+func BaseFiles(sp *spec.Spec) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(p string) {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	for _, rev := range sp.Revisions {
+		for _, p := range filesRead(rev) {
+			add(p)
+		}
+	}
+	add("Kconfig")
+	return out
 }
 
 // filesRead lists the files of the base that Build reads, in the order it

@@ -14,15 +14,13 @@ import (
 	"kpatch/series"
 )
 
-// syntheticTree copies the files the series edits from the Debian tree
-// into a plain directory, passing each through edit.
+// syntheticTree copies the files the series reads (series.BaseFiles) from
+// the Debian tree into a plain directory, passing each through edit.
 func syntheticTree(t *testing.T, edit func(path string, b []byte) []byte) string {
 	t.Helper()
 	src := debianTree(t)
 	dir := t.TempDir()
-	for _, p := range []string{"MAINTAINERS", "Kconfig", "arch/Kconfig", "arch/x86/Kconfig", "kernel/Makefile",
-		"include/asm-generic/Kbuild", "include/linux/sched.h", "include/linux/entry-common.h", "kernel/fork.c",
-		"kernel/exit.c", "arch/x86/events/core.c", "arch/x86/include/asm/ptrace.h", "arch/x86/kernel/ptrace.c"} {
+	for _, p := range baseFiles(t) {
 		b, err := os.ReadFile(filepath.Join(src, p))
 		if err != nil {
 			t.Fatal(err)
@@ -34,6 +32,16 @@ func syntheticTree(t *testing.T, edit func(path string, b []byte) []byte) string
 		}
 	}
 	return dir
+}
+
+// baseFiles is series.BaseFiles of the series' own spec.
+func baseFiles(t *testing.T) []string {
+	t.Helper()
+	sp, err := series.LoadSpec("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return series.BaseFiles(sp)
 }
 
 // replaceOnce replaces old, which must occur exactly once, in b.

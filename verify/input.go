@@ -2,20 +2,16 @@ package verify
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
-	"mime"
-	"net/mail"
-	"os"
+	"io/fs"
 	"path/filepath"
-	"regexp"
-	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
 	"kpatch/kernelsrc"
-	"kpatch/oracle"
+	"kpatch/patchmail"
 	"kpatch/series"
 )
 
@@ -38,10 +34,11 @@ type Patch struct {
 	Log       string // the commit message with its trailers
 	Changelog string // the notes between "---" and the diffstat
 	Files     []*File
-	diffs     []*gitdiff.File
-	Mail      string // the whole message, as posted or generated
-	MailFile  string // the file it was read from (or would be written to)
-	MailLine  int    // the line of MailFile on which Mail starts
+	diffs     []*gitdiff.File  // Files as go-gitdiff parsed them
+	mail      *patchmail.Patch // the patch as patchmail read it
+	Mail      string           // the whole message, as posted or generated
+	MailFile  string           // the file it was read from (or would be written to)
+	MailLine  int              // the line of MailFile on which Mail starts
 	// SubjectLine is the line of MailFile with the subject.
 	SubjectLine int
 }
@@ -107,13 +104,23 @@ func (s *Series) Patch(n int) *Patch {
 func FromGenerated(g *series.Series) (*Series, error) {
 	s := &Series{Sender: g.Revision.From, Tree: g.Tree,
 		Source: fmt.Sprintf("v%d generated on %s", g.Revision.Version, g.Tree.Base)}
-	msgs := g.Messages()
-	for i, gp := range g.Patches {
-		m := msgs[i+1]
-		p, err := parseMail(m.Text, m.Filename, 1)
+	var msgs []*patchmail.Message
+	for _, m := range g.Messages() {
+		ms, err := patchmail.ReadMbox([]byte(m.Text))
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("verify: %s: %w", m.Filename, err)
 		}
+		for _, pm := range ms {
+			pm.File = m.Filename
+		}
+		msgs = append(msgs, ms...)
+	}
+	ps, err := patchmail.Assemble(msgs)
+	if err != nil {
+		return nil, fmt.Errorf("verify: the generated mail: %w", err)
+	}
+	for i, gp := range g.Patches {
+		p := fromMail(ps.Patches[i])
 		p.Number = gp.Number
 		byPath := map[string]*File{}
 		for _, f := range p.Files {
@@ -131,172 +138,44 @@ func FromGenerated(g *series.Series) (*Series, error) {
 	return s, nil
 }
 
-// ReadMail reads a posted series from path: an mbox (git format-patch
-// --stdout, a b4 download), a directory of .patch files, or a saved thread
-// such as the seed. tree, when not nil, is the base the edits to existing
-// files are applied to.
+// mailHint says what verify reads.
+const mailHint = "give an mbox (git format-patch --stdout, b4 mbox), a directory of .patch files or a saved thread"
+
+// ReadMail reads a posted series from path with package patchmail: an
+// mbox (git format-patch --stdout, a b4 download), a directory of .patch
+// files, or a saved thread such as the seed. tree, when not nil, is the
+// base the edits to existing files are applied to.
 func ReadMail(path string, tree *kernelsrc.Tree) (*Series, error) {
-	st, err := os.Stat(path)
+	ps, err := patchmail.Load(path)
+	if errors.Is(err, patchmail.ErrNotMail) || errors.Is(err, patchmail.ErrNoPatches) || errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w: %s", err, mailHint)
+	}
 	if err != nil {
 		return nil, err
 	}
 	s := &Series{Source: path, Tree: tree}
-	switch {
-	case st.IsDir():
-		err = s.readDir(path)
-	default:
-		var data []byte
-		data, err = os.ReadFile(path)
-		if err != nil {
-			return nil, err
-		}
-		if bytes.HasPrefix(data, []byte("From ")) {
-			err = s.readMbox(data, path)
-		} else {
-			err = s.readThread(data, path)
-		}
+	// The sender is the cover letter's; without one, a saved thread's
+	// first poster (format-patch files name the author, not the sender).
+	if ps.Cover != nil {
+		s.Sender = ps.Cover.From
+	} else if ps.Thread {
+		s.Sender = ps.Patches[0].From
 	}
-	if err != nil {
+	for _, mp := range ps.Patches {
+		s.Patches = append(s.Patches, fromMail(mp))
+	}
+	if err := s.rebuild(); err != nil {
 		return nil, err
 	}
-	if len(s.Patches) == 0 {
-		return nil, fmt.Errorf("%s: no patches found: give an mbox, a directory of .patch files or a saved thread", path)
-	}
-	for i, p := range s.Patches {
-		if p.Number == 0 {
-			p.Number = i + 1
-		}
-	}
-	s.rebuild()
 	return s, nil
 }
 
-func (s *Series) readDir(dir string) error {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return err
-	}
-	var names []string
-	for _, e := range ents {
-		if !e.IsDir() && strings.HasSuffix(e.Name(), ".patch") {
-			names = append(names, e.Name())
-		}
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		data, err := os.ReadFile(filepath.Join(dir, n))
-		if err != nil {
-			return err
-		}
-		if err := s.addMessage(string(data), n, 1); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// mboxFrom matches the "From " line that starts a message of an mbox.
-var mboxFrom = regexp.MustCompile(`(?m)^From [^ \n]+ +[A-Z][a-z][a-z] [A-Z][a-z][a-z] .*\d{4}\n`)
-
-func (s *Series) readMbox(data []byte, name string) error {
-	locs := mboxFrom.FindAllIndex(data, -1)
-	if len(locs) == 0 {
-		return fmt.Errorf("%s: no \"From \" lines: not an mbox", name)
-	}
-	for i, l := range locs {
-		end := len(data)
-		if i+1 < len(locs) {
-			end = locs[i+1][0]
-		}
-		line := 1 + bytes.Count(data[:l[0]], []byte("\n"))
-		if err := s.addMessage(string(data[l[0]:end]), filepath.Base(name), line); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// patchSubject matches "[PATCH v11 03/14] rest" and "[PATCH 3/14] rest".
-var patchSubject = regexp.MustCompile(`^\[[^\]]*?(?:(\d+)/(\d+))?\]\s*(.*)$`)
-
-// addMessage adds a patch, or takes the sender from a cover letter.
-func (s *Series) addMessage(text, file string, line int) error {
-	hdr, err := mail.ReadMessage(strings.NewReader(strings.SplitN(text, "\n", 2)[1]))
-	if err != nil {
-		return fmt.Errorf("%s:%d: %w", file, line, err)
-	}
-	subj, _ := new(mime.WordDecoder).DecodeHeader(hdr.Header.Get("Subject"))
-	if m := patchSubject.FindStringSubmatch(subj); m != nil && m[1] != "" {
-		if n, _ := strconv.Atoi(m[1]); n == 0 {
-			s.Sender = hdr.Header.Get("From")
-			return nil
-		}
-	}
-	if !strings.Contains(text, "\ndiff --git ") {
-		return nil // a reply or a cover letter without a number
-	}
-	p, err := parseMail(text, file, line)
-	if err != nil {
-		return err
-	}
-	s.Patches = append(s.Patches, p)
-	return nil
-}
-
-// parseMail parses one git format-patch message.
-func parseMail(text, file string, line int) (*Patch, error) {
-	_, rest, _ := strings.Cut(text, "\n") // the "From <sha>" line
-	msg, err := mail.ReadMessage(strings.NewReader(rest))
-	if err != nil {
-		return nil, fmt.Errorf("%s:%d: %w", file, line, err)
-	}
-	dec := new(mime.WordDecoder)
-	subj, _ := dec.DecodeHeader(msg.Header.Get("Subject"))
-	from, _ := dec.DecodeHeader(msg.Header.Get("From"))
-	p := &Patch{Author: from, Mail: text, MailFile: file, MailLine: line}
-	if m := patchSubject.FindStringSubmatch(subj); m != nil {
-		p.Number, _ = strconv.Atoi(m[1])
-		subj = m[3]
-	}
-	p.Subject = subj
-	p.SubjectLine = p.line("\nSubject: ") + 1
-	_, body, ok := strings.Cut(text, "\n\n")
-	if !ok {
-		return nil, fmt.Errorf("%s:%d: no message body", file, line)
-	}
-	if err := p.parseBody(body); err != nil {
-		return nil, fmt.Errorf("%s:%d: %w", file, line, err)
-	}
-	return p, nil
-}
-
-// parseBody splits a patch body into commit message, changelog and diff
-// (the layout oracle reads from the thread).
-func (p *Patch) parseBody(body string) error {
-	if strings.HasPrefix(body, "From: ") {
-		nl := strings.IndexByte(body, '\n')
-		p.Author = strings.TrimPrefix(body[:nl], "From: ")
-		body = strings.TrimPrefix(body[nl+1:], "\n")
-	}
-	sep := strings.Index(body, "\n---\n")
-	if sep < 0 {
-		return fmt.Errorf("no \"---\" line after the commit message")
-	}
-	p.Log = body[:sep+1]
-	rest := body[sep+len("\n---\n"):]
-	diffAt := strings.Index(rest, "\ndiff --git ")
-	if diffAt < 0 {
-		return fmt.Errorf("no diff")
-	}
-	paras := strings.Split(strings.TrimSuffix(rest[:diffAt+1], "\n"), "\n\n")
-	if len(paras) > 1 {
-		p.Changelog = strings.Join(paras[:len(paras)-1], "\n\n") + "\n"
-	}
-	files, _, err := gitdiff.Parse(strings.NewReader(rest[diffAt+1:]))
-	if err != nil {
-		return err
-	}
-	for _, gf := range files {
+// fromMail is one patch as patchmail read it.
+func fromMail(mp *patchmail.Patch) *Patch {
+	p := &Patch{Number: mp.Number, Subject: mp.Title, Author: mp.Author, Log: mp.Log, Changelog: mp.Changelog,
+		Mail: mp.Raw, MailFile: filepath.Base(mp.File), MailLine: mp.Line, SubjectLine: mp.SubjectLine,
+		mail: mp, diffs: mp.Files}
+	for _, gf := range mp.Files {
 		f := &File{Path: gf.NewName, Created: gf.IsNew, Deleted: gf.IsDelete}
 		if gf.IsDelete {
 			f.Path = gf.OldName
@@ -319,69 +198,25 @@ func (p *Patch) parseBody(body string) error {
 			}
 		}
 		p.Files = append(p.Files, f)
-		p.diffs = append(p.diffs, gf)
 	}
-	return nil
-}
-
-// readThread reads a saved thread (the seed's format) with package oracle.
-func (s *Series) readThread(data []byte, name string) error {
-	t, err := oracle.Parse(data)
-	if err != nil {
-		return fmt.Errorf("%s: not an mbox, and not a saved thread (%v): give an mbox, a directory of .patch files or a saved thread", name, err)
-	}
-	if t.Cover != nil {
-		s.Sender = t.Cover.Sender
-	}
-	text := string(data)
-	for _, tp := range t.Patches {
-		p := &Patch{Number: tp.Number, Subject: tp.Title, Author: tp.Author, MailFile: filepath.Base(name)}
-		if p.Author == "" {
-			p.Author = tp.Sender
-		}
-		if s.Sender == "" {
-			s.Sender = tp.Sender
-		}
-		// Mail runs from the subject line to the end of the body.
-		start := lineOffset(text, tp.Line)
-		p.Mail = text[start:]
-		if i := strings.Index(p.Mail, tp.Body); i >= 0 {
-			p.Mail = p.Mail[:i+len(tp.Body)]
-		}
-		p.MailLine, p.SubjectLine = tp.Line, tp.Line
-		if err := p.parseBody(tp.Body); err != nil {
-			return fmt.Errorf("%s:%d: %w", name, tp.Line, err)
-		}
-		if p.Author == "" {
-			p.Author = tp.Sender
-		}
-		s.Patches = append(s.Patches, p)
-	}
-	return nil
-}
-
-// lineOffset returns the byte offset of line n (1-based) of text.
-func lineOffset(text string, n int) int {
-	off := 0
-	for i := 1; i < n; i++ {
-		j := strings.IndexByte(text[off:], '\n')
-		if j < 0 {
-			return len(text)
-		}
-		off += j + 1
-	}
-	return off
+	return p
 }
 
 // rebuild computes the content of every file after every patch, as far as
 // it can: created files from the patches alone, existing files from the
-// base tree when there is one and the hunks apply.
-func (s *Series) rebuild() {
+// base tree when there is one and the hunks apply (else they are checked
+// hunk by hunk). A hunk that does not apply to a file the series created
+// is an error: the mail is damaged or was edited by hand.
+func (s *Series) rebuild() error {
 	cur := map[string][]byte{}
 	known := map[string]bool{}
+	created := map[string]bool{}
 	for _, p := range s.Patches {
 		for i, f := range p.Files {
 			gf := p.diffs[i]
+			if f.Created {
+				created[f.Path] = true
+			}
 			if _, seen := known[f.Path]; !seen {
 				known[f.Path] = false
 				if f.Created {
@@ -402,6 +237,10 @@ func (s *Series) rebuild() {
 			}
 			var dst bytes.Buffer
 			if err := gitdiff.Apply(&dst, bytes.NewReader(cur[f.Path]), gf); err != nil {
+				if created[f.Path] {
+					return fmt.Errorf("%s:%d: patch %d (%q) does not apply to %s as the series created it (%v): give the patches as they were sent",
+						p.mail.File, p.line("\ndiff --git a/"+f.Path+" ")+1, p.Number, p.Subject, f.Path, err)
+				}
 				known[f.Path] = false
 				continue
 			}
@@ -409,16 +248,16 @@ func (s *Series) rebuild() {
 			f.New, f.Known = dst.Bytes(), true
 		}
 	}
+	return nil
 }
 
 // line returns the line of p's mail (in MailFile) on which text first
 // occurs, or 0.
 func (p *Patch) line(text string) int {
-	i := strings.Index(p.Mail, text)
-	if i < 0 {
+	if p.mail == nil {
 		return 0
 	}
-	return p.MailLine + strings.Count(p.Mail[:i], "\n")
+	return p.mail.LineOf(text)
 }
 
 // index records which files the series creates.

@@ -3,11 +3,14 @@ package verify
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"kpatch/kernelsrc"
+	"kpatch/oracle"
 	"kpatch/series"
 )
 
@@ -112,5 +115,142 @@ func TestSeedWithoutTree(t *testing.T) {
 	}
 	if created != 39 || edited == 0 {
 		t.Errorf("%d created-file versions known (want 39, as oracle rebuilds), %d unknown", created, edited)
+	}
+}
+
+// TestMailLines: the lines verify points findings on commit messages at
+// are the file's: every patch's first line, subject line and the line of
+// its "---", in an mbox, a directory and the seed.
+func TestMailLines(t *testing.T) {
+	dir := t.TempDir()
+	good, err := os.ReadFile("testdata/mail/good.mbox")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same mails as a directory, one file each (cover letter included).
+	msgs := strings.SplitAfter(string(good), "\n-- \n2.47.2\n\n")
+	for i, m := range msgs {
+		if m == "" {
+			continue
+		}
+		if i == 0 { // the cover letter has no signature: split it off
+			c, rest, _ := strings.Cut(m, "\nFrom 1111")
+			os.WriteFile(filepath.Join(dir, "0000-cover.patch"), []byte(c+"\n"), 0o644)
+			m = "From 1111" + rest
+		}
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("%04d.patch", i+1)), []byte(m), 0o644)
+	}
+	seedPath, err := oracle.SeedPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, path     string
+		first, subject string // prefixes of the message's first line and subject line; %d: its number
+	}{
+		{"mbox", "testdata/mail/good.mbox", "From ", "Subject: [PATCH v2 %d/2] "},
+		{"directory", dir, "From ", "Subject: [PATCH v2 %d/2] "},
+		{"seed", seedPath, "[PATCH v11 %02d/14] ", "[PATCH v11 %02d/14] "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := ReadMail(tc.path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range s.Patches {
+				file := tc.path
+				if st, _ := os.Stat(tc.path); st.IsDir() {
+					file = filepath.Join(tc.path, p.MailFile)
+				}
+				data, err := os.ReadFile(file)
+				if err != nil {
+					t.Fatal(err)
+				}
+				lines := strings.Split(string(data), "\n")
+				at := func(n int) string {
+					if n < 1 || n > len(lines) {
+						return fmt.Sprintf("<no line %d>", n)
+					}
+					return lines[n-1]
+				}
+				for _, c := range []struct {
+					what, want string
+					line       int
+				}{
+					{"first line", numbered(tc.first, p.Number), p.MailLine},
+					{"subject", numbered(tc.subject, p.Number), p.SubjectLine},
+					{"\"---\"", "---", p.line("\n---\n") + 1},
+					{"diff", "diff --git a/", p.line("\ndiff --git ") + 1},
+				} {
+					if !strings.HasPrefix(at(c.line), c.want) {
+						t.Errorf("patch %d: %s at %s:%d is %q, want it to start with %q", p.Number, c.what, p.MailFile, c.line, at(c.line), c.want)
+					}
+				}
+				if !strings.HasPrefix(string(data[mailOffset(data, p.MailLine):]), p.Mail) {
+					t.Errorf("patch %d: Mail is not the text of %s from line %d on", p.Number, p.MailFile, p.MailLine)
+				}
+			}
+		})
+	}
+}
+
+// numbered puts n into format if it has a verb.
+func numbered(format string, n int) string {
+	if !strings.Contains(format, "%") {
+		return format
+	}
+	return fmt.Sprintf(format, n)
+}
+
+// mailOffset returns the offset of line n (1-based) of data.
+func mailOffset(data []byte, n int) int {
+	off := 0
+	for i := 1; i < n && off < len(data); i++ {
+		j := bytes.IndexByte(data[off:], '\n')
+		if j < 0 {
+			return len(data)
+		}
+		off += j + 1
+	}
+	return off
+}
+
+// TestBadMail: input that is not a series gets one line naming the cause
+// and what to do, and no Series.
+func TestBadMail(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		want []string // substrings of the error: where, the cause, what to do
+	}{
+		{"notmail.txt", []string{"notmail.txt: ", "not an mbox", "give an mbox"}},
+		{"nopatches", []string{"nopatches: ", "without .patch", "give an mbox"}},
+		{"missing.mbox", []string{"missing.mbox", "no such file", "give an mbox"}},
+		{"truncated-headers.mbox", []string{"truncated-headers.mbox:38: ", "without a Subject", "give whole mails"}},
+		{"truncated-diff.mbox", []string{"truncated-diff.mbox:56: ", "patch 2 of 2", "miscounts lines", "cut short", "as git format-patch or b4 wrote it"}},
+		{"truncated-series.mbox", []string{"truncated-series.mbox: ", "patch 2 of 2 missing", "give every patch"}},
+		{"truncated-thread.txt", []string{"truncated-thread.txt: ", "patch 2 of 2 missing", "give every patch"}},
+		{"noapply.mbox", []string{"noapply.mbox:52: ", "patch 2", "does not apply to kernel/demo.c", "as they were sent"}},
+		{"latin1.mbox", []string{"latin1.mbox:45: ", "patch 2 of 2", "not UTF-8", "iconv"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := ReadMail(filepath.Join("testdata/mail", tc.name), nil)
+			if err == nil {
+				t.Fatalf("no error; %d patches", len(s.Patches))
+			}
+			msg := err.Error()
+			if strings.Contains(msg, "\n") {
+				t.Errorf("error of more than one line: %q", msg)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error %q does not say %q", msg, w)
+				}
+			}
+		})
+	}
+	// The same mails, intact, read.
+	s, err := ReadMail("testdata/mail/good.mbox", nil)
+	if err != nil || len(s.Patches) != 2 || !s.Patches[1].Files[0].Known || !strings.Contains(string(s.Patches[1].Files[0].New), "return 1;") {
+		t.Fatalf("good.mbox: %v", err)
 	}
 }

@@ -68,7 +68,7 @@ the series applies to bases it was not posted against.`, stderr)
 		}
 	}
 	msgs := s.Messages()
-	if err := revDiff.apply(ctx, opt, s, msgs); err != nil {
+	if err := revDiff.apply(ctx, s, msgs); err != nil {
 		return err
 	}
 	if *stdoutFlag {

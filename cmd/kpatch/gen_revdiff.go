@@ -22,20 +22,23 @@ func addRevDiffFlags(fs *flag.FlagSet) revDiffFlags {
 	}
 }
 
-// apply generates the earlier revisions against the same tree and base and
-// adds the sections to the cover letter, msgs[0].
-func (f revDiffFlags) apply(ctx context.Context, opt series.Options, s *series.Series, msgs []series.Message) error {
+// apply generates the earlier revisions on the tree s was generated on
+// (opened once, for all of them) and adds the sections to the cover
+// letter, msgs[0]. A revision both flags name is generated once.
+func (f revDiffFlags) apply(ctx context.Context, s *series.Series, msgs []series.Message) error {
+	done := map[int]*series.Series{}
 	prev := func(v int) (*series.Series, error) {
 		if v == s.Revision.Version {
 			return nil, fmt.Errorf("revision v%d is the one being written: give an earlier one", v)
 		}
-		o := opt
-		o.Version = v
-		o.Base = s.Tree.Base
-		p, err := series.Generate(ctx, o)
+		if p, ok := done[v]; ok {
+			return p, nil
+		}
+		p, err := s.GenerateRevision(ctx, v)
 		if err != nil {
 			return nil, fmt.Errorf("revision v%d: %w", v, err)
 		}
+		done[v] = p
 		return p, nil
 	}
 	if *f.interdiff != 0 {

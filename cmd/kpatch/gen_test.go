@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"kpatch/kerneltree"
+	"kpatch/series"
 )
 
 var (
@@ -65,15 +66,17 @@ func fingerprint(t *testing.T, dir string) string {
 	return fmt.Sprintf("%x", h.Sum(nil))
 }
 
-// fakeKernel copies the files the series reads from the Debian tree into
-// a plain directory, after passing each through edit (if not nil).
+// fakeKernel copies the files the series reads (series.BaseFiles) from the
+// Debian tree into a plain directory, after passing each through edit (if
+// not nil).
 func fakeKernel(t *testing.T, edit func(path string, b []byte) []byte) string {
 	src := debianTree(t)
 	dir := t.TempDir()
-	for _, p := range []string{"MAINTAINERS", "Kconfig", "arch/Kconfig", "arch/x86/Kconfig", "kernel/Makefile",
-		"include/asm-generic/Kbuild", "include/linux/sched.h", "include/linux/entry-common.h", "kernel/fork.c",
-		"kernel/exit.c", "arch/x86/events/core.c", "arch/x86/include/asm/ptrace.h", "arch/x86/kernel/ptrace.c",
-		"arch/x86/kernel/stacktrace.c"} {
+	sp, err := series.LoadSpec("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range series.BaseFiles(sp) {
 		b, err := os.ReadFile(filepath.Join(src, p))
 		if err != nil {
 			t.Fatal(err)

@@ -1,0 +1,48 @@
+package series_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"kpatch/series"
+)
+
+// TestBaseFiles: a plain directory with series.BaseFiles copied from the
+// Debian tree is a base every revision generates on, and without any one
+// of them some revision does not: the list is complete and has nothing
+// extra, so the tests' synthetic bases may rely on it.
+func TestBaseFiles(t *testing.T) {
+	sp, err := series.LoadSpec("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := series.BaseFiles(sp)
+	generates := func(dir string) (failed []int) {
+		for _, rev := range sp.Revisions {
+			if _, err := series.Generate(context.Background(), series.Options{Tree: dir, Base: "synthetic", Version: rev.Version}); err != nil {
+				failed = append(failed, rev.Version)
+			}
+		}
+		return failed
+	}
+	dir := syntheticTree(t, func(_ string, b []byte) []byte { return b })
+	if failed := generates(dir); len(failed) > 0 {
+		t.Fatalf("revisions %v do not generate on %v", failed, files)
+	}
+	for _, p := range files {
+		t.Run(p, func(t *testing.T) {
+			path := filepath.Join(dir, p)
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			os.Remove(path)
+			defer os.WriteFile(path, b, 0o644)
+			if failed := generates(dir); len(failed) == 0 {
+				t.Errorf("every revision generates without %s: it need not be in the list", p)
+			}
+		})
+	}
+}
