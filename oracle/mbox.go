@@ -3,17 +3,16 @@ package oracle
 import (
 	"bytes"
 	"compress/gzip"
-	"encoding/base64"
 	"fmt"
 	"io"
 	"mime"
-	"mime/multipart"
-	"mime/quotedprintable"
 	"net/mail"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+
+	"kpatch/mailbody"
 )
 
 // mboxFrom matches an mbox separator line, "From SENDER asctime-date", as
@@ -113,7 +112,7 @@ func decodeMail(raw []byte) (mboxMessage, string, error) {
 			sender = a.Address
 		}
 	}
-	body, err := textBody(msg.Header, msg.Body)
+	body, err := mailbody.Text(msg.Header, msg.Body)
 	if err != nil {
 		return mboxMessage{}, "", err
 	}
@@ -122,47 +121,4 @@ func decodeMail(raw []byte) (mboxMessage, string, error) {
 		m.number, _ = strconv.Atoi(sm[2])
 	}
 	return m, strings.TrimSpace(msg.Header.Get("Message-Id")), nil
-}
-
-// textBody returns the text of a body with the given headers.
-func textBody(h interface{ Get(string) string }, r io.Reader) (string, error) {
-	mt, params, err := mime.ParseMediaType(h.Get("Content-Type"))
-	if err == nil && strings.HasPrefix(mt, "multipart/") {
-		mr := multipart.NewReader(r, params["boundary"])
-		for {
-			p, err := mr.NextRawPart()
-			if err != nil {
-				return "", fmt.Errorf("no text/plain part: %w", err)
-			}
-			if pt, _, _ := mime.ParseMediaType(p.Header.Get("Content-Type")); pt == "" || pt == "text/plain" || strings.HasPrefix(pt, "multipart/") {
-				return textBody(p.Header, p)
-			}
-		}
-	}
-	switch strings.ToLower(strings.TrimSpace(h.Get("Content-Transfer-Encoding"))) {
-	case "quoted-printable":
-		r = quotedprintable.NewReader(r)
-	case "base64":
-		r = base64.NewDecoder(base64.StdEncoding, &lineJoiner{r: r})
-	}
-	b, err := io.ReadAll(r)
-	return string(b), err
-}
-
-// lineJoiner drops the line breaks of a base64 body.
-type lineJoiner struct{ r io.Reader }
-
-func (l *lineJoiner) Read(p []byte) (int, error) {
-	n, err := l.r.Read(p)
-	j := 0
-	for _, c := range p[:n] {
-		if c != '\n' && c != '\r' {
-			p[j] = c
-			j++
-		}
-	}
-	if j == 0 && n > 0 && err == nil {
-		return l.Read(p)
-	}
-	return j, err
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"mime"
 	"net/mail"
+	"net/textproto"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
+	"kpatch/mailbody"
 	"kpatch/oracle"
 )
 
@@ -284,6 +286,7 @@ func parseMail(lines []string, file string, start int) (*Message, error) {
 		at = append(at, start+i)
 	}
 	dec := new(mime.WordDecoder)
+	mimeHeader := mail.Header{}
 	for hi, h := range headers {
 		k, v, ok := strings.Cut(h, ":")
 		if !ok {
@@ -304,6 +307,8 @@ func parseMail(lines []string, file string, start int) (*Message, error) {
 			m.MessageID = strings.Trim(v, "<> ")
 		case "in-reply-to":
 			m.InReplyTo = strings.Trim(v, "<> ")
+		case "content-type", "content-transfer-encoding":
+			mimeHeader[textproto.CanonicalMIMEHeaderKey(k)] = []string{v}
 		}
 	}
 	if i < len(lines) {
@@ -312,6 +317,16 @@ func parseMail(lines []string, file string, start int) (*Message, error) {
 	m.Body = strings.Join(lines[i:], "\n")
 	if m.Body != "" {
 		m.Body += "\n"
+	}
+	if mailbody.Encoded(mimeHeader) {
+		// Archives serve patches quoted-printable, base64 or as a part
+		// of a multipart mail; the text is what git am would apply.
+		// (LineOf then finds only what the mail holds verbatim.)
+		body, err := mailbody.Text(mimeHeader, strings.NewReader(m.Body))
+		if err != nil {
+			return nil, m.errorf("the body does not decode as its Content-Type and Content-Transfer-Encoding say (%v): give the mail as the archive served it", err)
+		}
+		m.Body = body
 	}
 	if m.Subject == "" {
 		return nil, m.errorf("a message without a Subject header: give whole mails, as git format-patch or b4 writes them")

@@ -1,6 +1,8 @@
 package patchmail_test
 
 import (
+	"encoding/base64"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -172,5 +174,99 @@ func TestWhereSeed(t *testing.T) {
 		if len(p.Files) == 0 {
 			t.Errorf("patch %d: no diff parsed", p.Number)
 		}
+	}
+}
+
+// Archives serve patches transfer-encoded or as a part of a multipart
+// mail. Every message of testdata/two.mbox, encoded each way, reads back
+// as the plain mbox does.
+func TestEncodedBodies(t *testing.T) {
+	plain, err := patchmail.Load("testdata/two.mbox")
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := patchmail.LoadMessages("testdata/two.mbox")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every space, tab and "=" encoded (as any octet may be), lines
+	// wrapped with soft breaks at 76 columns, as mailers do.
+	qp := func(body string) (string, string) {
+		var b strings.Builder
+		for _, l := range strings.SplitAfter(body, "\n") {
+			line, nl := strings.CutSuffix(l, "\n")
+			col := 0
+			for _, r := range []byte(line) {
+				tok := string(r)
+				if r == ' ' || r == '\t' || r == '=' || r >= 0x80 {
+					tok = fmt.Sprintf("=%02X", r)
+				}
+				if col+len(tok) > 75 {
+					b.WriteString("=\n")
+					col = 0
+				}
+				b.WriteString(tok)
+				col += len(tok)
+			}
+			if nl {
+				b.WriteString("\n")
+			}
+		}
+		return "Content-Type: text/plain; charset=UTF-8\nContent-Transfer-Encoding: quoted-printable\n", b.String()
+	}
+	b64 := func(body string) (string, string) {
+		enc := base64.StdEncoding.EncodeToString([]byte(body))
+		var b strings.Builder
+		for len(enc) > 76 {
+			b.WriteString(enc[:76] + "\n")
+			enc = enc[76:]
+		}
+		b.WriteString(enc + "\n")
+		return "Content-Type: text/plain; charset=UTF-8\nContent-Transfer-Encoding: base64\n", b.String()
+	}
+	multi := func(body string) (string, string) {
+		h, enc := qp(body)
+		return "MIME-Version: 1.0\nContent-Type: multipart/signed; boundary=\"=-b\"; protocol=\"application/pgp-signature\"\n",
+			"This is a multi-part message in MIME format.\n\n--=-b\n" + h + "\n" + enc + "\n--=-b\nContent-Type: application/pgp-signature\n\nsig\n--=-b--\n"
+	}
+	for _, tc := range []struct {
+		name   string
+		encode func(string) (string, string)
+	}{{"quoted-printable", qp}, {"base64", b64}, {"multipart", multi}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var mbox strings.Builder
+			for _, m := range msgs {
+				raw := m.Raw
+				head, _, _ := strings.Cut(raw, "\n\n")
+				h, body := tc.encode(m.Body)
+				mbox.WriteString(head + "\n" + h + "\n" + body + "\n")
+			}
+			path := filepath.Join(t.TempDir(), "enc.mbox")
+			if err := os.WriteFile(path, []byte(mbox.String()), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			got, err := patchmail.Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got.Patches) != len(plain.Patches) {
+				t.Fatalf("%d patches, want %d", len(got.Patches), len(plain.Patches))
+			}
+			if strings.Contains(mbox.String(), plain.Patches[0].Diff) {
+				t.Fatalf("the encoded mbox holds the plain diff: the test encodes nothing")
+			}
+			for i, p := range got.Patches {
+				w := plain.Patches[i]
+				for _, f := range [][3]string{{"title", p.Title, w.Title}, {"author", p.Author, w.Author}, {"log", p.Log, w.Log},
+					{"changelog", p.Changelog, w.Changelog}, {"diffstat", p.Diffstat, w.Diffstat}, {"diff", p.Diff, w.Diff}} {
+					if f[1] != f[2] {
+						t.Errorf("patch %d %s: %q, want %q", i+1, f[0], f[1], f[2])
+					}
+				}
+				if len(p.Files) != len(w.Files) {
+					t.Errorf("patch %d: %d files parsed, want %d", i+1, len(p.Files), len(w.Files))
+				}
+			}
+		})
 	}
 }

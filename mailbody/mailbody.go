@@ -1,0 +1,82 @@
+// Package mailbody turns the body of a mail as it is stored (in an mbox, a
+// saved thread, a .patch file) into the text its sender wrote: the
+// Content-Transfer-Encoding undone (quoted-printable, base64) and, for a
+// multipart message, the first text/plain part taken (a patch with a
+// signature or an attachment beside it). Mail archives such as lore serve
+// patches in all of these forms; git am reads them all.
+package mailbody
+
+import (
+	"encoding/base64"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"mime/quotedprintable"
+	"strings"
+)
+
+// Header is the part of a mail header the decoding reads
+// (net/mail.Header, textproto.MIMEHeader and multipart part headers have
+// it).
+type Header interface {
+	Get(key string) string
+}
+
+// Encoded reports whether a body with this header needs Text to be read:
+// it is transfer-encoded or multipart.
+func Encoded(h Header) bool {
+	switch strings.ToLower(strings.TrimSpace(h.Get("Content-Transfer-Encoding"))) {
+	case "quoted-printable", "base64":
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(h.Get("Content-Type"))
+	return err == nil && strings.HasPrefix(mt, "multipart/")
+}
+
+// Text returns the text of the body r of a mail with header h, with line
+// ends as "\n".
+func Text(h Header, r io.Reader) (string, error) {
+	mt, params, err := mime.ParseMediaType(h.Get("Content-Type"))
+	if err == nil && strings.HasPrefix(mt, "multipart/") {
+		mr := multipart.NewReader(r, params["boundary"])
+		for {
+			p, err := mr.NextRawPart()
+			if err != nil {
+				return "", fmt.Errorf("no text/plain part: %w", err)
+			}
+			if pt, _, _ := mime.ParseMediaType(p.Header.Get("Content-Type")); pt == "" || pt == "text/plain" || strings.HasPrefix(pt, "multipart/") {
+				return Text(p.Header, p)
+			}
+		}
+	}
+	switch strings.ToLower(strings.TrimSpace(h.Get("Content-Transfer-Encoding"))) {
+	case "quoted-printable":
+		r = quotedprintable.NewReader(r)
+	case "base64":
+		r = base64.NewDecoder(base64.StdEncoding, &lineJoiner{r: r})
+	}
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return "", err
+	}
+	return strings.ReplaceAll(string(b), "\r\n", "\n"), nil
+}
+
+// lineJoiner drops the line breaks of a base64 body.
+type lineJoiner struct{ r io.Reader }
+
+func (l *lineJoiner) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	j := 0
+	for _, c := range p[:n] {
+		if c != '\n' && c != '\r' {
+			p[j] = c
+			j++
+		}
+	}
+	if j == 0 && n > 0 && err == nil {
+		return l.Read(p)
+	}
+	return j, err
+}

@@ -1,0 +1,49 @@
+package mailbody
+
+import (
+	"net/mail"
+	"strings"
+	"testing"
+)
+
+func TestText(t *testing.T) {
+	tests := []struct {
+		name, header, body string
+		encoded            bool
+		want, err          string
+	}{
+		{"plain", "Content-Type: text/plain", "a b\r\nc\n", false, "a b\nc\n", ""},
+		{"quoted-printable", "Content-Transfer-Encoding: quoted-printable", "a=20b=\n c=3D\n", true, "a b c=\n", ""},
+		{"base64 over lines", "Content-Transfer-Encoding: BASE64", "YSBi\nCmM9\nCg==\n", true, "a b\nc=\n", ""},
+		{"multipart, text first", "Content-Type: multipart/mixed; boundary=x",
+			"--x\nContent-Type: text/plain\n\npatch\n--x\nContent-Type: application/octet-stream\n\nbin\n--x--\n", true, "patch", ""},
+		{"multipart, text second", "Content-Type: multipart/mixed; boundary=x",
+			"--x\nContent-Type: text/html\n\n<p>\n--x\nContent-Type: text/plain\nContent-Transfer-Encoding: base64\n\nYQo=\n--x--\n", true, "a\n", ""},
+		{"multipart without text", "Content-Type: multipart/mixed; boundary=x",
+			"--x\nContent-Type: text/html\n\n<p>\n--x--\n", true, "", "no text/plain part"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			msg, err := mail.ReadMessage(strings.NewReader(tc.header + "\n\n" + tc.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := Encoded(msg.Header); got != tc.encoded {
+				t.Errorf("Encoded = %v, want %v", got, tc.encoded)
+			}
+			got, err := Text(msg.Header, msg.Body)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("Text = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
