@@ -2,7 +2,8 @@
 // saved thread, a .patch file) into the text its sender wrote: the
 // Content-Transfer-Encoding undone (quoted-printable, base64) and, for a
 // multipart message, the first text/plain part taken (a patch with a
-// signature or an attachment beside it). Mail archives such as lore serve
+// signature or an attachment beside it), and text in ISO-8859-1 re-coded
+// to UTF-8 (as git am re-codes a commit message into i18n.commitEncoding). Mail archives such as lore serve
 // patches in all of these forms; git am reads them all.
 package mailbody
 
@@ -14,6 +15,7 @@ import (
 	"mime/multipart"
 	"mime/quotedprintable"
 	"strings"
+	"unicode/utf8"
 )
 
 // Header is the part of a mail header the decoding reads
@@ -24,15 +26,18 @@ type Header interface {
 }
 
 // Encoded reports whether a body with this header needs Text to be read:
-// it is transfer-encoded or multipart.
+// it is transfer-encoded, multipart, or in ISO-8859-1.
 func Encoded(h Header) bool {
 	switch strings.ToLower(strings.TrimSpace(h.Get("Content-Transfer-Encoding"))) {
 	case "quoted-printable", "base64":
 		return true
 	}
-	mt, _, err := mime.ParseMediaType(h.Get("Content-Type"))
-	return err == nil && strings.HasPrefix(mt, "multipart/")
+	mt, params, err := mime.ParseMediaType(h.Get("Content-Type"))
+	return err == nil && (strings.HasPrefix(mt, "multipart/") || latin1[strings.ToLower(params["charset"])])
 }
+
+// latin1 are the names of ISO-8859-1 in Content-Type's charset.
+var latin1 = map[string]bool{"iso-8859-1": true, "iso8859-1": true, "latin1": true, "latin-1": true, "l1": true}
 
 // Text returns the text of the body r of a mail with header h, with line
 // ends as "\n".
@@ -60,7 +65,15 @@ func Text(h Header, r io.Reader) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return strings.ReplaceAll(string(b), "\r\n", "\n"), nil
+	text := string(b)
+	if latin1[strings.ToLower(params["charset"])] && !utf8.ValidString(text) {
+		var u strings.Builder
+		for _, c := range b {
+			u.WriteRune(rune(c)) // ISO-8859-1 is the first 256 code points
+		}
+		text = u.String()
+	}
+	return strings.ReplaceAll(text, "\r\n", "\n"), nil
 }
 
 // lineJoiner drops the line breaks of a base64 body.

@@ -19,6 +19,10 @@ func TestText(t *testing.T) {
 			"--x\nContent-Type: text/plain\n\npatch\n--x\nContent-Type: application/octet-stream\n\nbin\n--x--\n", true, "patch", ""},
 		{"multipart, text second", "Content-Type: multipart/mixed; boundary=x",
 			"--x\nContent-Type: text/html\n\n<p>\n--x\nContent-Type: text/plain\nContent-Transfer-Encoding: base64\n\nYQo=\n--x--\n", true, "a\n", ""},
+		{"ISO-8859-1", "Content-Type: text/plain; charset=ISO-8859-1", "Jos\xe9\n", true, "José\n", ""},
+		{"ISO-8859-1 quoted-printable", "Content-Type: text/plain; charset=latin1\nContent-Transfer-Encoding: quoted-printable", "Jos=E9\n", true, "José\n", ""},
+		{"ISO-8859-1 declared, UTF-8 given", "Content-Type: text/plain; charset=iso-8859-1", "José\n", true, "José\n", ""},
+		{"other charset left alone", "Content-Type: text/plain; charset=KOI8-R", "\xf0\n", false, "\xf0\n", ""},
 		{"multipart without text", "Content-Type: multipart/mixed; boundary=x",
 			"--x\nContent-Type: text/html\n\n<p>\n--x--\n", true, "", "no text/plain part"},
 	}
