@@ -1,0 +1,120 @@
+package verify
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+)
+
+// unitSeries is a one-patch series that creates testdata/cunit's files as
+// include/linux/unit.h and kernel/unit.c.
+func unitSeries(t *testing.T) *Series {
+	t.Helper()
+	p := &Patch{Number: 1, Subject: "unit"}
+	for _, f := range []struct{ src, path string }{{"unit.h", "include/linux/unit.h"}, {"unit.c", "kernel/unit.c"}} {
+		b, err := os.ReadFile("testdata/cunit/" + f.src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var added []Line
+		for i, l := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+			added = append(added, Line{i + 1, l})
+		}
+		p.Files = append(p.Files, &File{Path: f.path, Created: true, New: b, Known: true, Added: added})
+	}
+	s := &Series{Patches: []*Patch{p}}
+	s.index()
+	return s
+}
+
+func describeFunc(f *cFunc) string {
+	var calls []string
+	for _, r := range f.calls {
+		calls = append(calls, fmt.Sprintf("%s@%d", r.name, r.line))
+	}
+	var params []string
+	for _, p := range f.params {
+		params = append(params, p.typ+" "+p.name)
+	}
+	return fmt.Sprintf("%s:%d-%d static=%v inline=%v always=%v noinstr=%v (%s) calls %s",
+		f.name, f.line, f.end, f.static, f.inline, f.alwaysInline, f.noinstr, strings.Join(params, ", "), strings.Join(calls, " "))
+}
+
+// TestUnit: cc/v4 reads the definitions of a file of the series with
+// their storage class, kernel attributes, parameter types and calls at the
+// file's own lines, per build; a definition it cannot parse is left out
+// and recorded, and names used as types that nothing declares are made
+// typedefs.
+func TestUnit(t *testing.T) {
+	s := unitSeries(t)
+	c := &checker{s: s, units: newUnitCache()}
+	for _, tc := range []struct {
+		path  string
+		env   cenv
+		funcs []string
+		fail  []int // first lines of the definitions left out
+	}{
+		{"kernel/unit.c", envs()[0], []string{
+			"only64:5-8 static=true inline=false always=false noinstr=false () calls ",
+			"leave:18-29 static=false inline=false always=false noinstr=true (struct task_struct * task, handle h, gfp_t gfp) calls instrumentation_begin@23 first@24 next@24 reset@25 instrumentation_end@26 note@28",
+		}, []int{31}},
+		{"kernel/unit.c", envs()[1], []string{
+			"only32:10-13 static=true inline=false always=false noinstr=false () calls ",
+			"leave:18-29 static=false inline=false always=false noinstr=true (struct task_struct * task, handle h, gfp_t gfp) calls instrumentation_begin@23 first@24 next@24 reset@25 instrumentation_end@26 note@28",
+		}, []int{31}},
+		{"include/linux/unit.h", envs()[0], []string{
+			"reset:7-10 static=true inline=true always=true noinstr=false (struct thing * t) calls atomic_long_set@9",
+		}, nil},
+	} {
+		t.Run(tc.path+"/"+tc.env.String(), func(t *testing.T) {
+			u := c.unit(tc.path, 1, afterPatch, tc.env)
+			if u == nil || u.err != nil {
+				t.Fatalf("unit: %+v", u)
+			}
+			var got []string
+			for _, f := range u.funcs {
+				got = append(got, describeFunc(f))
+			}
+			if strings.Join(got, "\n") != strings.Join(tc.funcs, "\n") {
+				t.Errorf("functions:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.funcs, "\n"))
+			}
+			var fail []int
+			for _, f := range u.failed {
+				fail = append(fail, f.start)
+			}
+			if fmt.Sprint(fail) != fmt.Sprint(tc.fail) {
+				t.Errorf("left out %v (%+v), want %v", fail, u.failed, tc.fail)
+			}
+		})
+	}
+	// The region rules: in noinstr leave(), reset() runs between
+	// instrumentation_begin() and _end(), note() after.
+	u := c.unit("kernel/unit.c", 1, afterPatch, envs()[0])
+	leave := u.funcs[1]
+	for _, r := range leave.calls {
+		want := r.name == "reset" || r.name == "first" || r.name == "next" || r.name == "instrumentation_end"
+		if got := leave.instrumented(r.line, r.col); got != want {
+			t.Errorf("%s() at line %d: instrumented %v, want %v", r.name, r.line, got, want)
+		}
+	}
+	if p, ok := leave.param("struct task_struct *"); !ok || p.name != "task" {
+		t.Errorf("task parameter: %+v %v", p, ok)
+	}
+	if !hasRef(leave.idents, "current", 28) {
+		t.Errorf("current at line 28 not among the identifiers: %+v", leave.idents)
+	}
+	h := c.unit("include/linux/unit.h", 1, afterPatch, envs()[0])
+	if len(h.macros) != 1 || h.macros[0].name != "for_each_thing" || h.macros[0].line != 5 || !strings.Contains(strings.Join(h.macros[0].idents, " "), "first") {
+		t.Errorf("macros: %+v", h.macros)
+	}
+}
+
+func hasRef(rs []cRef, name string, line int) bool {
+	for _, r := range rs {
+		if r.name == name && r.line == line {
+			return true
+		}
+	}
+	return false
+}
