@@ -67,6 +67,3 @@ func funcsIn(file string, lines []Line) []cfunc {
 	}
 	return out
 }
-
-// protoRE matches a function prototype on one line.
-var protoRE = regexp.MustCompile(`^(?:extern\s+)?([A-Za-z_][\w \t\*]*?[\s\*])([A-Za-z_]\w*)\s*\([^()]*\)\s*;\s*$`)

@@ -23,6 +23,8 @@ type cUnit struct {
 	path   string
 	text   []byte // what was read: the file, or a hunk's lines at their line numbers
 	funcs  []*cFunc
+	decls  []cDecl // function declarations (prototypes) at file scope
+	uses   []cRef  // identifiers used in file-scope declarations (initializers)
 	macros []cMacro
 	failed []cFailure // definitions cc/v4 could not parse (left out)
 	err    error      // the file could not be parsed at all
@@ -40,6 +42,13 @@ type cFunc struct {
 	instrBegin, instrEnd         []int  // lines of instrumentation_begin()/end() calls
 	unitPath                     string
 	unitText                     []byte
+}
+
+// cDecl is a function declaration at file scope.
+type cDecl struct {
+	name   string
+	line   int
+	static bool
 }
 
 // cParam is a parameter: its name and its type as written (tokens joined
@@ -61,8 +70,9 @@ type cMacro struct {
 
 // cFailure is a definition cc/v4 could not parse.
 type cFailure struct {
-	start int // its first line
-	line  int // the line cc/v4 stopped at
+	fn    bool // a function definition
+	start int  // its first line
+	line  int  // the line cc/v4 stopped at
 	msg   string
 }
 
@@ -510,7 +520,7 @@ func parseChunks(s *Series, path string, n int, e cenv, text []byte, keep []cChu
 			u.err = err
 			return u
 		}
-		u.failed = append(u.failed, cFailure{keep[i].startLine, line, m[4]})
+		u.failed = append(u.failed, cFailure{keep[i].fn, keep[i].startLine, line, m[4]})
 		keep = append(keep[:i:i], keep[i+1:]...)
 	}
 	u.collect(ast)
@@ -602,6 +612,9 @@ func walkValue(v reflect.Value, f func(cc.Node) bool, tok func(cc.Token)) {
 func (u *cUnit) collect(ast *cc.AST) {
 	for l := ast.TranslationUnit; l != nil; l = l.TranslationUnit {
 		ed := l.ExternalDeclaration
+		if ed != nil && ed.Case == cc.ExternalDeclarationDecl && ed.Declaration != nil {
+			u.declaration(ed.Declaration)
+		}
 		if ed == nil || ed.Case != cc.ExternalDeclarationFuncDef || ed.FunctionDefinition == nil {
 			continue
 		}
@@ -711,6 +724,40 @@ func (u *cUnit) collect(ast *cc.AST) {
 	}
 	sort.Slice(u.macros, func(i, j int) bool { return u.macros[i].line < u.macros[j].line })
 	sort.Slice(u.funcs, func(i, j int) bool { return u.funcs[i].line < u.funcs[j].line })
+}
+
+// declaration records the function declarations of d that are in the
+// unit's file, and the identifiers its initializers use.
+func (u *cUnit) declaration(d *cc.Declaration) {
+	static := false
+	walk(d.DeclarationSpecifiers, func(n cc.Node) bool {
+		if x, ok := n.(*cc.StorageClassSpecifier); ok && x.Case == cc.StorageClassSpecifierStatic {
+			static = true
+		}
+		return true
+	}, nil)
+	for il := d.InitDeclaratorList; il != nil; il = il.InitDeclaratorList {
+		id := il.InitDeclarator
+		if id == nil || id.Declarator == nil {
+			continue
+		}
+		if dd := id.Declarator.DirectDeclarator; dd != nil && (dd.Case == cc.DirectDeclaratorFuncParam || dd.Case == cc.DirectDeclaratorFuncIdent) &&
+			dd.DirectDeclarator != nil && dd.DirectDeclarator.Case == cc.DirectDeclaratorIdent {
+			if p := id.Declarator.Position(); p.Filename == u.path {
+				u.decls = append(u.decls, cDecl{name: id.Declarator.Name(), line: p.Line, static: static})
+			}
+		}
+		if id.Initializer != nil {
+			walk(id.Initializer, func(n cc.Node) bool {
+				if x, ok := n.(*cc.PrimaryExpression); ok && x.Case == cc.PrimaryExpressionIdent {
+					if r, ok := u.ref(x.Token); ok {
+						u.uses = append(u.uses, r)
+					}
+				}
+				return true
+			}, nil)
+		}
+	}
 }
 
 // ref turns an identifier token into a cRef when it is in the unit's file.
@@ -835,3 +882,77 @@ typedef unsigned short ushort;
 var unitTypeNames = map[string]bool{"__u8": true, "__u16": true, "__u32": true, "__u64": true, "__s8": true, "__s16": true,
 	"__s32": true, "__s64": true, "__le16": true, "__be16": true, "__le32": true, "__be32": true, "__le64": true,
 	"__be64": true, "uint": true, "ulong": true, "ushort": true}
+
+// unitsAt returns path after (or before) patch p in every build (x86_64
+// and i386, options on and off); what cc/v4 could not read there is
+// reported as C_EVAL.
+func (c *checker) unitsAt(p *Patch, path string, side unitSide) []*cUnit {
+	var out []*cUnit
+	for _, e := range envs() {
+		u := c.unit(path, p.Number, side, e)
+		if u == nil {
+			continue
+		}
+		if side == afterPatch {
+			if u.err != nil {
+				c.evalFailed(p, path, fmt.Errorf("%s: %w", e, u.err))
+			}
+			for _, f := range u.failed {
+				if f.fn {
+					c.evalFailed(p, path, fmt.Errorf("%s: line %d: %s (the definition at line %d is not checked)", e, f.line, f.msg, f.start))
+				}
+			}
+		}
+		out = append(out, u)
+	}
+	return out
+}
+
+// funcsAt returns the function definitions of path after (or before) patch
+// p, in any build, once each (by name and line).
+func (c *checker) funcsAt(p *Patch, path string, side unitSide) []*cFunc {
+	var out []*cFunc
+	seen := map[string]bool{}
+	for _, u := range c.unitsAt(p, path, side) {
+		for _, f := range u.funcs {
+			k := fmt.Sprintf("%s:%d", f.name, f.line)
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, f)
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].line < out[j].line })
+	return out
+}
+
+// declsAt is funcsAt for the function declarations.
+func (c *checker) declsAt(p *Patch, path string, side unitSide) []cDecl {
+	var out []cDecl
+	seen := map[string]bool{}
+	for _, u := range c.unitsAt(p, path, side) {
+		for _, d := range u.decls {
+			k := fmt.Sprintf("%s:%d", d.name, d.line)
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, d)
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].line < out[j].line })
+	return out
+}
+
+// within reports whether every line from a to b is one of lines.
+func within(a, b int, lines []Line) bool {
+	have := map[int]bool{}
+	for _, l := range lines {
+		have[l.N] = true
+	}
+	for i := a; i <= b; i++ {
+		if !have[i] {
+			return false
+		}
+	}
+	return a <= b
+}
