@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"reflect"
 	"regexp"
@@ -140,9 +141,11 @@ type unitKey struct {
 // unitCache parses each unit once per Run; the rules run in parallel and
 // ask for the same units.
 type unitCache struct {
-	mu    sync.Mutex
-	units map[unitKey]*unitEntry
-	names map[string][]map[string]bool // path -> per patch: the functions the series touched so far
+	mu     sync.Mutex
+	units  map[unitKey]*unitEntry
+	parsed map[string]*unitEntry // by input (see parseUnit)
+	inputs map[inputKey]*unitInput
+	names  map[string][]map[string]bool // path -> per patch: the functions the series touched so far
 }
 
 type unitEntry struct {
@@ -151,7 +154,7 @@ type unitEntry struct {
 }
 
 func newUnitCache() *unitCache {
-	return &unitCache{units: map[unitKey]*unitEntry{}, names: map[string][]map[string]bool{}}
+	return &unitCache{units: map[unitKey]*unitEntry{}, parsed: map[string]*unitEntry{}, inputs: map[inputKey]*unitInput{}, names: map[string][]map[string]bool{}}
 }
 
 // unit returns path parsed in e after (or before) patch n, or nil when the
@@ -170,7 +173,7 @@ func (c *checker) unit(path string, n int, side unitSide, e cenv) *cUnit {
 		c.units.units[k] = ent
 	}
 	c.units.mu.Unlock()
-	ent.once.Do(func() { ent.u = c.s.parseUnit(c.units, path, n, side, e) })
+	ent.once.Do(func() { ent.u = c.s.parseUnit(c.units, c.input(path, n, side), path, e) })
 	return ent.u
 }
 
@@ -187,8 +190,39 @@ func fileOf(p *Patch, path string) *File {
 	return nil
 }
 
-func (s *Series) parseUnit(cache *unitCache, path string, n int, side unitSide, e cenv) *cUnit {
-	at := n // the patch whose result is read
+// unitInput is what a unit gives cc/v4, whatever the build.
+type unitInput struct {
+	at    int    // the patch whose result is read
+	text  []byte // the file (or the hunk's lines)
+	keep  []cChunk
+	blank []byte // text with only keep and the preprocessor lines
+}
+
+type inputKey struct {
+	path string
+	n    int
+	side unitSide
+}
+
+// input returns what the unit of path after (or before) patch n reads, or
+// nil when the file does not exist there.
+func (c *checker) input(path string, n int, side unitSide) *unitInput {
+	k := inputKey{path, n, side}
+	c.units.mu.Lock()
+	in, ok := c.units.inputs[k]
+	c.units.mu.Unlock()
+	if ok {
+		return in
+	}
+	in = c.s.unitInput(c.units, path, n, side)
+	c.units.mu.Lock()
+	c.units.inputs[k] = in
+	c.units.mu.Unlock()
+	return in
+}
+
+func (s *Series) unitInput(cache *unitCache, path string, n int, side unitSide) *unitInput {
+	at := n
 	if side == beforePatch {
 		at = n - 1
 	}
@@ -221,19 +255,74 @@ func (s *Series) parseUnit(cache *unitCache, path string, n int, side unitSide, 
 	if !whole {
 		touched = cache.touchedNames(s, path, at)
 	}
-	chunks := cChunks(text)
 	var keep []cChunk
-	for _, ch := range chunks {
+	for _, ch := range cChunks(text) {
 		switch {
 		case whole, ch.typedef:
 			keep = append(keep, ch)
 		case ch.fn && touched[ch.name]:
 			keep = append(keep, ch)
-		case overlaps(ch, changed):
+		case !ch.fn && !ch.brace && overlaps(ch, changed): // a declaration (a prototype) the patch changes
+			keep = append(keep, ch)
+		case ch.fn && overlaps(ch, changed):
 			keep = append(keep, ch)
 		}
 	}
-	return parseChunks(s, path, at, e, text, keep)
+	return &unitInput{at: at, text: text, keep: keep, blank: blankExcept(text, keep)}
+}
+
+func (s *Series) parseUnit(cache *unitCache, in *unitInput, path string, e cenv) *cUnit {
+	if in == nil {
+		return nil
+	}
+	at, text, keep, blank := in.at, in.text, in.keep, in.blank
+	// Units with the same input parse the same: the file as given to
+	// cc/v4, the build, and the series' headers it includes.
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00", path, e)
+	h.Write(blank)
+	for _, inc := range s.includedHeaders(at, blank) {
+		c, _ := s.FileAt(inc, at)
+		fmt.Fprintf(h, "\x00%s\x00%d\x00", inc, len(c))
+		h.Write(c)
+	}
+	key := string(h.Sum(nil))
+	cache.mu.Lock()
+	ent := cache.parsed[key]
+	if ent == nil {
+		ent = &unitEntry{}
+		cache.parsed[key] = ent
+	}
+	cache.mu.Unlock()
+	ent.once.Do(func() { ent.u = parseChunks(s, path, at, e, text, keep) })
+	return ent.u
+}
+
+var includeRE = regexp.MustCompile(`(?m)^[ \t]*#[ \t]*include[ \t]*[<"]([^>"]+)[>"]`)
+
+// includedHeaders returns the headers the series creates that src
+// includes at patch n, directly or through one another, as cfs serves
+// them.
+func (s *Series) includedHeaders(n int, src []byte) []string {
+	seen := map[string]bool{}
+	var visit func(src []byte)
+	visit = func(src []byte) {
+		for _, m := range includeRE.FindAllSubmatch(src, -1) {
+			name := string(m[1])
+			for _, cand := range []string{"include/" + name, "arch/x86/include/" + name,
+				"include/asm-generic/" + strings.TrimPrefix(name, "asm/")} {
+				if !s.created[cand] || seen[cand] {
+					continue
+				}
+				if c, ok := s.FileAt(cand, n); ok {
+					seen[cand] = true
+					visit(c)
+				}
+			}
+		}
+	}
+	visit(src)
+	return sortedKeys(seen)
 }
 
 // touchedNames returns the names of the functions of path (a file the
@@ -303,6 +392,7 @@ type cChunk struct {
 	startLine, endLine int
 	fn                 bool   // a function definition
 	typedef            bool   // a typedef
+	brace              bool   // has a brace (a definition of a struct, union, enum or object)
 	name               string // a function's name (the identifier before its first parenthesis)
 }
 
@@ -413,7 +503,7 @@ func cChunks(src []byte) []cChunk {
 		if end {
 			text := string(src[start : i+1])
 			out = append(out, cChunk{start: start, end: i + 1, startLine: startLine, endLine: line, fn: fnBody,
-				typedef: !fnBody && strings.HasPrefix(text, "typedef"), name: name})
+				typedef: !fnBody && strings.HasPrefix(text, "typedef"), brace: strings.Contains(text, "{"), name: name})
 			start = -1
 		}
 	}
@@ -428,16 +518,11 @@ func isIdentByte(b byte) bool {
 // and blanks every other byte but the newlines, so that lines keep their
 // numbers.
 func blankExcept(src []byte, keep []cChunk) []byte {
-	out := make([]byte, len(src))
-	for i, ch := range src {
-		if ch == '\n' {
-			out[i] = '\n'
-		} else {
-			out[i] = ' '
-		}
-	}
+	kept := make([]bool, len(src))
 	for _, ch := range keep {
-		copy(out[ch.start:ch.end], src[ch.start:ch.end])
+		for i := ch.start; i < ch.end; i++ {
+			kept[i] = true
+		}
 	}
 	// the preprocessor lines, with their continuations
 	lineStart := true
@@ -450,19 +535,52 @@ func blankExcept(src []byte, keep []cChunk) []byte {
 		case ch == '#' && lineStart:
 			j := i
 			for j < len(src) && !(src[j] == '\n' && src[j-1] != '\\') {
+				kept[j] = true
 				j++
 			}
-			copy(out[i:j], src[i:j])
 			i = j - 1
 		default:
 			lineStart = false
 		}
 	}
+	// What is left out goes, but its newlines stay: the kept code keeps
+	// its lines (and its columns, as chunks start their lines), and cc/v4
+	// does not scan the blanks.
+	out := make([]byte, 0, len(src))
+	for i, ch := range src {
+		if kept[i] || ch == '\n' {
+			out = append(out, ch)
+		}
+	}
 	return out
 }
 
-// typedefWordRE finds the kernel's typedef names by their suffix.
-var typedefWordRE = regexp.MustCompile(`\b[A-Za-z_]\w*_t\b`)
+// cKeywords are the C keywords that can precede an identifier.
+var cKeywords = map[string]bool{"if": true, "while": true, "for": true, "switch": true, "return": true, "sizeof": true,
+	"do": true, "else": true, "goto": true, "case": true, "struct": true, "union": true, "enum": true, "const": true,
+	"volatile": true, "static": true, "extern": true, "inline": true, "unsigned": true, "signed": true, "int": true,
+	"long": true, "short": true, "char": true, "void": true, "typedef": true, "register": true, "auto": true}
+
+// typedefWords returns the identifiers of src that end in _t: the
+// kernel's typedef names.
+func typedefWords(src []byte) map[string]bool {
+	out := map[string]bool{}
+	for i := 0; i < len(src); {
+		if !isIdentByte(src[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(src) && isIdentByte(src[j]) {
+			j++
+		}
+		if j-i > 2 && src[j-2] == '_' && src[j-1] == 't' && !(src[i] >= '0' && src[i] <= '9') {
+			out[string(src[i:j])] = true
+		}
+		i = j
+	}
+	return out
+}
 
 var cErrRE = regexp.MustCompile(`^(.+?):(\d+):(\d+): (.*)$`)
 
@@ -477,10 +595,7 @@ func parseChunks(s *Series, path string, n int, e cenv, text []byte, keep []cChu
 		u.err = err
 		return u
 	}
-	typedefs := map[string]bool{}
-	for _, w := range typedefWordRE.FindAll(blankExcept(text, keep), -1) {
-		typedefs[string(w)] = true
-	}
+	typedefs := typedefWords(blankExcept(text, keep))
 	var ast *cc.AST
 	for try := 0; ; try++ {
 		src := blankExcept(text, keep)

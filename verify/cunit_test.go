@@ -57,12 +57,12 @@ func TestUnit(t *testing.T) {
 	}{
 		{"kernel/unit.c", envs()[0], []string{
 			"only64:5-8 static=true inline=false always=false noinstr=false () calls ",
-			"leave:18-29 static=false inline=false always=false noinstr=true (struct task_struct * task, handle h, gfp_t gfp) calls instrumentation_begin@23 first@24 next@24 reset@25 instrumentation_end@26 note@28",
-		}, []int{31}},
+			"leave:18-30 static=false inline=false always=false noinstr=true (struct task_struct * task, handle h, gfp_t gfp) calls instrumentation_begin@23 first@24 next@24 reset@25 instrumentation_end@26 note@28 reset@29",
+		}, []int{32}},
 		{"kernel/unit.c", envs()[1], []string{
 			"only32:10-13 static=true inline=false always=false noinstr=false () calls ",
-			"leave:18-29 static=false inline=false always=false noinstr=true (struct task_struct * task, handle h, gfp_t gfp) calls instrumentation_begin@23 first@24 next@24 reset@25 instrumentation_end@26 note@28",
-		}, []int{31}},
+			"leave:18-30 static=false inline=false always=false noinstr=true (struct task_struct * task, handle h, gfp_t gfp) calls instrumentation_begin@23 first@24 next@24 reset@25 instrumentation_end@26 note@28 reset@29",
+		}, []int{32}},
 		{"include/linux/unit.h", envs()[0], []string{
 			"reset:7-10 static=true inline=true always=true noinstr=false (struct thing * t) calls atomic_long_set@9",
 		}, nil},
@@ -93,7 +93,7 @@ func TestUnit(t *testing.T) {
 	u := c.unit("kernel/unit.c", 1, afterPatch, envs()[0])
 	leave := u.funcs[1]
 	for _, r := range leave.calls {
-		want := r.name == "reset" || r.name == "first" || r.name == "next" || r.name == "instrumentation_end"
+		want := r.line < 28 && r.name != "instrumentation_begin"
 		if got := leave.instrumented(r.line, r.col); got != want {
 			t.Errorf("%s() at line %d: instrumented %v, want %v", r.name, r.line, got, want)
 		}
@@ -117,4 +117,23 @@ func hasRef(rs []cRef, name string, line int) bool {
 		}
 	}
 	return false
+}
+
+// TestNoinstrAccessUnit: an instrumented accessor reached through an
+// __always_inline body from the non-instrumentable part of a noinstr
+// function is reported once, at the accessor, with its raw form; the same
+// body called between instrumentation_begin() and _end() is not.
+func TestNoinstrAccessUnit(t *testing.T) {
+	s := unitSeries(t)
+	c := &checker{s: s, units: newUnitCache(), rule: noinstrAccessRule, seen: map[string]bool{}, ignore: map[string]bool{}}
+	checkNoinstrAccess(c)
+	if len(c.out) != 1 {
+		t.Fatalf("%d findings, want 1: %+v", len(c.out), c.out)
+	}
+	f := c.out[0]
+	if f.File != "include/linux/unit.h" || f.Line != 9 || f.Patch != 1 ||
+		!strings.Contains(f.Message, "leave() calls atomic_long_set(), through reset(),") ||
+		!strings.Contains(f.Message, "raw_atomic_long_set()") || !strings.Contains(f.Message, "noinstr") {
+		t.Errorf("finding: %+v", f)
+	}
 }

@@ -16,6 +16,7 @@ var cRules = []Rule{
 	taskCurrentRule,
 	unusedStaticRule,
 	noinstrRule,
+	noinstrAccessRule,
 	{ID: "X86_PREFIX", Severity: Error,
 		Why:   "x86 maintainers want x86-internal helpers made global to say so: x86_ keeps them apart from generic and KVM names",
 		check: checkX86Prefix},

@@ -26,6 +26,7 @@ void noinstr leave(struct task_struct *task, handle h,
 	instrumentation_end();
 
 	note(task, current);
+	reset(t);
 }
 
 SYSCALL_DEFINE1(broken, int, x)
