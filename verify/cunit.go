@@ -977,7 +977,7 @@ int __predefined_declarator;
 }
 
 // unitTypes are the kernel's typedef names that do not end in _t (those
-// are declared as they are met, see typedefWordRE).
+// are declared as they are met, see typedefWords).
 const unitTypes = `typedef unsigned char __u8;
 typedef unsigned short __u16;
 typedef unsigned int __u32;

@@ -137,3 +137,35 @@ func TestNoinstrAccessUnit(t *testing.T) {
 		t.Errorf("finding: %+v", f)
 	}
 }
+
+// TestUnitFromHunk: an edit known only by its hunk (posted mail without the
+// tree) is read from its added and removed lines at their line numbers:
+// the definitions wholly in the hunk are cc/v4's, a line added into a
+// function the hunk does not show is not, and X86_PREFIX reads the
+// storage class of both sides.
+func TestUnitFromHunk(t *testing.T) {
+	lines := func(first int, text string) []Line {
+		var out []Line
+		for i, l := range strings.Split(text, "\n") {
+			out = append(out, Line{first + i, l})
+		}
+		return out
+	}
+	f := &File{Path: "arch/x86/kernel/seg.c",
+		Removed: lines(40, "static unsigned long seg_base(unsigned int seg)\n{\n\treturn 0;\n}"),
+		Added:   append(lines(100, "unsigned long seg_base(unsigned int seg)\n{\n\treturn 0;\n}"), Line{200, "\tseg_base(1);"})}
+	s := &Series{Patches: []*Patch{{Number: 1, Subject: "hunk", Files: []*File{f}}}}
+	s.index()
+	c := &checker{s: s, units: newUnitCache(), rule: Rules()[0], seen: map[string]bool{}, ignore: map[string]bool{}}
+	after := c.funcsAt(s.Patches[0], f.Path, afterPatch)
+	before := c.funcsAt(s.Patches[0], f.Path, beforePatch)
+	if len(after) != 1 || after[0].name != "seg_base" || after[0].line != 100 || after[0].static ||
+		len(before) != 1 || before[0].line != 40 || !before[0].static {
+		t.Fatalf("after %+v, before %+v", after, before)
+	}
+	c.rule = Rule{ID: "X86_PREFIX", Severity: Error}
+	checkX86Prefix(c)
+	if len(c.out) != 1 || c.out[0].Line != 100 || !strings.Contains(c.out[0].Message, "seg_base() is made global") {
+		t.Errorf("X86_PREFIX: %+v", c.out)
+	}
+}
