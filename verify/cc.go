@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"modernc.org/cc/v4"
+
+	"kpatch/internal/ktypes"
 )
 
 // cenv is a build the C checks evaluate the series in: an ABI and the
@@ -91,19 +93,9 @@ func (e cenv) preludeDefines() string {
 	return b.String()
 }
 
-// preludeTypes are the kernel types the series' headers use.
-const preludeTypes = `typedef unsigned long size_t;
-typedef long ssize_t;
-typedef signed char s8;
-typedef unsigned char u8;
-typedef short s16;
-typedef unsigned short u16;
-typedef int s32;
-typedef unsigned int u32;
-typedef long long s64;
-typedef unsigned long long u64;
-typedef _Bool bool;
-enum { false = 0, true = 1 };
+// preludeTypes are the kernel types the series' headers use: the basic
+// ones (package ktypes) and the atomic, local and list types.
+const preludeTypes = ktypes.Types + `typedef long ssize_t;
 typedef struct { long counter; } atomic_long_t;
 typedef struct { int counter; } atomic_t;
 typedef struct { atomic_long_t a; } local_t;
@@ -113,9 +105,13 @@ struct callback_head { struct callback_head *next; void (*func)(struct callback_
 `
 
 // preludeTypeNames are the typedef names of preludeTypes.
-var preludeTypeNames = map[string]bool{"size_t": true, "ssize_t": true, "s8": true, "u8": true, "s16": true, "u16": true,
-	"s32": true, "u32": true, "s64": true, "u64": true, "bool": true, "atomic_long_t": true, "atomic_t": true,
-	"local_t": true, "local64_t": true}
+var preludeTypeNames = func() map[string]bool {
+	out := map[string]bool{"ssize_t": true, "atomic_long_t": true, "atomic_t": true, "local_t": true, "local64_t": true}
+	for _, n := range ktypes.Names {
+		out[n] = true
+	}
+	return out
+}()
 
 // cfs serves the headers of the tree at one patch to cc/v4: the ones the
 // series creates with their content (function bodies left out), asm/ names
