@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"fmt"
 	"reflect"
@@ -192,10 +193,13 @@ func fileOf(p *Patch, path string) *File {
 
 // unitInput is what a unit gives cc/v4, whatever the build.
 type unitInput struct {
-	at    int    // the patch whose result is read
-	text  []byte // the file (or the hunk's lines)
-	keep  []cChunk
-	blank []byte // text with only keep and the preprocessor lines
+	once   sync.Once
+	digest []byte   // of the input, see inputDigest
+	conds  []string // the names its conditionals test
+	at     int      // the patch whose result is read
+	text   []byte   // the file (or the hunk's lines)
+	keep   []cChunk
+	blank  []byte // text with only keep and the preprocessor lines
 }
 
 type inputKey struct {
@@ -277,14 +281,25 @@ func (s *Series) parseUnit(cache *unitCache, in *unitInput, path string, e cenv)
 	}
 	at, text, keep, blank := in.at, in.text, in.keep, in.blank
 	// Units with the same input parse the same: the file as given to
-	// cc/v4, the build, and the series' headers it includes.
+	// cc/v4, the series' headers it includes, and what the build decides
+	// in their conditionals (two builds that define the same of the names
+	// the #if lines test see the same code).
+	in.once.Do(func() { in.digest, in.conds = s.inputDigest(path, at, blank) })
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00", path, e)
-	h.Write(blank)
-	for _, inc := range s.includedHeaders(at, blank) {
-		c, _ := s.FileAt(inc, at)
-		fmt.Fprintf(h, "\x00%s\x00%d\x00", inc, len(c))
-		h.Write(c)
+	h.Write(in.digest)
+	defined := map[string]bool{}
+	for _, d := range e.defines {
+		defined[d] = true
+	}
+	for _, n := range in.conds {
+		switch {
+		case n == "BITS_PER_LONG":
+			fmt.Fprintf(h, "\x00%s=%d", n, e.bits)
+		case strings.HasPrefix(n, "__"): // the compiler's predefined macros
+			fmt.Fprintf(h, "\x00%s@%s", n, e.arch)
+		default:
+			fmt.Fprintf(h, "\x00%s=%v", n, defined[n])
+		}
 	}
 	key := string(h.Sum(nil))
 	cache.mu.Lock()
@@ -298,7 +313,61 @@ func (s *Series) parseUnit(cache *unitCache, in *unitInput, path string, e cenv)
 	return ent.u
 }
 
-var includeRE = regexp.MustCompile(`(?m)^[ \t]*#[ \t]*include[ \t]*[<"]([^>"]+)[>"]`)
+// inputDigest hashes what a unit of path reads at patch n (blank, and the
+// series' headers it includes) and lists the names their conditionals test.
+func (s *Series) inputDigest(path string, n int, blank []byte) ([]byte, []string) {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00", path)
+	h.Write(blank)
+	conds := map[string]bool{}
+	scan := func(src []byte) {
+		eachDirective(src, func(name string, rest []byte) {
+			switch name {
+			case "if", "ifdef", "ifndef", "elif":
+				for _, w := range identWordRE.FindAll(rest, -1) {
+					if string(w) != "defined" {
+						conds[string(w)] = true
+					}
+				}
+			}
+		})
+	}
+	scan(blank)
+	for _, inc := range s.includedHeaders(n, blank) {
+		c, _ := s.FileAt(inc, n)
+		fmt.Fprintf(h, "\x00%s\x00%d\x00", inc, len(c))
+		h.Write(c)
+		scan(c)
+	}
+	return h.Sum(nil), sortedKeys(conds)
+}
+
+// eachDirective calls f with the name and the rest of every preprocessor
+// line of src (continuations joined).
+func eachDirective(src []byte, f func(name string, rest []byte)) {
+	for len(src) > 0 {
+		i := 0
+		for i < len(src) && (src[i] == ' ' || src[i] == '\t') {
+			i++
+		}
+		end := i
+		for end < len(src) && !(src[end] == '\n' && (end == 0 || src[end-1] != '\\')) {
+			end++
+		}
+		if i < len(src) && src[i] == '#' {
+			d := bytes.TrimLeft(src[i+1:end], " \t")
+			j := 0
+			for j < len(d) && isIdentByte(d[j]) {
+				j++
+			}
+			f(string(d[:j]), d[j:])
+		}
+		if end >= len(src) {
+			break
+		}
+		src = src[end+1:]
+	}
+}
 
 // includedHeaders returns the headers the series creates that src
 // includes at patch n, directly or through one another, as cfs serves
@@ -307,8 +376,11 @@ func (s *Series) includedHeaders(n int, src []byte) []string {
 	seen := map[string]bool{}
 	var visit func(src []byte)
 	visit = func(src []byte) {
-		for _, m := range includeRE.FindAllSubmatch(src, -1) {
-			name := string(m[1])
+		eachDirective(src, func(d string, rest []byte) {
+			if d != "include" {
+				return
+			}
+			name := strings.Trim(strings.TrimSpace(string(rest)), `<>"`)
 			for _, cand := range []string{"include/" + name, "arch/x86/include/" + name,
 				"include/asm-generic/" + strings.TrimPrefix(name, "asm/")} {
 				if !s.created[cand] || seen[cand] {
@@ -319,7 +391,7 @@ func (s *Series) includedHeaders(n int, src []byte) []string {
 					visit(c)
 				}
 			}
-		}
+		})
 	}
 	visit(src)
 	return sortedKeys(seen)
