@@ -380,8 +380,6 @@ var unusedStaticRule = Rule{ID: "UNUSED_STATIC", Severity: Error,
 	Why:   "every step must build and say what it is for: a static function no one calls yet is a -Wunused-function error with W=1/-Werror and breaks bisection",
 	check: checkUnusedStatic}
 
-var fnMacroDefRE = regexp.MustCompile(`(?m)^#\s*define\s+(\w+)\(`)
-
 // checkUnusedStatic reports, at the patch that adds them, static functions
 // that nothing uses yet: a static (not inline) function of a .c file that
 // the file does not use, a static inline function of a header the series
@@ -431,9 +429,14 @@ func checkUnusedStatic(c *checker) {
 				continue
 			}
 			code := codeOnly(f.New)
-			for _, m := range fnMacroDefRE.FindAllSubmatchIndex(f.New, -1) {
-				name := string(f.New[m[2]:m[3]])
-				line := 1 + bytes.Count(f.New[:m[0]], []byte("\n"))
+			macros := map[int]string{} // cc/v4's function-like macros of the file, by line, in any build
+			for _, u := range units {
+				for _, m := range u.macros {
+					macros[m.line] = m.name
+				}
+			}
+			for line := range macros {
+				name := macros[line]
 				if addedAt(f, line) && wordLines(code, name, line) == 0 {
 					c.report(p, f.Path, line, "macro %s() is not used at this patch: add it in the patch that first uses it", name)
 				}
