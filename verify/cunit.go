@@ -41,7 +41,7 @@ type cFunc struct {
 	start, open, end             int  // the first line, the "{" line, the "}" line
 	params                       []cParam
 	calls, idents                []cRef // in the body, in source order
-	instrBegin, instrEnd         []int  // lines of instrumentation_begin()/end() calls
+	instrEnd                     []int  // lines of instrumentation_end() calls
 	unitPath                     string
 	unitText                     []byte
 }
@@ -750,7 +750,6 @@ func (s *Series) parseConfig(n int, e cenv) (*cc.Config, error) {
 	return cfg, nil
 }
 
-var nodeIface = reflect.TypeOf((*cc.Node)(nil)).Elem()
 var tokenType = reflect.TypeOf(cc.Token{})
 
 // walk calls f with every node below n (n included; f returns false to
@@ -888,10 +887,7 @@ func (u *cUnit) collect(ast *cc.AST) {
 		byPos(fn.calls)
 		byPos(fn.idents)
 		for _, r := range fn.calls {
-			switch r.name {
-			case "instrumentation_begin":
-				fn.instrBegin = append(fn.instrBegin, r.line)
-			case "instrumentation_end":
+			if r.name == "instrumentation_end" {
 				fn.instrEnd = append(fn.instrEnd, r.line)
 			}
 		}
