@@ -169,3 +169,64 @@ func TestUnitFromHunk(t *testing.T) {
 		t.Errorf("X86_PREFIX: %+v", c.out)
 	}
 }
+
+// TestCChunks: the lexical split hands cc/v4 whole definitions: braces in
+// comments, strings and preprocessor lines do not count, a struct is not a
+// function, and a function's name is the one before its parameters.
+func TestCChunks(t *testing.T) {
+	src := "#define X(a) { a }\n/* { */\nstruct s {\n\tint a; // }\n};\ntypedef int t_t;\n" +
+		"static noinstr void f(const char *s)\n{\n\tg(\"}\", '{');\n}\nint v = 1;\n"
+	var got []string
+	for _, ch := range cChunks([]byte(src)) {
+		got = append(got, fmt.Sprintf("%d-%d fn=%v typedef=%v brace=%v %s", ch.startLine, ch.endLine, ch.fn, ch.typedef, ch.brace, ch.name))
+	}
+	want := []string{
+		"3-5 fn=false typedef=false brace=true ",
+		"6-6 fn=false typedef=true brace=false ",
+		"7-10 fn=true typedef=false brace=true f",
+		"11-11 fn=false typedef=false brace=false ",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("chunks:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// Blanking keeps the lines and the preprocessor lines.
+	b := blankExcept([]byte(src), nil)
+	if strings.Count(string(b), "\n") != strings.Count(src, "\n") || !strings.HasPrefix(string(b), "#define X(a) { a }\n") ||
+		strings.Contains(string(b), "struct") {
+		t.Errorf("blankExcept: %q", b)
+	}
+}
+
+// TestInstrumentedAccess: the accessors KASAN/KCSAN instrument, with the
+// form to use where they must not run.
+func TestInstrumentedAccess(t *testing.T) {
+	for _, c := range []struct {
+		name, instead string
+		ok            bool
+	}{
+		{"atomic_read", "raw_atomic_read()", true},
+		{"atomic_long_try_cmpxchg", "raw_atomic_long_try_cmpxchg()", true},
+		{"atomic64_set", "raw_atomic64_set()", true},
+		{"try_cmpxchg", "raw_try_cmpxchg()", true},
+		{"test_bit", "arch_test_bit()", true},
+		{"__set_bit", "arch___set_bit()", true},
+		{"test_and_clear_bit", "arch_test_and_clear_bit()", true},
+		{"local64_set", "", true},
+		{"instrument_atomic_read_write", "", true},
+		{"kasan_check_write", "", true},
+		{"kcsan_check_access", "", true},
+		{"get_user", "", true},
+		{"copy_from_user", "", true},
+		{"raw_atomic_read", "", false},
+		{"arch_test_bit", "", false},
+		{"local_irq_save", "", false},
+		{"local_clock", "", false},
+		{"unwind_reset_info", "", false},
+		{"READ_ONCE", "", false},
+	} {
+		instead, ok := instrumentedAccess(c.name)
+		if instead != c.instead || ok != c.ok {
+			t.Errorf("%s: %q %v, want %q %v", c.name, instead, ok, c.instead, c.ok)
+		}
+	}
+}
