@@ -347,8 +347,11 @@ func checkNoinstrAccess(c *checker) {
 					}
 					instead, _ := instrumentedAccess(a.accessor)
 					fix := "do that work before instrumentation_end()"
+					if a.root.noinstr {
+						fix = "do that work between instrumentation_begin() and instrumentation_end()"
+					}
 					if instead != "" {
-						fix = "use " + instead + " there, or do that work before instrumentation_end()"
+						fix = "use " + instead + " there, or " + fix
 					}
 					l := a.chain[at]
 					c.report(p, l.file, l.line, "%s() calls %s()%s %s: KASAN/KCSAN instrument it; %s",
