@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"modernc.org/cc/v4"
+
+	"kpatch/internal/ktypes"
 )
 
 // MacroEnv is the build a header's frame macros are evaluated for.
@@ -158,19 +160,7 @@ func varName(macro string) string { return "__kpatch_" + strings.ToLower(macro) 
 
 // kernelTypes declares what the kernel's frame macros may use.
 // cc/v4 requires __predefined_declarator in every translation unit.
-const kernelTypes = `int __predefined_declarator;
-typedef unsigned long size_t;
-typedef signed char s8;
-typedef unsigned char u8;
-typedef short s16;
-typedef unsigned short u16;
-typedef int s32;
-typedef unsigned int u32;
-typedef long long s64;
-typedef unsigned long long u64;
-typedef _Bool bool;
-enum { false = 0, true = 1 };
-struct unwind_user_frame {
+const kernelTypes = "int __predefined_declarator;\n" + ktypes.Types + `struct unwind_user_frame {
 	s32 cfa_off;
 	s32 ra_off;
 	s32 fp_off;

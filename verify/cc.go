@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"modernc.org/cc/v4"
+
+	"kpatch/internal/ktypes"
 )
 
 // cenv is a build the C checks evaluate the series in: an ABI and the
@@ -55,12 +57,8 @@ func (e cenv) String() string {
 // the build. cc/v4 wants __predefined_declarator in every translation unit.
 func (e cenv) prelude() string {
 	var b strings.Builder
-	for _, d := range e.defines {
-		fmt.Fprintf(&b, "#define %s 1\n", d)
-	}
-	fmt.Fprintf(&b, "#define BITS_PER_LONG %d\n", e.bits)
-	b.WriteString(`#define BIT(nr) (1UL << (nr))
-#define __always_inline inline
+	b.WriteString(e.preludeDefines())
+	b.WriteString(`#define __always_inline inline
 #define noinstr
 #define notrace
 #define __user
@@ -72,32 +70,48 @@ func (e cenv) prelude() string {
 #define unlikely(x) (x)
 #define EXPORT_SYMBOL_GPL(x)
 #define EXPORT_SYMBOL(x)
+int __predefined_declarator;
+`)
+	b.WriteString(preludeTypes)
+	return b.String()
+}
+
+// preludeDefines defines the build's options, BITS_PER_LONG, BIT() and the
+// errno values the series uses.
+func (e cenv) preludeDefines() string {
+	var b strings.Builder
+	for _, d := range e.defines {
+		fmt.Fprintf(&b, "#define %s 1\n", d)
+	}
+	fmt.Fprintf(&b, "#define BITS_PER_LONG %d\n", e.bits)
+	b.WriteString(`#define BIT(nr) (1UL << (nr))
 #define NULL ((void *)0)
 #define ENOSYS 38
 #define EBUSY 16
 #define EINVAL 22
-int __predefined_declarator;
-typedef unsigned long size_t;
-typedef long ssize_t;
-typedef signed char s8;
-typedef unsigned char u8;
-typedef short s16;
-typedef unsigned short u16;
-typedef int s32;
-typedef unsigned int u32;
-typedef long long s64;
-typedef unsigned long long u64;
-typedef _Bool bool;
-enum { false = 0, true = 1 };
+`)
+	return b.String()
+}
+
+// preludeTypes are the kernel types the series' headers use: the basic
+// ones (package ktypes) and the atomic, local and list types.
+const preludeTypes = ktypes.Types + `typedef long ssize_t;
 typedef struct { long counter; } atomic_long_t;
 typedef struct { int counter; } atomic_t;
 typedef struct { atomic_long_t a; } local_t;
 typedef struct { local_t a; } local64_t;
 struct list_head { struct list_head *next, *prev; };
 struct callback_head { struct callback_head *next; void (*func)(struct callback_head *head); };
-`)
-	return b.String()
-}
+`
+
+// preludeTypeNames are the typedef names of preludeTypes.
+var preludeTypeNames = func() map[string]bool {
+	out := map[string]bool{"ssize_t": true, "atomic_long_t": true, "atomic_t": true, "local_t": true, "local64_t": true}
+	for _, n := range ktypes.Names {
+		out[n] = true
+	}
+	return out
+}()
 
 // cfs serves the headers of the tree at one patch to cc/v4: the ones the
 // series creates with their content (function bodies left out), asm/ names

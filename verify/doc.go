@@ -10,6 +10,15 @@
 // files are rebuilt from the patches and edits to existing files applied to
 // a tree when one is given).
 //
+// The rules on function bodies read each C file of the series at each
+// patch through cc/v4's preprocessor and parser (cunit.go), for x86_64 and
+// i386 with the options on and off: the series' headers are served, every
+// other kernel header is empty and a prelude stands in for it (noinstr and
+// __always_inline as the GNU attributes they are), and of a file the series
+// edits only the definitions it touches are given to cc/v4, at their real
+// lines. They see storage classes, attributes, parameter types, and the
+// calls and identifiers of every body.
+//
 // Every check is a Rule with a stable ID; Run returns Findings, each naming
 // the patch, the file and line (in the tree at that patch, or in the mail
 // for message rules), what to do and why reviewers care. Report prints them

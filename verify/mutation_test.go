@@ -74,9 +74,22 @@ var mutations = []mutation{
 	{"static function before its first use", []edit{{"files/kernel/unwind/deferred.c.tmpl",
 		"/*\n * Read the task context timestamp", "static void unwind_debug_dump(void)\n{\n}\n\n/*\n * Read the task context timestamp"}},
 		[]reviewPoint{{"UNUSED_STATIC", 6, "static void unwind_debug_dump(void)", "kernel/unwind/deferred.c"}}},
+	{"function-like macro before its first use", []edit{{"files/kernel/unwind/deferred.c.tmpl",
+		"/*\n * Read the task context timestamp", "#define unwind_dbg(fmt, ...) pr_debug(fmt, ##__VA_ARGS__)\n\n/*\n * Read the task context timestamp"}},
+		[]reviewPoint{{"UNUSED_STATIC", 6, "#define unwind_dbg(fmt, ...)", "kernel/unwind/deferred.c"}}},
+	{"static inline in a header before its first use", []edit{{"files/include/linux/unwind_deferred.h.tmpl",
+		"void unwind_deferred_task_exit(struct task_struct *task);\n\n{{end}}\n",
+		"void unwind_deferred_task_exit(struct task_struct *task);\n\nstatic inline bool unwind_task_exiting(struct task_struct *task)\n{\n\treturn task->flags & PF_EXITING;\n}\n\n{{end}}\n"}},
+		[]reviewPoint{{"UNUSED_STATIC", 11, "static inline bool unwind_task_exiting(struct task_struct *task)", "include/linux/unwind_deferred.h"}}},
 	{"non-inline call after instrumentation_end()", []edit{{"files/include/linux/unwind_deferred.h.tmpl",
-		"static __always_inline void unwind_reset_info(void)", "static inline void unwind_reset_info(void)"}},
+		"static __always_inline void unwind_reset_info(void)", "static inline void unwind_reset_info(void)"},
+		{"v11/05-cache.patch", "statement-before exit_to_user_mode trace_hardirqs_on_prepare", "statement-before exit_to_user_mode user_enter_irqoff"}},
 		[]reviewPoint{{"NOINSTR_CALL", 5, "unwind_reset_info();", "include/linux/entry-common.h"}}},
+	{"instrumented access after instrumentation_end()", []edit{{"v11/05-cache.patch",
+		"@ include/linux/entry-common.h: statement-before exit_to_user_mode trace_hardirqs_on_prepare\n+\tunwind_reset_info();\n",
+		"@ include/linux/entry-common.h: statement-before exit_to_user_mode trace_hardirqs_on_prepare\n+\tunwind_reset_info();\n\n" +
+			"@ include/linux/entry-common.h: statement-before exit_to_user_mode user_enter_irqoff\n+\tatomic_long_inc(&current->unwind_info.exits);\n"}},
+		[]reviewPoint{{"NOINSTR_ACCESS", 5, "atomic_long_inc(&current->unwind_info.exits);", "include/linux/entry-common.h"}}},
 }
 
 var (

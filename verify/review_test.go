@@ -160,3 +160,38 @@ func TestV12ResolvesIngoPoints(t *testing.T) {
 		t.Errorf("v12: %d CO_DEVELOPED_BY findings, want the 2 the posted v12 still has", ids["CO_DEVELOPED_BY"])
 	}
 }
+
+// v11 and v12 reset the unwind state from exit_to_user_mode() after
+// instrumentation_end(), and unwind_reset_info() (__always_inline) uses
+// instrumented accessors: local64_read()/local64_set() (atomic_long_*
+// underneath) from the NMI-safe patch on, try_cmpxchg() from the patch
+// that clears the mask. Each is reported once, at the patch and line that
+// add it.
+var noinstrAccessPoints = map[int][]reviewPoint{
+	11: {
+		{"NOINSTR_ACCESS", 7, "if (likely(!local64_read(&current->unwind_info.timestamp)))", "include/linux/unwind_deferred.h"},
+		{"NOINSTR_ACCESS", 7, "local64_set(&current->unwind_info.timestamp, 0);", "include/linux/unwind_deferred.h"},
+		{"NOINSTR_ACCESS", 10, "} while (!try_cmpxchg(&info->unwind_mask, &bits, 0UL));", "include/linux/unwind_deferred.h"},
+	},
+	12: {
+		{"NOINSTR_ACCESS", 7, "if (unlikely(local64_read(&current->unwind_info.timestamp)))", "include/linux/unwind_deferred.h"},
+		{"NOINSTR_ACCESS", 7, "local64_set(&current->unwind_info.timestamp, 0);", "include/linux/unwind_deferred.h"},
+		{"NOINSTR_ACCESS", 10, "} while (!try_cmpxchg(&info->unwind_mask, &bits, 0UL));", "include/linux/unwind_deferred.h"},
+	},
+}
+
+func TestNoinstrAccess(t *testing.T) {
+	for _, v := range []int{11, 12} {
+		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
+			g, err := series.Generate(context.Background(), series.Options{Tree: debianTree(t), Base: "v6.12", Version: v})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := FromGenerated(g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkPoints(t, s, Run(s, Options{}), noinstrAccessPoints[v])
+		})
+	}
+}

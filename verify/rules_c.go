@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"bytes"
 	"fmt"
 	"path"
 	"regexp"
@@ -15,6 +16,7 @@ var cRules = []Rule{
 	taskCurrentRule,
 	unusedStaticRule,
 	noinstrRule,
+	noinstrAccessRule,
 	{ID: "X86_PREFIX", Severity: Error,
 		Why:   "x86 maintainers want x86-internal helpers made global to say so: x86_ keeps them apart from generic and KVM names",
 		check: checkX86Prefix},
@@ -134,46 +136,50 @@ func checkHeaderGuards(c *checker) {
 	}
 }
 
-// checkX86Prefix reports functions that a patch makes global (defines or
-// declares without static) in arch/x86 under a name without x86_.
+// checkX86Prefix reports functions that a patch gives external linkage
+// in arch/x86 (defines or declares without static, cc/v4's storage class)
+// under a name without x86_, unless the name was global before the patch.
 func checkX86Prefix(c *checker) {
 	for _, p := range c.s.Patches {
 		wasGlobal := map[string]bool{}
 		for _, f := range p.Files {
-			for _, fn := range funcsIn(f.Path, f.Removed) {
-				if fn.global {
+			if !isCode(f.Path) {
+				continue
+			}
+			for _, fn := range c.funcsAt(p, f.Path, beforePatch) {
+				if !fn.static {
 					wasGlobal[fn.name] = true
 				}
 			}
-			for _, l := range f.Removed {
-				if m := protoRE.FindStringSubmatch(l.Text); m != nil && !strings.Contains(m[1], "static") {
-					wasGlobal[m[2]] = true
+			for _, d := range c.declsAt(p, f.Path, beforePatch) {
+				if !d.static {
+					wasGlobal[d.name] = true
 				}
 			}
 		}
 		reported := map[string]bool{}
-		flag := func(f *File, name string, l Line, what string) {
-			if reported[name] || wasGlobal[name] || !strings.HasPrefix(f.Path, "arch/x86/") ||
+		flag := func(f *File, name string, line int, what string) {
+			if reported[name] || wasGlobal[name] || !strings.HasPrefix(f.Path, "arch/x86/") || !addedAt(f, line) ||
 				strings.HasPrefix(name, "x86_") || strings.HasPrefix(name, "arch_") || strings.HasPrefix(name, "__x86_") {
 				return
 			}
 			reported[name] = true
-			c.report(p, f.Path, l.N, "%s() is %s global in arch/x86 without the x86_ prefix: name it x86_%s()", name, what, name)
+			c.report(p, f.Path, line, "%s() is %s global in arch/x86 without the x86_ prefix: name it x86_%s()", name, what, name)
 		}
 		for _, f := range p.Files {
 			if strings.HasSuffix(f.Path, ".c") {
-				for _, fn := range funcsIn(f.Path, f.Added) {
-					if fn.global {
-						flag(f, fn.name, fn.head, "made")
+				for _, fn := range c.funcsAt(p, f.Path, afterPatch) {
+					if !fn.static {
+						flag(f, fn.name, fn.line, "made")
 					}
 				}
 			}
 		}
 		for _, f := range p.Files {
 			if strings.HasSuffix(f.Path, ".h") {
-				for _, l := range f.Added {
-					if m := protoRE.FindStringSubmatch(l.Text); m != nil && !strings.Contains(m[1], "static") {
-						flag(f, m[2], l, "declared")
+				for _, d := range c.declsAt(p, f.Path, afterPatch) {
+					if !d.static {
+						flag(f, d.name, d.line, "declared")
 					}
 				}
 			}
@@ -181,19 +187,33 @@ func checkX86Prefix(c *checker) {
 	}
 }
 
-// checkMoveBody pairs the functions a patch removes with the ones it adds
-// (same name, or a rename the patch applies to the callers, or mostly the
-// same body) and reports every line of the new body that the old one
-// lacks.
+// movedFunc is a function a patch removes or adds whole.
+type movedFunc struct {
+	name, file string
+	body       []Line
+}
+
+// checkMoveBody pairs the functions a patch removes whole with the ones it
+// adds whole (same name, or a rename the patch applies to the callers, or
+// mostly the same body) and reports every line of the new body that the
+// old one lacks.
 func checkMoveBody(c *checker) {
 	for _, p := range c.s.Patches {
-		var removed, added []cfunc
+		var removed, added []movedFunc
 		for _, f := range p.Files {
 			if !isCode(f.Path) {
 				continue
 			}
-			removed = append(removed, funcsIn(f.Path, f.Removed)...)
-			added = append(added, funcsIn(f.Path, f.Added)...)
+			for _, fn := range c.funcsAt(p, f.Path, beforePatch) {
+				if within(fn.start, fn.end, f.Removed) {
+					removed = append(removed, movedFunc{fn.name, f.Path, fn.body()})
+				}
+			}
+			for _, fn := range c.funcsAt(p, f.Path, afterPatch) {
+				if within(fn.start, fn.end, f.Added) {
+					added = append(added, movedFunc{fn.name, f.Path, fn.body()})
+				}
+			}
 		}
 		if len(removed) == 0 || len(added) == 0 {
 			continue
@@ -204,19 +224,13 @@ func checkMoveBody(c *checker) {
 				if !(a.name == r.name || renames[r.name] == a.name || similar(r.body, a.body) >= 0.6) {
 					continue
 				}
-				extra := newLines(r, a, renames)
-				if len(extra) == 0 {
-					continue
+				if a.file == r.file && a.name == r.name {
+					continue // an edit in place is not a move
 				}
+				extra := newLines(r.body, a.body, renames)
 				what := "moves"
 				if a.name != r.name {
 					what = fmt.Sprintf("renames %s() to", r.name)
-				}
-				if a.file == r.file && a.name == r.name {
-					what = "rewrites"
-				}
-				if what == "rewrites" {
-					continue // an edit in place is not a move
 				}
 				for _, l := range extra {
 					c.report(p, a.file, l.N, "the patch %s %s() (from %s) and also changes its body: %q: make that a separate patch",
@@ -288,15 +302,15 @@ func similar(a, b []Line) float64 {
 	return float64(same) / float64(n)
 }
 
-// newLines returns the non-blank lines of a's body that r's lacks, by a
+// newLines returns the non-blank lines of body a that body r lacks, by a
 // longest common subsequence of the normalized lines.
-func newLines(r, a cfunc, renames map[string]string) []Line {
-	x := make([]string, len(r.body))
-	for i, l := range r.body {
+func newLines(r, a []Line, renames map[string]string) []Line {
+	x := make([]string, len(r))
+	for i, l := range r {
 		x[i] = normLine(l.Text, renames)
 	}
-	y := make([]string, len(a.body))
-	for i, l := range a.body {
+	y := make([]string, len(a))
+	for i, l := range a {
 		y[i] = normLine(l.Text, renames)
 	}
 	// lcs[i][j] = LCS of x[i:], y[j:]
@@ -324,7 +338,7 @@ func newLines(r, a cfunc, renames map[string]string) []Line {
 			i++
 		default:
 			if y[j] != "" {
-				out = append(out, a.body[j])
+				out = append(out, a[j])
 			}
 			j++
 		}
@@ -336,36 +350,25 @@ var taskCurrentRule = Rule{ID: "TASK_CURRENT", Severity: Error,
 	Why:   "a function given a task must act on that task: reading current's state instead is wrong whenever the caller passes another task",
 	check: checkTaskCurrent}
 
-var (
-	taskParamRE = regexp.MustCompile(`struct\s+task_struct\s*\*\s*(\w+)\s*[,)]`)
-	currentRE   = regexp.MustCompile(`\bcurrent\b`)
-)
-
-// checkTaskCurrent reports lines a patch adds to a function that takes a
-// struct task_struct * and that read current instead.
+// checkTaskCurrent reports the uses of current that a patch adds to a
+// function with a struct task_struct * parameter (cc/v4's parameter list
+// and identifiers: a comment or a string does not count).
 func checkTaskCurrent(c *checker) {
 	for _, p := range c.s.Patches {
 		for _, f := range p.Files {
 			if !isCode(f.Path) || len(f.Added) == 0 {
 				continue
 			}
-			lines := f.Added
-			if f.Known { // whole functions, so that a line added to an old one counts
-				lines = nil
-				for i, l := range strings.Split(string(f.New), "\n") {
-					lines = append(lines, Line{i + 1, l})
-				}
-			}
-			for _, fn := range funcsIn(f.Path, lines) {
-				m := taskParamRE.FindStringSubmatch(fn.decl)
-				if m == nil || m[1] == "current" {
+			for _, fn := range c.funcsAt(p, f.Path, afterPatch) {
+				task, ok := fn.param("struct task_struct *")
+				if !ok || task.name == "current" {
 					continue
 				}
-				for _, l := range fn.body {
-					code, _, _ := strings.Cut(l.Text, "/*")
-					code, _, _ = strings.Cut(code, "//")
-					if currentRE.MatchString(code) && addedAt(f, l.N) {
-						c.report(p, f.Path, l.N, "%s() is given a task (%s) but reads current: use %s instead", fn.name, m[1], m[1])
+				lines := map[int]bool{}
+				for _, r := range fn.idents {
+					if r.name == "current" && addedAt(f, r.line) && !lines[r.line] {
+						lines[r.line] = true
+						c.report(p, f.Path, r.line, "%s() is given a task (%s) but reads current: use %s instead", fn.name, task.name, task.name)
 					}
 				}
 			}
@@ -374,50 +377,201 @@ func checkTaskCurrent(c *checker) {
 }
 
 var unusedStaticRule = Rule{ID: "UNUSED_STATIC", Severity: Error,
-	Why:   "every step must build: a static function no one calls yet is a -Wunused-function error with W=1/-Werror and breaks bisection",
+	Why:   "every step must build and say what it is for: a static function no one calls yet is a -Wunused-function error with W=1/-Werror and breaks bisection",
 	check: checkUnusedStatic}
 
-var fnMacroDefRE = regexp.MustCompile(`(?m)^#\s*define\s+(\w+)\(`)
-
-// checkUnusedStatic reports static (not inline) functions and
-// function-like macros a patch adds to a .c file that nothing in the file
-// uses yet at that patch.
+// checkUnusedStatic reports, at the patch that adds them, static functions
+// that nothing uses yet: a static (not inline) function of a .c file that
+// the file does not use, a static inline function of a header the series
+// creates that no file of the series uses (API stubs of an #else branch
+// and arch hooks excepted), and function-like macros of a .c file that the
+// file does not expand. Uses are cc/v4's identifiers in every build; macro
+// expansions are not in the AST, so a macro's uses are its name in the
+// file's code (comments and strings left out).
 func checkUnusedStatic(c *checker) {
 	for _, p := range c.s.Patches {
+		var seriesUses map[string]int // over the files of the series at p
 		for _, f := range p.Files {
-			if !strings.HasSuffix(f.Path, ".c") || !f.Known || len(f.Added) == 0 {
+			if !f.Known || len(f.Added) == 0 || f.Deleted {
 				continue
 			}
-			text := string(f.New)
-			var lines []Line
-			for i, l := range strings.Split(text, "\n") {
-				lines = append(lines, Line{i + 1, l})
+			isC, isH := strings.HasSuffix(f.Path, ".c"), strings.HasSuffix(f.Path, ".h") && c.s.created[f.Path]
+			if !isC && !isH {
+				continue
 			}
-			uses := func(name string, def int) int {
-				n := 0
-				re := regexp.MustCompile(`\b` + regexp.QuoteMeta(name) + `\b`)
-				for _, l := range lines {
-					if l.N != def && re.MatchString(l.Text) && !protoRE.MatchString(l.Text) {
-						n++
+			units := c.unitsAt(p, f.Path, afterPatch)
+			declared := map[string]bool{} // extern declarations: an API with stubs
+			for _, u := range units {
+				for _, d := range u.decls {
+					if !d.static {
+						declared[d.name] = true
 					}
 				}
-				return n
 			}
-			for _, fn := range funcsIn(f.Path, lines) {
-				if !fn.static || strings.Contains(fn.decl, "inline") || !addedAt(f, fn.head.N) {
+			fileUses := identUses(units)
+			for _, fn := range c.funcsAt(p, f.Path, afterPatch) {
+				if !fn.static || !addedAt(f, fn.line) {
 					continue
 				}
-				if uses(fn.name, fn.head.N) == 0 {
-					c.report(p, f.Path, fn.head.N, "static %s() is not used at this patch: add it in the patch that first calls it", fn.name)
+				switch {
+				case isC && !fn.inline && fileUses[fn.name]-selfUses(fn) == 0:
+					c.report(p, f.Path, fn.line, "static %s() is not used at this patch: add it in the patch that first calls it", fn.name)
+				case isH && fn.inline && !declared[fn.name] && !strings.HasPrefix(fn.name, "arch_"):
+					if seriesUses == nil {
+						seriesUses = c.seriesUses(p)
+					}
+					if seriesUses[fn.name]-selfUses(fn) == 0 && c.once("static inline "+fn.name) {
+						c.report(p, f.Path, fn.line, "static inline %s() is not used by any file of the series at this patch: add it in the patch that first calls it", fn.name)
+					}
 				}
 			}
-			for _, m := range fnMacroDefRE.FindAllStringSubmatchIndex(text, -1) {
-				name := text[m[2]:m[3]]
-				line := 1 + strings.Count(text[:m[0]], "\n")
-				if addedAt(f, line) && uses(name, line) == 0 {
+			if !isC {
+				continue
+			}
+			code := codeOnly(f.New)
+			macros := map[int]string{} // cc/v4's function-like macros of the file, by line, in any build
+			for _, u := range units {
+				for _, m := range u.macros {
+					macros[m.line] = m.name
+				}
+			}
+			for line := range macros {
+				name := macros[line]
+				if addedAt(f, line) && wordLines(code, name, line) == 0 {
 					c.report(p, f.Path, line, "macro %s() is not used at this patch: add it in the patch that first uses it", name)
 				}
 			}
 		}
 	}
+}
+
+// identUses counts the identifiers the units use, in bodies, file-scope
+// initializers and the replacement lists of the macros they define (the
+// most any one build uses).
+func identUses(units []*cUnit) map[string]int {
+	out := map[string]int{}
+	for _, u := range units {
+		n := map[string]int{}
+		for _, fn := range u.funcs {
+			for _, r := range fn.idents {
+				n[r.name]++
+			}
+		}
+		for _, r := range u.uses {
+			n[r.name]++
+		}
+		for _, m := range u.macros {
+			for _, id := range m.idents {
+				n[id]++
+			}
+		}
+		for k, v := range n {
+			out[k] = max(out[k], v)
+		}
+	}
+	return out
+}
+
+// selfUses counts the uses of fn's own name in its body (recursion).
+func selfUses(fn *cFunc) int {
+	n := 0
+	for _, r := range fn.idents {
+		if r.name == fn.name {
+			n++
+		}
+	}
+	return n
+}
+
+// seriesUses counts the identifiers every file the series touches uses at
+// patch p (of an edited file, the definitions the series touched).
+func (c *checker) seriesUses(p *Patch) map[string]int {
+	paths := map[string]bool{}
+	for _, q := range c.s.Patches {
+		for _, f := range q.Files {
+			if isCode(f.Path) {
+				paths[f.Path] = true
+			}
+		}
+	}
+	out := map[string]int{}
+	for _, path := range sortedKeys(paths) {
+		if _, ok := c.s.FileAt(path, p.Number); !ok {
+			// an edit known only by its hunks (mail without the tree):
+			// the words of the lines the series added
+			for _, q := range c.s.Patches[:p.Number] {
+				if f := fileOf(q, path); f != nil {
+					for _, l := range f.Added {
+						for _, w := range identWordRE.FindAll(codeOnly([]byte(l.Text)), -1) {
+							out[string(w)]++
+						}
+					}
+				}
+			}
+			continue
+		}
+		for k, v := range identUses(c.unitsQuiet(p, path)) {
+			out[k] += v
+		}
+	}
+	return out
+}
+
+var identWordRE = regexp.MustCompile(`[A-Za-z_]\w*`)
+
+// unitsQuiet is unitsAt without reporting: for files p does not change.
+func (c *checker) unitsQuiet(p *Patch, path string) []*cUnit {
+	var out []*cUnit
+	for _, e := range envs() {
+		if u := c.unit(path, p.Number, afterPatch, e); u != nil {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// codeOnly blanks the comments and string literals of C source, keeping
+// the lines.
+func codeOnly(src []byte) []byte {
+	out := append([]byte(nil), src...)
+	for i := 0; i < len(out); i++ {
+		switch {
+		case out[i] == '/' && i+1 < len(out) && out[i+1] == '/':
+			for ; i < len(out) && out[i] != '\n'; i++ {
+				out[i] = ' '
+			}
+		case out[i] == '/' && i+1 < len(out) && out[i+1] == '*':
+			for ; i < len(out) && !(out[i] == '*' && i+1 < len(out) && out[i+1] == '/'); i++ {
+				if out[i] != '\n' {
+					out[i] = ' '
+				}
+			}
+			if i+1 < len(out) {
+				out[i], out[i+1] = ' ', ' '
+				i++
+			}
+		case out[i] == '"':
+			for i++; i < len(out) && out[i] != '"' && out[i] != '\n'; i++ {
+				if out[i] == '\\' && i+1 < len(out) {
+					out[i] = ' '
+					i++
+				}
+				out[i] = ' '
+			}
+		}
+	}
+	return out
+}
+
+// wordLines counts the lines of code other than skip that have name as a
+// word.
+func wordLines(code []byte, name string, skip int) int {
+	re := regexp.MustCompile(`\b` + regexp.QuoteMeta(name) + `\b`)
+	n := 0
+	for i, l := range bytes.Split(code, []byte("\n")) {
+		if i+1 != skip && re.Match(l) {
+			n++
+		}
+	}
+	return n
 }

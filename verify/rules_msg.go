@@ -292,8 +292,6 @@ func matchCase(good, like string) string {
 	return good
 }
 
-var repeatedRE = regexp.MustCompile(`\b([A-Za-z]+)\s+([A-Za-z]+)\b`)
-
 // allowedRepeats are words that are correctly doubled in English.
 var allowedRepeats = map[string]bool{"that": true, "had": true, "is": false}
 

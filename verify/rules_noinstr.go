@@ -1,8 +1,8 @@
 package verify
 
 import (
-	"regexp"
-	"sort"
+	"bytes"
+	"fmt"
 	"strings"
 )
 
@@ -10,117 +10,193 @@ var noinstrRule = Rule{ID: "NOINSTR_CALL", Severity: Error,
 	Why:   "code after instrumentation_end() runs where tracing and sanitizers must not: a call that is not inlined leaves the noinstr section (objtool warns, and tracing it can crash)",
 	check: checkNoinstrCalls}
 
-var callRE = regexp.MustCompile(`\b([A-Za-z_]\w*)\s*\(`)
+var noinstrAccessRule = Rule{ID: "NOINSTR_ACCESS", Severity: Error,
+	Why:   "after instrumentation_end() KASAN and KCSAN must not run: an instrumented accessor calls into them from the non-instrumentable path (objtool: call to __kasan_check_*() leaves .noinstr.text section)",
+	check: checkNoinstrAccess}
 
-// cKeywords are not calls.
-var cKeywords = map[string]bool{"if": true, "while": true, "for": true, "switch": true, "return": true, "sizeof": true, "do": true}
+// noinstrEnvs are the builds the noinstr rules look at: with the options
+// off the series' hooks are empty stubs.
+func noinstrEnvs() []cenv { return envs()[:2] }
 
-// seriesDefs finds the definitions of name in the files the series creates
-// (at patch n): the declaration text before the body, and the body.
-func (s *Series) seriesDefs(name string, n int) (decls, bodies []string, macro bool) {
-	var paths []string
-	for p := range s.created {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
-	def := regexp.MustCompile(`(?m)^([^\n;{}#]*\b)` + regexp.QuoteMeta(name) + `\s*\([^;{]*\)\s*\{`)
-	mac := regexp.MustCompile(`(?m)^#\s*define\s+` + regexp.QuoteMeta(name) + `\(`)
-	for _, p := range paths {
-		c, ok := s.FileAt(p, n)
-		if !ok {
+// link is a call on the way from a non-instrumentable region to what it
+// reaches: the name called, where.
+type link struct {
+	name, file string
+	line       int
+}
+
+// region is a call made where instrumentation is not allowed: after
+// instrumentation_end() in a function, or outside an
+// instrumentation_begin()/end() pair in a noinstr function.
+type region struct {
+	root *cFunc
+	call cRef
+}
+
+// seriesFuncs indexes, by name, the functions defined at patch n in every
+// C file the series touches (in build e). A file is parsed when it can hold
+// a region or an inlined body (it mentions noinstr, instrumentation_end or
+// __always_inline), or when it defines a function those files call.
+func (c *checker) seriesFuncs(n int, e cenv) map[string][]*cFunc {
+	out := map[string][]*cFunc{}
+	called := map[string]bool{}
+	var rest []string
+	for _, path := range c.seriesCode() {
+		in := c.input(path, n, afterPatch)
+		if in == nil {
 			continue
 		}
-		if mac.Match(c) {
-			macro = true
+		if !mentionsAny(in.blank, "noinstr", "instrumentation_end", "__always_inline") {
+			rest = append(rest, path)
+			continue
 		}
-		for _, m := range def.FindAllIndex(c, -1) {
-			decl := string(c[m[0]:m[1]])
-			body := matchBrace(string(c[m[1]-1:]))
-			decls, bodies = append(decls, decl), append(bodies, body)
-		}
-	}
-	return decls, bodies, macro
-}
-
-// matchBrace returns the balanced {...} block s starts with.
-func matchBrace(s string) string {
-	depth := 0
-	for i, ch := range s {
-		switch ch {
-		case '{':
-			depth++
-		case '}':
-			depth--
-			if depth == 0 {
-				return s[:i+1]
+		if u := c.unit(path, n, afterPatch, e); u != nil {
+			for _, f := range u.funcs {
+				out[f.name] = append(out[f.name], f)
+				for _, r := range f.calls {
+					called[r.name] = true
+				}
 			}
 		}
 	}
-	return s
+	for _, path := range rest {
+		defines := false
+		for _, ch := range c.input(path, n, afterPatch).keep {
+			defines = defines || ch.fn && called[ch.name]
+		}
+		if !defines {
+			continue
+		}
+		if u := c.unit(path, n, afterPatch, e); u != nil {
+			for _, f := range u.funcs {
+				out[f.name] = append(out[f.name], f)
+			}
+		}
+	}
+	return out
 }
 
-// checkNoinstrCalls looks at the lines a patch adds after
-// instrumentation_end() in a function body (exit_to_user_mode() and any
-// other): every function they call that the series defines must be
-// __always_inline or noinstr, through the bodies of the always-inline
-// ones (empty stubs excepted).
-func checkNoinstrCalls(c *checker) {
-	for _, p := range c.s.Patches {
-		for _, f := range p.Files {
-			if !isCode(f.Path) || !f.Known || len(f.Added) == 0 {
+// seriesCode is every .c and .h file the series touches.
+func (c *checker) seriesCode() []string {
+	paths := map[string]bool{}
+	for _, q := range c.s.Patches {
+		for _, f := range q.Files {
+			if strings.HasSuffix(f.Path, ".c") || strings.HasSuffix(f.Path, ".h") {
+				paths[f.Path] = true
+			}
+		}
+	}
+	return sortedKeys(paths)
+}
+
+// regions returns the calls made without instrumentation in the functions
+// of defs.
+func regions(defs map[string][]*cFunc) []region {
+	var out []region
+	for _, name := range sortedKeys(defs) {
+		for _, fn := range defs[name] {
+			if !fn.noinstr && len(fn.instrEnd) == 0 {
 				continue
 			}
-			var lines []Line
-			for i, l := range strings.Split(string(f.New), "\n") {
-				lines = append(lines, Line{i + 1, l})
+			for _, r := range fn.calls {
+				if r.name != "instrumentation_begin" && r.name != "instrumentation_end" && !fn.instrumented(r.line, r.col) {
+					out = append(out, region{fn, r})
+				}
 			}
-			for _, fn := range funcsIn(f.Path, lines) {
-				after := false
-				for _, l := range fn.body {
-					switch {
-					case strings.Contains(l.Text, "instrumentation_end();"):
-						after = true
-						continue
-					case strings.Contains(l.Text, "instrumentation_begin();"):
-						after = false
-					}
-					if !after || !addedAt(f, l.N) {
-						continue
-					}
-					for _, m := range callRE.FindAllStringSubmatch(l.Text, -1) {
-						if why := c.s.instrumentable(m[1], p.Number, map[string]bool{}); why != "" {
-							c.report(p, f.Path, l.N, "%s() calls %s() after instrumentation_end(): %s; make it __always_inline or noinstr, or call it before instrumentation_end()", fn.name, m[1], why)
-						}
-					}
+		}
+	}
+	return out
+}
+
+// inlinedCalls returns the calls of an __always_inline body that run
+// without instrumentation once it is inlined into such a region: the ones
+// outside its own instrumentation_begin()/end() pairs.
+func inlinedCalls(fn *cFunc) []cRef {
+	var out []cRef
+	on := false
+	for _, r := range fn.calls {
+		switch r.name {
+		case "instrumentation_begin":
+			on = true
+		case "instrumentation_end":
+			on = false
+		default:
+			if !on {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
+}
+
+// emptyBody reports whether fn's body has nothing between its braces (a
+// stub, inlined to nothing).
+func emptyBody(fn *cFunc) bool {
+	var b strings.Builder
+	for _, l := range fn.body() {
+		b.WriteString(l.Text)
+	}
+	s := strings.TrimSpace(b.String())
+	if i := strings.IndexByte(s, '{'); i >= 0 {
+		s = s[i+1:]
+	}
+	if i := strings.LastIndexByte(s, '}'); i >= 0 {
+		s = s[:i]
+	}
+	return strings.TrimSpace(s) == "" && len(fn.calls) == 0 && len(fn.idents) == 0
+}
+
+func where(fn *cFunc) string {
+	if fn.noinstr {
+		return "outside instrumentation_begin()/instrumentation_end() in noinstr code"
+	}
+	return "after instrumentation_end()"
+}
+
+// checkNoinstrCalls looks at the calls a patch adds where instrumentation
+// is not allowed (after instrumentation_end() as in exit_to_user_mode(),
+// or outside the instrumentation_begin()/end() pairs of a noinstr
+// function): every function they call that the series defines must be
+// __always_inline or noinstr, through the bodies of the always-inline ones
+// (empty stubs excepted). Attributes are cc/v4's: noinstr is
+// .noinstr.text, __always_inline the always_inline attribute.
+func checkNoinstrCalls(c *checker) {
+	for _, p := range c.s.Patches {
+		if !changesCode(p) {
+			continue
+		}
+		for _, e := range noinstrEnvs() {
+			defs := c.seriesFuncs(p.Number, e)
+			for _, r := range regions(defs) {
+				f := fileOf(p, r.root.unitPath)
+				if f == nil || !addedAt(f, r.call.line) {
+					continue
+				}
+				why := outOfLine(defs, r.call.name, map[string]bool{})
+				if why != "" && c.once(fmt.Sprintf("%s %s %d %s", f.Path, r.root.name, r.call.line, r.call.name)) {
+					c.report(p, f.Path, r.call.line, "%s() calls %s() %s: %s; make it __always_inline or noinstr, or call it before instrumentation_end()",
+						r.root.name, r.call.name, where(r.root), why)
 				}
 			}
 		}
 	}
 }
 
-// instrumentable says why calling name from a noinstr region is not safe,
-// or "" when it is (or when the series does not define it).
-func (s *Series) instrumentable(name string, n int, seen map[string]bool) string {
-	if cKeywords[name] || seen[name] {
+// outOfLine says why calling name from a non-instrumentable region leaves
+// it, or "" when it does not (or when the series does not define it).
+func outOfLine(defs map[string][]*cFunc, name string, seen map[string]bool) string {
+	if seen[name] {
 		return ""
 	}
 	seen[name] = true
-	decls, bodies, macro := s.seriesDefs(name, n)
-	if macro {
-		return ""
-	}
-	for i, d := range decls {
-		body := strings.TrimSpace(strings.Trim(strings.TrimSpace(bodies[i]), "{}"))
-		if body == "" {
-			continue // an empty stub is inlined
-		}
+	for _, d := range defs[name] {
 		switch {
-		case strings.Contains(d, "noinstr"):
+		case d.noinstr, emptyBody(d):
 			continue
-		case strings.Contains(d, "__always_inline"):
-			for _, m := range callRE.FindAllStringSubmatch(body, -1) {
-				if why := s.instrumentable(m[1], n, seen); why != "" {
-					return name + "() inlines " + m[1] + "(), and " + why
+		case d.alwaysInline:
+			for _, r := range inlinedCalls(d) {
+				if why := outOfLine(defs, r.name, seen); why != "" {
+					return name + "() inlines " + r.name + "(), and " + why
 				}
 			}
 		default:
@@ -128,4 +204,169 @@ func (s *Series) instrumentable(name string, n int, seen map[string]bool) string
 		}
 	}
 	return ""
+}
+
+func changesCode(p *Patch) bool {
+	for _, f := range p.Files {
+		if isCode(f.Path) {
+			return true
+		}
+	}
+	return false
+}
+
+// instrumentedAccess says whether a call of name is an accessor that KASAN
+// and KCSAN instrument, and what to use instead where they must not run.
+func instrumentedAccess(name string) (instead string, ok bool) {
+	if rawAccessors[name] || strings.HasPrefix(name, "raw_") || strings.HasPrefix(name, "arch_") {
+		return "", false
+	}
+	switch {
+	case strings.HasPrefix(name, "atomic_") || strings.HasPrefix(name, "atomic64_") ||
+		strings.HasPrefix(name, "atomic_long_"):
+		return "raw_" + name + "()", true
+	case cmpxchgAccessors[name]:
+		return "raw_" + name + "()", true
+	case bitopAccessors[name]:
+		return "arch_" + name + "()", true
+	case strings.HasPrefix(name, "local_") || strings.HasPrefix(name, "local64_"):
+		return "", true // atomic_long_*/atomic64_* underneath, with no raw form of their own
+	case strings.HasPrefix(name, "instrument_") || strings.HasPrefix(name, "kasan_check_") ||
+		strings.HasPrefix(name, "__kasan_check_") || strings.HasPrefix(name, "kcsan_check_") ||
+		strings.HasPrefix(name, "__kcsan_check_"):
+		return "", true // the instrumentation itself
+	case userAccessors[name]:
+		return "", true // and it may fault
+	}
+	return "", false
+}
+
+// rawAccessors are names under the prefixes of instrumentedAccess that are
+// not instrumented accessors.
+var rawAccessors = map[string]bool{"local_irq_save": true, "local_irq_restore": true, "local_irq_disable": true,
+	"local_irq_enable": true, "local_save_flags": true, "local_clock": true, "local_bh_disable": true, "local_bh_enable": true}
+
+// cmpxchgAccessors are the instrumented cmpxchg and xchg forms
+// (include/linux/atomic/atomic-instrumented.h).
+var cmpxchgAccessors = map[string]bool{"xchg": true, "cmpxchg": true, "cmpxchg64": true, "cmpxchg128": true,
+	"try_cmpxchg": true, "try_cmpxchg64": true, "try_cmpxchg128": true, "cmpxchg_local": true, "cmpxchg64_local": true,
+	"cmpxchg128_local": true, "try_cmpxchg_local": true, "try_cmpxchg64_local": true, "try_cmpxchg128_local": true,
+	"sync_cmpxchg": true, "sync_try_cmpxchg": true, "xchg_relaxed": true, "xchg_acquire": true, "xchg_release": true,
+	"cmpxchg_relaxed": true, "cmpxchg_acquire": true, "cmpxchg_release": true, "try_cmpxchg_relaxed": true,
+	"try_cmpxchg_acquire": true, "try_cmpxchg_release": true}
+
+// bitopAccessors are the instrumented bit operations
+// (include/asm-generic/bitops/instrumented-*.h and test_bit()).
+var bitopAccessors = map[string]bool{"set_bit": true, "clear_bit": true, "change_bit": true, "__set_bit": true,
+	"__clear_bit": true, "__change_bit": true, "test_and_set_bit": true, "test_and_clear_bit": true,
+	"test_and_change_bit": true, "__test_and_set_bit": true, "__test_and_clear_bit": true,
+	"__test_and_change_bit": true, "test_bit": true, "test_bit_acquire": true, "clear_bit_unlock": true,
+	"__clear_bit_unlock": true, "test_and_set_bit_lock": true, "xor_unlock_is_negative_byte": true}
+
+// userAccessors are the instrumented user-space accesses.
+var userAccessors = map[string]bool{"copy_from_user": true, "copy_to_user": true, "__copy_from_user": true,
+	"__copy_to_user": true, "get_user": true, "put_user": true, "__get_user": true, "__put_user": true,
+	"copy_from_user_nofault": true, "copy_to_user_nofault": true, "strncpy_from_user": true, "clear_user": true,
+	"__clear_user": true, "copy_from_user_inatomic": true, "__copy_from_user_inatomic": true}
+
+// access is an instrumented accessor reached from a non-instrumentable
+// region: the calls from the region's call to the accessor's.
+type access struct {
+	root     *cFunc
+	chain    []link // the region's call first, the accessor's call last
+	accessor string
+}
+
+// accesses returns the instrumented accessors that call r makes, directly
+// or through the __always_inline functions the series defines.
+func accesses(defs map[string][]*cFunc, r region) []access {
+	var out []access
+	var visit func(chain []link, seen map[string]bool)
+	visit = func(chain []link, seen map[string]bool) {
+		last := chain[len(chain)-1]
+		if _, ok := instrumentedAccess(last.name); ok {
+			out = append(out, access{r.root, append([]link(nil), chain...), last.name})
+			return
+		}
+		if seen[last.name] {
+			return
+		}
+		seen[last.name] = true
+		defer delete(seen, last.name)
+		for _, d := range defs[last.name] {
+			if !d.alwaysInline || d.noinstr {
+				continue // noinstr code is checked as a region of its own; other code is NOINSTR_CALL's
+			}
+			for _, c := range inlinedCalls(d) {
+				visit(append(chain, link{c.name, d.unitPath, c.line}), seen)
+			}
+		}
+	}
+	visit([]link{{r.call.name, r.root.unitPath, r.call.line}}, map[string]bool{r.root.name: true})
+	return out
+}
+
+// checkNoinstrAccess reports the instrumented accessors (atomic_*,
+// atomic_long_*, atomic64_*, the cmpxchg forms, the instrumented bitops,
+// local_*/local64_*, instrument_*, kasan_check_*, kcsan_check_*, user
+// accesses) that run where instrumentation is not allowed: called after
+// instrumentation_end() (exit_to_user_mode()) or outside the
+// instrumentation_begin()/end() pairs of a noinstr function, directly or
+// through every __always_inline body the series defines, in x86_64 and
+// i386 with the options on. Each is reported at the patch that adds a
+// call of the chain (the accessor's own line when that patch adds it,
+// else the nearest call it adds), once.
+func checkNoinstrAccess(c *checker) {
+	for _, p := range c.s.Patches {
+		if !changesCode(p) {
+			continue
+		}
+		for _, e := range noinstrEnvs() {
+			defs := c.seriesFuncs(p.Number, e)
+			for _, r := range regions(defs) {
+				for _, a := range accesses(defs, r) {
+					at := -1 // the last link (nearest the accessor) this patch adds
+					for i, l := range a.chain {
+						if f := fileOf(p, l.file); f != nil && addedAt(f, l.line) {
+							at = i
+						}
+					}
+					if at < 0 {
+						continue // not this patch's doing (or the kernel's own code)
+					}
+					var names []string
+					for _, l := range a.chain {
+						names = append(names, l.name+"()")
+					}
+					if !c.once(a.root.name + " " + strings.Join(names, " ")) {
+						continue
+					}
+					via := ""
+					if len(a.chain) > 1 {
+						via = ", through " + strings.Join(names[:len(names)-1], " -> ") + ","
+					}
+					instead, _ := instrumentedAccess(a.accessor)
+					fix := "do that work before instrumentation_end()"
+					if a.root.noinstr {
+						fix = "do that work between instrumentation_begin() and instrumentation_end()"
+					}
+					if instead != "" {
+						fix = "use " + instead + " there, or " + fix
+					}
+					l := a.chain[at]
+					c.report(p, l.file, l.line, "%s() calls %s()%s %s: KASAN/KCSAN instrument it; %s",
+						a.root.name, a.accessor, via, where(a.root), fix)
+				}
+			}
+		}
+	}
+}
+
+func mentionsAny(src []byte, words ...string) bool {
+	for _, w := range words {
+		if bytes.Contains(src, []byte(w)) {
+			return true
+		}
+	}
+	return false
 }

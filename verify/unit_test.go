@@ -51,23 +51,6 @@ func TestStripBodies(t *testing.T) {
 	}
 }
 
-func TestFuncsIn(t *testing.T) {
-	var lines []Line
-	for i, l := range strings.Split("static unsigned long get_base(unsigned int seg,\n\t\t\t\t   int x)\n{\n\treturn 0;\n}\n\nint other(void)\n{\n}\n", "\n") {
-		lines = append(lines, Line{i + 10, l})
-	}
-	fs := funcsIn("a.c", lines)
-	if len(fs) != 2 || fs[0].name != "get_base" || !fs[0].static || fs[0].head.N != 10 || len(fs[0].body) != 3 ||
-		fs[1].name != "other" || fs[1].static || fs[1].head.N != 16 {
-		t.Errorf("funcsIn: %+v", fs)
-	}
-	// A definition cut by a gap in the line numbers is not complete.
-	lines[3].N += 5
-	if fs := funcsIn("a.c", lines[:5]); len(fs) != 0 {
-		t.Errorf("an interrupted body gave %+v", fs)
-	}
-}
-
 func TestCondBlocks(t *testing.T) {
 	src := "#ifndef _G_H\n#define _G_H\n#ifdef CONFIG_A\nint a(void);\n#ifdef CONFIG_B\n#else\n#endif\n#else\nstatic inline int a(void) { return 0; }\n#endif\n#if IS_ENABLED(CONFIG_C)\n#endif\n#endif\n"
 	bs := condBlocks([]byte(src))

@@ -87,6 +87,7 @@ func Run(s *Series, opt Options) []Finding {
 		ignore[strings.ToUpper(strings.TrimSpace(id))] = true
 	}
 	s.index()
+	units := newUnitCache() // the C files the rules read, parsed once per run
 	// The rules are independent: run them on every core, each with its own
 	// checker (the series is only read).
 	rules := Rules()
@@ -102,7 +103,7 @@ func Run(s *Series, opt Options) []Finding {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			c := &checker{s: s, rule: r, ignore: ignore, seen: map[string]bool{}}
+			c := &checker{s: s, rule: r, ignore: ignore, seen: map[string]bool{}, units: units}
 			r.check(c)
 			outs[i] = c.out
 		}()
@@ -148,6 +149,7 @@ type checker struct {
 	ignore map[string]bool
 	out    []Finding
 	seen   map[string]bool // what once has let through
+	units  *unitCache      // shared by the rules of one Run
 }
 
 // once reports whether key (within the running rule) is new: a problem that
