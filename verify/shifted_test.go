@@ -16,10 +16,11 @@ import (
 func shiftedBase(t *testing.T) string {
 	src := debianTree(t)
 	dir := t.TempDir()
-	files := []string{"MAINTAINERS", "Kconfig", "arch/Kconfig", "arch/x86/Kconfig", "kernel/Makefile",
-		"include/asm-generic/Kbuild", "include/linux/sched.h", "include/linux/entry-common.h", "kernel/fork.c",
-		"kernel/exit.c", "arch/x86/events/core.c", "arch/x86/include/asm/ptrace.h", "arch/x86/kernel/ptrace.c"}
-	for _, p := range files {
+	sp, err := series.LoadSpec("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range series.BaseFiles(sp) {
 		b, err := os.ReadFile(filepath.Join(src, p))
 		if err != nil {
 			t.Fatal(err)
