@@ -43,7 +43,14 @@ type cacheEntry struct {
 	Result objResult
 }
 
-const maxEntries = 6 // remembered compiles per object
+// maxEntries is how many compiles of one object are remembered, the most
+// recent first. It must exceed the number of distinct inputs an object
+// takes over one run: each v11 column gives most objects seven (one per
+// patch that changes a header everything includes), and with fewer
+// entries than that, deriving a column again evicts, patch by patch, the
+// entry the next patch needs (every object compiled again). Two revisions
+// and an edited spec fit in 24.
+const maxEntries = 24
 
 func loadState(root string) *state {
 	st := &state{}

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"testing"
 )
 
@@ -152,5 +153,27 @@ func TestFailuresNotRemembered(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A column of patches gives an object as many distinct inputs as patches
+// that change a header it includes (seven in v11); deriving the column
+// again must find every one of them, in patch order, twice over.
+func TestObjectCacheKeepsAColumn(t *testing.T) {
+	st := loadState(t.TempDir())
+	vals := map[string]string{}
+	val := func(n string) string { return vals[n] }
+	const states = 14 // two revisions' worth
+	for pass := 0; pass < 2; pass++ {
+		for i := 0; i < states; i++ {
+			vals["src:include/linux/unwind_deferred_types.h"] = strconv.Itoa(i)
+			if _, ok := st.lookup("kernel/fork.o", "env", val); ok {
+				continue
+			}
+			if pass > 0 {
+				t.Errorf("pass %d: state %d was forgotten", pass+1, i)
+			}
+			st.remember("kernel/fork.o", "env", []string{"src:include/linux/unwind_deferred_types.h"}, val, objResult{})
+		}
 	}
 }
