@@ -1094,35 +1094,32 @@ func (c *checker) unitsAt(p *Patch, path string, side unitSide) []*cUnit {
 // funcsAt returns the function definitions of path after (or before) patch
 // p, in any build, once each (by name and line).
 func (c *checker) funcsAt(p *Patch, path string, side unitSide) []*cFunc {
-	var out []*cFunc
-	seen := map[string]bool{}
-	for _, u := range c.unitsAt(p, path, side) {
-		for _, f := range u.funcs {
-			k := fmt.Sprintf("%s:%d", f.name, f.line)
-			if !seen[k] {
-				seen[k] = true
-				out = append(out, f)
-			}
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].line < out[j].line })
-	return out
+	return onceByLine(c.unitsAt(p, path, side), func(u *cUnit) []*cFunc { return u.funcs },
+		func(f *cFunc) (string, int) { return f.name, f.line })
 }
 
 // declsAt is funcsAt for the function declarations.
 func (c *checker) declsAt(p *Patch, path string, side unitSide) []cDecl {
-	var out []cDecl
+	return onceByLine(c.unitsAt(p, path, side), func(u *cUnit) []cDecl { return u.decls },
+		func(d cDecl) (string, int) { return d.name, d.line })
+}
+
+// onceByLine gathers the items of several builds' units, once each by name
+// and line, in line order.
+func onceByLine[T any](units []*cUnit, items func(*cUnit) []T, at func(T) (string, int)) []T {
+	var out []T
 	seen := map[string]bool{}
-	for _, u := range c.unitsAt(p, path, side) {
-		for _, d := range u.decls {
-			k := fmt.Sprintf("%s:%d", d.name, d.line)
+	for _, u := range units {
+		for _, it := range items(u) {
+			name, line := at(it)
+			k := fmt.Sprintf("%s:%d", name, line)
 			if !seen[k] {
 				seen[k] = true
-				out = append(out, d)
+				out = append(out, it)
 			}
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].line < out[j].line })
+	sort.SliceStable(out, func(i, j int) bool { _, a := at(out[i]); _, b := at(out[j]); return a < b })
 	return out
 }
 
