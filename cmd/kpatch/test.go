@@ -96,12 +96,8 @@ func cmdTest(args []string, stdout, stderr io.Writer) error {
 	if !*keep {
 		selftest.Clean(o.BuildDir)
 	}
-	if *asJSON {
-		if err := rep.WriteJSON(stdout); err != nil {
-			return err
-		}
-	} else {
-		rep.WriteText(stdout)
+	if err := printReport(stdout, rep, *asJSON); err != nil {
+		return err
 	}
 	if !rep.Passed {
 		return ErrTestFailed
@@ -112,3 +108,18 @@ func cmdTest(args []string, stdout, stderr io.Writer) error {
 // ErrTestFailed is returned by cmdTest when the self-tests ran and a case
 // failed (exit status 1), as opposed to a usage or build error.
 var ErrTestFailed = errors.New("self-tests failed (see the table above)")
+
+// testReport is a report of kpatch test (--qemu or --build).
+type testReport interface {
+	WriteJSON(io.Writer) error
+	WriteText(io.Writer)
+}
+
+// printReport prints a test report as text, or as JSON for CI.
+func printReport(w io.Writer, rep testReport, asJSON bool) error {
+	if asJSON {
+		return rep.WriteJSON(w)
+	}
+	rep.WriteText(w)
+	return nil
+}

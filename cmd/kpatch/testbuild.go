@@ -89,12 +89,8 @@ edit that wrote the line. Exit status 1 when a patch fails in a configuration.`,
 	if err != nil {
 		return err
 	}
-	if *asJSON {
-		if err := rep.WriteJSON(stdout); err != nil {
-			return err
-		}
-	} else {
-		rep.WriteText(stdout)
+	if err := printReport(stdout, rep, *asJSON); err != nil {
+		return err
 	}
 	if !rep.Passed {
 		return errBuildFailed
