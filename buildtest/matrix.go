@@ -16,8 +16,8 @@ import (
 	"sync"
 	"time"
 
-	"kpatch/kbuild"
-	"kpatch/kerneltree"
+	"kpatch/plumbing/kbuild"
+	"kpatch/plumbing/kerneltree"
 	"kpatch/series"
 )
 

@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"kpatch/linediff"
+	"kpatch/plumbing/linediff"
 	"kpatch/series"
 	"kpatch/spec"
 	"kpatch/templates/linux"

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"kpatch/kerneltree"
+	"kpatch/plumbing/kerneltree"
 	"kpatch/series"
 )
 

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"kpatch/kernelsrc"
+	"kpatch/plumbing/kernelsrc"
 )
 
 // ErrBranchExists is returned by CreateBranch for a branch that exists.

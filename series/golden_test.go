@@ -13,8 +13,8 @@ import (
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
-	"kpatch/kerneltree"
-	"kpatch/oracle"
+	"kpatch/plumbing/kerneltree"
+	"kpatch/plumbing/oracle"
 	"kpatch/series"
 )
 

@@ -6,8 +6,8 @@ import (
 	"sort"
 	"strings"
 
-	"kpatch/linediff"
-	"kpatch/oracle"
+	"kpatch/plumbing/linediff"
+	"kpatch/plumbing/oracle"
 )
 
 // TreeDiff returns what git diff prints between two trees that differ at

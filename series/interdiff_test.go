@@ -12,7 +12,7 @@ import (
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
-	"kpatch/oracle"
+	"kpatch/plumbing/oracle"
 	"kpatch/series"
 )
 

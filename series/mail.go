@@ -7,11 +7,11 @@ import (
 	"strings"
 	"time"
 
-	"kpatch/diffstat"
-	"kpatch/linediff"
-	"kpatch/oracle"
-	"kpatch/outdir"
-	"kpatch/patchmail"
+	"kpatch/plumbing/diffstat"
+	"kpatch/plumbing/linediff"
+	"kpatch/plumbing/oracle"
+	"kpatch/plumbing/outdir"
+	"kpatch/plumbing/patchmail"
 )
 
 // Signature ends every message, as git's version does for format-patch.

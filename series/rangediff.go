@@ -3,7 +3,7 @@ package series
 import (
 	"strings"
 
-	"kpatch/rangediff"
+	"kpatch/plumbing/rangediff"
 )
 
 // RangeDiffPatches returns the patches as package rangediff compares them:

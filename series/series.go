@@ -19,11 +19,11 @@ import (
 	"sync"
 	"time"
 
-	"kpatch/diffstat"
-	"kpatch/hooks"
-	"kpatch/kernelsrc"
-	"kpatch/linediff"
-	"kpatch/maintainers"
+	"kpatch/plumbing/diffstat"
+	"kpatch/plumbing/kernelsrc"
+	"kpatch/plumbing/linediff"
+	"kpatch/plumbing/maintainers"
+	"kpatch/series/hooks"
 	"kpatch/spec"
 	"kpatch/templates/linux"
 )

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"kpatch/hooks"
+	"kpatch/series/hooks"
 	"kpatch/spec"
 )
 

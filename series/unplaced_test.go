@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"kpatch/hooks"
 	"kpatch/series"
+	"kpatch/series/hooks"
 )
 
 // syntheticTree copies the files the series reads (series.BaseFiles) from

@@ -3,7 +3,7 @@ package spec_test
 import (
 	"testing"
 
-	"kpatch/oracle"
+	"kpatch/plumbing/oracle"
 	"kpatch/spec"
 	"kpatch/templates/linux"
 )

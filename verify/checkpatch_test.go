@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"kpatch/kernelsrc"
+	"kpatch/plumbing/kernelsrc"
 )
 
 // TestCheckpatch runs the tree's checkpatch.pl on v11, generated and as

@@ -7,8 +7,8 @@ import (
 	"sync"
 	"testing"
 
-	"kpatch/kerneltree"
-	"kpatch/oracle"
+	"kpatch/plumbing/kerneltree"
+	"kpatch/plumbing/oracle"
 	"kpatch/series"
 )
 

@@ -10,8 +10,8 @@ import (
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
-	"kpatch/kernelsrc"
-	"kpatch/patchmail"
+	"kpatch/plumbing/kernelsrc"
+	"kpatch/plumbing/patchmail"
 	"kpatch/series"
 )
 

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"kpatch/kernelsrc"
-	"kpatch/oracle"
+	"kpatch/plumbing/kernelsrc"
+	"kpatch/plumbing/oracle"
 	"kpatch/series"
 )
 

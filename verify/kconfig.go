@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"kpatch/kernelsrc"
+	"kpatch/plumbing/kernelsrc"
 )
 
 var kconfigRules = []Rule{

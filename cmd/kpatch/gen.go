@@ -11,7 +11,7 @@ import (
 	"os/signal"
 	"strings"
 
-	"kpatch/outdir"
+	"kpatch/plumbing/outdir"
 	"kpatch/series"
 )
 

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"kpatch/kerneltree"
+	"kpatch/plumbing/kerneltree"
 	"kpatch/series"
 )
 

@@ -12,8 +12,8 @@ import (
 	"strconv"
 	"strings"
 
-	"kpatch/patchmail"
-	"kpatch/rangediff"
+	"kpatch/plumbing/patchmail"
+	"kpatch/plumbing/rangediff"
 	"kpatch/series"
 )
 

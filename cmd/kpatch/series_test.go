@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"kpatch/oracle"
-	"kpatch/patchmail"
+	"kpatch/plumbing/oracle"
+	"kpatch/plumbing/patchmail"
 )
 
 // TestSeriesDiffMatchesGitRangeDiff writes v11 and v12 with kpatch gen

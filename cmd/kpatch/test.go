@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"kpatch/qemu"
-	"kpatch/selftest"
+	"kpatch/qemu/selftest"
 )
 
 const testUsage = `usage: kpatch test --build [flags] (see kpatch test --build --help)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"kpatch/selftest"
+	"kpatch/qemu/selftest"
 )
 
 // kpatch test names the missing tools and their packages in one line and

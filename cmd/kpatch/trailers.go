@@ -9,9 +9,9 @@ import (
 	"os/signal"
 	"strings"
 
-	"kpatch/patchmail"
+	"kpatch/plumbing/patchmail"
+	"kpatch/revision/trailers"
 	"kpatch/series"
-	"kpatch/trailers"
 )
 
 func cmdTrailers(args []string, stdout, stderr io.Writer) error {

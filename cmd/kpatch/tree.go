@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"kpatch/kerneltree"
+	"kpatch/plumbing/kerneltree"
 )
 
 func cmdTree(args []string, stdout, stderr io.Writer) error {

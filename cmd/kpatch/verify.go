@@ -8,7 +8,7 @@ import (
 	"os/signal"
 	"strings"
 
-	"kpatch/kernelsrc"
+	"kpatch/plumbing/kernelsrc"
 	"kpatch/series"
 	"kpatch/verify"
 )

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"kpatch/oracle"
+	"kpatch/plumbing/oracle"
 )
 
 func TestVerifyCommand(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"kpatch/oracle"
+	"kpatch/plumbing/oracle"
 	"kpatch/spec"
 	"kpatch/templates/linux"
 )

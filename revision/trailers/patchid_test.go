@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"kpatch/internal/gittest"
-	"kpatch/trailers"
+	"kpatch/revision/trailers"
 )
 
 // TestPatchIDMatchesGit compares PatchID with git patch-id --stable on

@@ -5,7 +5,7 @@ import (
 	"regexp"
 	"strings"
 
-	"kpatch/linediff"
+	"kpatch/plumbing/linediff"
 )
 
 // Patch is one patch of a series as range-diff sees it.

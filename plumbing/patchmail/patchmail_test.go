@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"kpatch/oracle"
-	"kpatch/patchmail"
+	"kpatch/plumbing/oracle"
+	"kpatch/plumbing/patchmail"
 )
 
 func TestLoadMbox(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"regexp"
 	"strings"
 
-	"kpatch/patchmail"
+	"kpatch/plumbing/patchmail"
 	"kpatch/spec"
 )
 

@@ -15,8 +15,8 @@ import (
 	"sort"
 	"strings"
 
-	"kpatch/cpio"
-	"kpatch/kbuild"
+	"kpatch/plumbing/cpio"
+	"kpatch/plumbing/kbuild"
 	"kpatch/series"
 )
 

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"kpatch/patchmail"
+	"kpatch/plumbing/patchmail"
+	"kpatch/revision/trailers"
 	"kpatch/series"
 	"kpatch/templates/linux"
-	"kpatch/trailers"
 )
 
 func TestCollect(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"kpatch/kerneltree"
+	"kpatch/plumbing/kerneltree"
 	"kpatch/qemu"
 	"kpatch/series"
 )

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"kpatch/kerneltree"
+	"kpatch/plumbing/kerneltree"
 )
 
 // TestIndexAndPrefilterExact checks, on Debian 6.12's MAINTAINERS and a

@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"strings"
 
-	"kpatch/mailbody"
+	"kpatch/plumbing/mailbody"
 )
 
 // mboxFrom matches an mbox separator line, "From SENDER asctime-date", as

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"kpatch/kerneltree"
+	"kpatch/plumbing/kerneltree"
 )
 
 func debianTree(t *testing.T) string {

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"sync"
 
-	"kpatch/kernelsrc/internal/gitdb"
+	"kpatch/plumbing/kernelsrc/internal/gitdb"
 )
 
 // Sentinel errors for the ways a tree can be unusable.

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"kpatch/kbuild"
+	"kpatch/plumbing/kbuild"
 )
 
 func readGz(t *testing.T, name string) []byte {

@@ -19,8 +19,8 @@ import (
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
-	"kpatch/mailbody"
-	"kpatch/oracle"
+	"kpatch/plumbing/mailbody"
+	"kpatch/plumbing/oracle"
 )
 
 // Message is one mail of a series or its discussion.

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"kpatch/kerneltree"
+	"kpatch/plumbing/kerneltree"
 	"kpatch/qemu"
 	"kpatch/templates/linux"
 )

@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"kpatch/ktap"
+	"kpatch/plumbing/ktap"
 	"kpatch/unwind"
 )
 

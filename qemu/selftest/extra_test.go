@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"kpatch/kerneltree"
+	"kpatch/plumbing/kerneltree"
 )
 
 // TestRevisionRunsExtra: the case list is a property of the revision. v12

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"kpatch/internal/gittest"
-	"kpatch/rangediff"
+	"kpatch/plumbing/rangediff"
 )
 
 // commit is one commit of a test series: a message and files to write

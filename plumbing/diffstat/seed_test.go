@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"kpatch/oracle"
+	"kpatch/plumbing/oracle"
 )
 
 // readSeedThread returns the seed thread, a real patch series (a cover
