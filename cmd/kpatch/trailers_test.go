@@ -17,7 +17,7 @@ func TestTrailersCommand(t *testing.T) {
 	if code := run([]string{"spec", "-o", dir}, &stdout, &stderr); code != 0 {
 		t.Fatal(stderr.String())
 	}
-	replies := filepath.Join("..", "..", "trailers", "testdata", "replies.mbox")
+	replies := filepath.Join("..", "..", "revision", "trailers", "testdata", "replies.mbox")
 	p6 := filepath.Join(dir, "v12", "06-deferred.patch")
 	before, _ := os.ReadFile(p6)
 	stdout.Reset()
