@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"kpatch/internal/testenv"
 	"kpatch/templates/linux"
 )
 
@@ -43,9 +44,7 @@ func mutate(t *testing.T, edits ...[3]string) string {
 
 func runMatrix(t *testing.T, specDir string, from, patches int, configs ...string) *Report {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("skipped in -short mode: builds kernels (cold: a full tinyconfig build per configuration and per patch that touches a widely included header)")
-	}
+	testenv.Full(t, "builds kernels, cold a full tinyconfig build per configuration and per patch that touches a widely included header")
 	// Cold, the mutation tests take several full kernel builds per
 	// configuration (half an hour and more on 2 cores), too much for the
 	// default test run; they run when asked.

@@ -3,11 +3,10 @@ package buildtest
 import (
 	"context"
 	"io/fs"
-	"os"
 	"strings"
 	"testing"
 
-	"kpatch/plumbing/kerneltree"
+	"kpatch/internal/testenv"
 	"kpatch/series"
 )
 
@@ -15,10 +14,7 @@ import (
 // the cache).
 func v11(t testing.TB, specDir string) (*series.Series, string) {
 	t.Helper()
-	tree, err := kerneltree.Debian612(context.Background(), os.Stderr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tree := testenv.KernelTree(t)
 	s, err := series.Generate(context.Background(), series.Options{Tree: tree, Base: "v6.12", Version: 11, SpecDir: specDir})
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"kpatch/internal/testenv"
 )
 
 func TestArgs(t *testing.T) {
@@ -149,9 +151,8 @@ func TestRunTimeoutAndFailure(t *testing.T) {
 }
 
 func TestProbeTCG(t *testing.T) {
-	if _, err := exec.LookPath(DefaultBinary); err != nil {
-		t.Skip(DefaultBinary + " not installed: apt-get install qemu-system-x86")
-	}
+	testenv.Full(t, "starts QEMU")
+	testenv.Tool(t, DefaultBinary, "qemu-system-x86")
 	if err := Probe(context.Background(), DefaultBinary, AccelTCG, 20*time.Second); err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"kpatch/internal/testenv"
 	"kpatch/series"
 )
 
@@ -63,11 +64,7 @@ func BenchmarkGitFormatPatch(b *testing.B) {
 
 func benchTree(b *testing.B) string {
 	b.Helper()
-	treeOnce.Do(func() { treeDir, treeErr = kernelTree() })
-	if treeErr != nil {
-		b.Fatal(treeErr)
-	}
-	return treeDir
+	return testenv.KernelTree(b)
 }
 
 // BenchmarkRangeDiff measures the range-diff from v11 to v12 (both already

@@ -8,20 +8,13 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
-	"kpatch/plumbing/kerneltree"
+	"kpatch/internal/testenv"
 	"kpatch/plumbing/oracle"
 	"kpatch/series"
-)
-
-var (
-	treeOnce sync.Once
-	treeDir  string
-	treeErr  error
 )
 
 // debianTree returns the cached git tree of Debian's linux-source-6.12,
@@ -29,14 +22,8 @@ var (
 // tarball is missing: README's test command installs it.
 func debianTree(t *testing.T) string {
 	t.Helper()
-	treeOnce.Do(func() { treeDir, treeErr = kernelTree() })
-	if treeErr != nil {
-		t.Fatal(treeErr)
-	}
-	return treeDir
+	return testenv.KernelTree(t)
 }
-
-func kernelTree() (string, error) { return kerneltree.Debian612(context.Background(), os.Stderr) }
 
 func seed(t *testing.T) *oracle.Thread {
 	t.Helper()

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"kpatch/internal/testenv"
 	"kpatch/series"
 )
 
@@ -35,9 +36,7 @@ func run(t *testing.T, dir string, name string, args ...string) string {
 // get_segment_base()), v12 stacktrace.o (arch_unwind_user_init() out of
 // line).
 func TestRealTreeGitAmAndBuild(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds kernel objects (minutes); run without -short")
-	}
+	testenv.Full(t, "builds kernel objects, minutes")
 	for _, tool := range []string{"git", "make", "gcc", "flex", "bison", "bc"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Fatalf("%s not installed: run the README test command, which installs the build tools", tool)

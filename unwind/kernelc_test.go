@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"kpatch/internal/testenv"
 )
 
 // The differential test: the series' own kernel/unwind/user.c, rebuilt
@@ -70,36 +72,13 @@ func kernelVariants(t testing.TB) []kernelVariant {
 	}
 }
 
+// needGCC skips the test unless gcc is there and, for an -m32 variant, it
+// builds 32-bit programs that this host also runs.
 func needGCC(t testing.TB, m32 bool) {
 	t.Helper()
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("gcc not installed")
-	}
+	testenv.Tool(t, "gcc", "gcc")
 	if m32 {
-		checkM32(t)
-	}
-}
-
-var m32Checked struct {
-	done bool
-	err  string
-}
-
-// checkM32 skips the test unless gcc can build -m32 programs (gcc-multilib).
-func checkM32(t testing.TB) {
-	t.Helper()
-	if !m32Checked.done {
-		m32Checked.done = true
-		dir := t.TempDir()
-		src := filepath.Join(dir, "m.c")
-		os.WriteFile(src, []byte("int main(void) { return 0; }\n"), 0o644)
-		out, err := exec.Command("gcc", "-m32", "-static", "-o", filepath.Join(dir, "m"), src).CombinedOutput()
-		if err != nil {
-			m32Checked.err = fmt.Sprintf("gcc -m32 -static cannot build (install gcc-multilib): %v: %s", err, bytes.TrimSpace(out))
-		}
-	}
-	if m32Checked.err != "" {
-		t.Skip(m32Checked.err)
+		testenv.Run32(t)
 	}
 }
 

@@ -2,30 +2,19 @@ package verify
 
 import (
 	"context"
-	"os"
 	"strings"
 	"sync"
 	"testing"
 
-	"kpatch/plumbing/kerneltree"
+	"kpatch/internal/testenv"
 	"kpatch/plumbing/oracle"
 	"kpatch/series"
-)
-
-var (
-	treeOnce sync.Once
-	treeDir  string
-	treeErr  error
 )
 
 // debianTree returns the cached Debian 6.12 tree, creating it once.
 func debianTree(t testing.TB) string {
 	t.Helper()
-	treeOnce.Do(func() { treeDir, treeErr = kerneltree.Debian612(context.Background(), os.Stderr) })
-	if treeErr != nil {
-		t.Fatalf("Debian 6.12 tree: %v", treeErr)
-	}
-	return treeDir
+	return testenv.KernelTree(t)
 }
 
 // generate generates v11 (or the spec in specDir) on Debian 6.12.

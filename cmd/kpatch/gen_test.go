@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
@@ -18,23 +17,13 @@ import (
 	"testing"
 	"time"
 
-	"kpatch/plumbing/kerneltree"
+	"kpatch/internal/testenv"
 	"kpatch/series"
-)
-
-var (
-	treeOnce sync.Once
-	treeDir  string
-	treeErr  error
 )
 
 func debianTree(t *testing.T) string {
 	t.Helper()
-	treeOnce.Do(func() { treeDir, treeErr = kerneltree.Debian612(context.Background(), os.Stderr) })
-	if treeErr != nil {
-		t.Fatal(treeErr)
-	}
-	return treeDir
+	return testenv.KernelTree(t)
 }
 
 // fingerprint summarises a directory (names, sizes, modes, contents of

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"kpatch/internal/testenv"
 )
 
 type entry struct {
@@ -44,9 +46,7 @@ func build(t *testing.T, entries []entry) []byte {
 }
 
 func TestArchiveWithCpioTool(t *testing.T) {
-	if _, err := exec.LookPath("cpio"); err != nil {
-		t.Skip("cpio(1) not installed: apt-get install cpio")
-	}
+	testenv.Tool(t, "cpio", "cpio")
 	tests := []struct {
 		name    string
 		entries []entry

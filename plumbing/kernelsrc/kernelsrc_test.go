@@ -1,7 +1,6 @@
 package kernelsrc
 
 import (
-	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -10,16 +9,12 @@ import (
 	"strings"
 	"testing"
 
-	"kpatch/plumbing/kerneltree"
+	"kpatch/internal/testenv"
 )
 
 func debianTree(t *testing.T) string {
 	t.Helper()
-	dir, err := kerneltree.Debian612(context.Background(), os.Stderr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dir
+	return testenv.KernelTree(t)
 }
 
 func TestOpen(t *testing.T) {

@@ -2,14 +2,12 @@ package maintainers
 
 import (
 	"bytes"
-	"context"
-	"os"
 	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
 
-	"kpatch/plumbing/kerneltree"
+	"kpatch/internal/testenv"
 )
 
 // TestIndexAndPrefilterExact checks, on Debian 6.12's MAINTAINERS and a
@@ -18,10 +16,7 @@ import (
 // required literal) gives exactly what scoring every section with every
 // regex gives.
 func TestIndexAndPrefilterExact(t *testing.T) {
-	tree, err := kerneltree.Debian612(context.Background(), os.Stderr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tree := testenv.KernelTree(t)
 	show := func(args ...string) []byte {
 		out, err := exec.Command("git", append([]string{"-C", tree}, args...)...).Output()
 		if err != nil {

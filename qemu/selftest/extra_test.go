@@ -4,17 +4,14 @@ import (
 	"context"
 	"testing"
 
-	"kpatch/plumbing/kerneltree"
+	"kpatch/internal/testenv"
 )
 
 // TestRevisionRunsExtra: the case list is a property of the revision. v12
 // (USED bit) must pass faultable_sync by default; v11 runs it only with
 // --extra; a series that is not a generated one (an Override) adds nothing.
 func TestRevisionRunsExtra(t *testing.T) {
-	tree, err := kerneltree.Debian612(context.Background(), testLog{t})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tree := testenv.KernelTree(t)
 	for _, tc := range []struct {
 		version int
 		want    bool

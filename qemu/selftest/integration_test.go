@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"kpatch/plumbing/kerneltree"
+	"kpatch/internal/testenv"
 	"kpatch/qemu"
 	"kpatch/templates/linux"
 )
@@ -19,20 +19,11 @@ import (
 // needs is missing, and returns the kernel tree.
 func requireTools(t testing.TB, ctx context.Context) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("skipped in -short mode: builds and boots a kernel (cold: ~7 minutes)")
-	}
+	testenv.Full(t, "builds and boots a kernel, cold about 7 minutes")
 	if err := CheckTools(ctx, true); err != nil {
-		t.Skip(err.Error())
+		testenv.Missing(t, err.Error(), "run scripts/setup.sh")
 	}
-	tree, err := kerneltree.Debian612(ctx, testLog{t})
-	if errors.Is(err, kerneltree.ErrNoTarball) {
-		t.Skip(err.Error())
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tree
+	return testenv.KernelTree(t)
 }
 
 type testLog struct{ t testing.TB }

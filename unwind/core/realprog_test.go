@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"kpatch/internal/testenv"
 	"kpatch/unwind"
 	"kpatch/unwind/core"
 	"kpatch/unwind/symtab"
@@ -81,8 +82,9 @@ var (
 // program builds testdata/chain.c for b once per test binary run.
 func program(t *testing.T, b build) string {
 	t.Helper()
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("gcc not installed")
+	testenv.Tool(t, "gcc", "gcc")
+	if b.name == "32" {
+		testenv.Build32(t)
 	}
 	binMu.Lock()
 	defer binMu.Unlock()
@@ -118,6 +120,20 @@ func program(t *testing.T, b build) string {
 	return out
 }
 
+// runnable skips the test when prog is a 32-bit program and this host does
+// not run those.
+func runnable(t *testing.T, prog string) {
+	t.Helper()
+	f, err := elf.Open(prog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if f.Class == elf.ELFCLASS32 {
+		testenv.Run32(t)
+	}
+}
+
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if binDir != "" {
@@ -131,9 +147,7 @@ func TestMain(m *testing.M) {
 
 func needGDB(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath("gdb"); err != nil {
-		t.Skip("gdb not installed")
-	}
+	testenv.Tool(t, "gdb", "gdb")
 }
 
 func runGDB(t *testing.T, args ...string) string {
@@ -151,6 +165,7 @@ func runGDB(t *testing.T, args ...string) string {
 
 // gcore stops prog in leaf() under gdb and writes its core.
 func gcore(t *testing.T, prog string, args []string) string {
+	runnable(t, prog)
 	t.Helper()
 	needGDB(t)
 	corePath := filepath.Join(t.TempDir(), "gcore")
@@ -173,6 +188,7 @@ func kernelCore(t *testing.T, prog string, args []string) string {
 // kernelCoreFiltered is kernelCore with /proc/self/coredump_filter set to
 // filter first (unless empty).
 func kernelCoreFiltered(t *testing.T, prog string, args []string, filter string) string {
+	runnable(t, prog)
 	t.Helper()
 	pattern, _ := os.ReadFile("/proc/sys/kernel/core_pattern")
 	if p := strings.TrimSpace(string(pattern)); p == "" || strings.HasPrefix(p, "|") || strings.Contains(p, "/") {
@@ -433,9 +449,6 @@ func TestKernelCoreReadsMappedFiles(t *testing.T) {
 
 // kpatch unwind, once cmd/kpatch dispatches to it.
 func TestCommand(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds cmd/kpatch")
-	}
 	prog := program(t, builds[0])
 	dir := t.TempDir()
 	kpatch := kpatchBinary(t)

@@ -6,15 +6,14 @@ import (
 	"path/filepath"
 	"testing"
 
+	"kpatch/internal/testenv"
 	"kpatch/unwind"
 )
 
 // buildChain compiles testdata/chain.c with extra flags.
 func buildChain(t *testing.T, flags ...string) (string, *elf.File) {
 	t.Helper()
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("gcc not installed")
-	}
+	testenv.Tool(t, "gcc", "gcc")
 	out := filepath.Join(t.TempDir(), "chain")
 	args := append([]string{"-O0", "-fno-omit-frame-pointer", "-o", out, "../testdata/chain.c"}, flags...)
 	if msg, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
