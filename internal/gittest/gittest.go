@@ -8,16 +8,18 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"kpatch/internal/testenv"
 )
 
-// Require skips the test when no git binary is available.
+// Require makes sure a git binary is available (see package testenv for
+// what a missing one means).
 func Require(t testing.TB) {
 	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not in PATH")
-	}
+	testenv.Tool(t, "git", "git")
 }
 
 // Environ returns the environment for git with home as its home: no
@@ -59,4 +61,45 @@ func Run(t testing.TB, dir string, args ...string) []byte {
 		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
 	}
 	return out
+}
+
+// Object is an object as git cat-file prints it.
+type Object struct {
+	Type string // "blob", "tree", "commit" or "tag"
+	Data []byte
+}
+
+// CatFile reads the objects named by ids (full hex ids) from the repository
+// at dir with one `git cat-file --batch`, so that a test comparing many
+// objects with git starts git once instead of twice per object.
+func CatFile(t testing.TB, dir string, ids []string) map[string]Object {
+	t.Helper()
+	cmd := exec.Command("git", "cat-file", "--batch")
+	cmd.Dir = dir
+	cmd.Env = Environ(dir)
+	cmd.Stdin = strings.NewReader(strings.Join(ids, "\n") + "\n")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git cat-file --batch: %v\n%s", err, stderr.String())
+	}
+	objs := make(map[string]Object, len(ids))
+	for len(out) > 0 {
+		nl := bytes.IndexByte(out, '\n')
+		if nl < 0 {
+			t.Fatalf("git cat-file --batch: header without a newline: %q", out)
+		}
+		f := strings.Fields(string(out[:nl]))
+		if len(f) != 3 {
+			t.Fatalf("git cat-file --batch: %q", out[:nl])
+		}
+		size, err := strconv.Atoi(f[2])
+		if err != nil || nl+1+size+1 > len(out) {
+			t.Fatalf("git cat-file --batch: bad size in %q", out[:nl])
+		}
+		objs[f[0]] = Object{Type: f[1], Data: out[nl+1 : nl+1+size]}
+		out = out[nl+1+size+1:]
+	}
+	return objs
 }

@@ -233,16 +233,15 @@ func TestReadPacked(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			want := gittest.CatFile(t, d, list)
 			for _, hx := range list {
 				h, _ := ParseHash(hx)
 				typ, data, err := db.Read(h)
 				if err != nil {
 					t.Fatalf("delta base offset %s: %s: %v", ofs, hx, err)
 				}
-				wantType := strings.TrimSpace(string(gittest.Run(t, d, "cat-file", "-t", hx)))
-				want := gittest.Run(t, d, "cat-file", wantType, hx)
-				if typ.String() != wantType || !bytes.Equal(data, want) {
-					t.Errorf("delta base offset %s: %s: got %s of %d bytes, git %s of %d", ofs, hx, typ, len(data), wantType, len(want))
+				if w, ok := want[hx]; !ok || typ.String() != w.Type || !bytes.Equal(data, w.Data) {
+					t.Errorf("delta base offset %s: %s: got %s of %d bytes, git %s of %d", ofs, hx, typ, len(data), w.Type, len(w.Data))
 				}
 			}
 			db.Close()
