@@ -1,18 +1,15 @@
 package selftest
 
 import (
-	"bufio"
 	"bytes"
-	"debug/elf"
 	"fmt"
-	"io"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 
 	"kpatch/plumbing/ktap"
 	"kpatch/unwind"
+	"kpatch/unwind/symtab"
 )
 
 // Status of a case in the report.
@@ -81,63 +78,21 @@ var badRE = regexp.MustCompile(`(WARNING:|BUG:|kernel BUG at|Oops|general protec
 
 var expectRE = regexp.MustCompile(`# expect: id=(\d+) bin=(\S+) exact=([01]) chain=(\S+)`)
 
-// Symbols maps addresses to function names of a static executable.
-type Symbols struct{ syms []elf.Symbol }
-
-// LoadSymbols reads the function symbols of the ELF file at path.
-func LoadSymbols(path string) (*Symbols, error) {
-	f, err := elf.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	all, err := f.Symbols()
-	if err != nil {
-		return nil, err
-	}
-	s := &Symbols{}
-	for _, sym := range all {
-		if elf.ST_TYPE(sym.Info) == elf.STT_FUNC && sym.Value != 0 {
-			s.syms = append(s.syms, sym)
-		}
-	}
-	sort.Slice(s.syms, func(i, j int) bool { return s.syms[i].Value < s.syms[j].Value })
-	return s, nil
-}
-
-// Lookup returns the function containing addr, "" if none.
-func (s *Symbols) Lookup(addr uint64) (string, uint64) {
-	if s == nil {
-		return "", 0
-	}
-	i := sort.Search(len(s.syms), func(i int) bool { return s.syms[i].Value > addr }) - 1
-	for ; i >= 0; i-- {
-		sym := s.syms[i]
-		if addr >= sym.Value && addr < sym.Value+sym.Size || addr == sym.Value {
-			return sym.Name, addr - sym.Value
-		}
-		if sym.Value+sym.Size <= addr && sym.Size != 0 {
-			break
-		}
-	}
-	return "", 0
-}
-
-// symbolize names trace entries; return addresses (all but the first)
-// are looked up at addr-1, inside the call instruction.
-func symbolize(s *Symbols, ips []uint64) []Frame {
+// symbolize names trace entries with the symbols of the program: the first
+// entry is where the task was, the others are return addresses, looked up
+// inside their call instructions (package symtab's Locate).
+func symbolize(s *symtab.Table, ips []uint64) []Frame {
 	out := make([]Frame, len(ips))
 	for i, ip := range ips {
-		look := ip
-		if i > 0 && ip > 0 {
-			look = ip - 1
+		loc := symtab.Location{}
+		if s != nil {
+			loc = s.Locate(ip, i > 0)
 		}
-		name, off := s.Lookup(look)
-		if name == "" {
+		if loc.Func == "" {
 			out[i] = Frame{Addr: ip, Sym: "?"}
 			continue
 		}
-		out[i] = Frame{Addr: ip, Sym: fmt.Sprintf("%s+%#x", name, off+(ip-look))}
+		out[i] = Frame{Addr: ip, Sym: fmt.Sprintf("%s+%#x", loc.Func, loc.Offset)}
 	}
 	return out
 }
@@ -170,7 +125,7 @@ func ExpandChain(chain string) ([]string, error) {
 // snapshot against the walker and the expected chains. syms maps a mode
 // (KTAP subtest name) to the symbols of its program; cases are the case
 // names every mode must report.
-func Check(console []byte, syms map[string]*Symbols, cases []string) *Analysis {
+func Check(console []byte, syms map[string]*symtab.Table, cases []string) *Analysis {
 	a := &Analysis{}
 	for i, l := range strings.Split(string(console), "\n") {
 		if badRE.MatchString(l) {
@@ -236,7 +191,7 @@ func allProblems(t *ktap.Test, path string) []string {
 	return out
 }
 
-func checkCase(mode string, t *ktap.Test, syms *Symbols, cfg unwind.Config) CaseResult {
+func checkCase(mode string, t *ktap.Test, syms *symtab.Table, cfg unwind.Config) CaseResult {
 	r := CaseResult{Mode: mode, Name: t.Name}
 	switch t.Status {
 	case ktap.Pass:
@@ -373,29 +328,4 @@ func firstDiff(a, b []uint64) int {
 		}
 	}
 	return min(len(a), len(b))
-}
-
-// ParseSymbolTable reads symbols in the form "nm -S" prints them
-// ("ADDR SIZE TYPE NAME" per line), for checking a saved console log
-// without the programs' binaries.
-func ParseSymbolTable(r io.Reader) (*Symbols, error) {
-	s := &Symbols{}
-	sc := bufio.NewScanner(r)
-	for n := 1; sc.Scan(); n++ {
-		f := strings.Fields(sc.Text())
-		if len(f) == 0 {
-			continue
-		}
-		if len(f) != 4 {
-			return nil, fmt.Errorf("symbol table line %d: want ADDR SIZE TYPE NAME", n)
-		}
-		addr, err1 := strconv.ParseUint(f[0], 16, 64)
-		size, err2 := strconv.ParseUint(f[1], 16, 64)
-		if err1 != nil || err2 != nil {
-			return nil, fmt.Errorf("symbol table line %d: bad number", n)
-		}
-		s.syms = append(s.syms, elf.Symbol{Name: f[3], Value: addr, Size: size})
-	}
-	sort.Slice(s.syms, func(i, j int) bool { return s.syms[i].Value < s.syms[j].Value })
-	return s, sc.Err()
 }

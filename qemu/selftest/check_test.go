@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"kpatch/plumbing/kbuild"
+	"kpatch/unwind/symtab"
 )
 
 func readGz(t *testing.T, name string) []byte {
@@ -32,15 +33,16 @@ func readGz(t *testing.T, name string) []byte {
 	return b
 }
 
-func testSyms(t *testing.T, dir string) map[string]*Symbols {
+func testSyms(t *testing.T, dir string) map[string]*symtab.Table {
 	t.Helper()
-	out := map[string]*Symbols{}
+	out := map[string]*symtab.Table{}
 	for _, m := range Modes {
 		f, err := os.Open(filepath.Join("testdata", dir, m.Program+".syms"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := ParseSymbolTable(f)
+		s := new(symtab.Table)
+		err = s.AddNM(m.Program, f)
 		f.Close()
 		if err != nil {
 			t.Fatal(err)
@@ -244,30 +246,6 @@ func TestCasesCoverDefaultRun(t *testing.T) {
 		"exit_pending", "broken_fp_unmapped", "broken_fp_down", "kthread_einval"} {
 		if !regexp.MustCompile(`\b` + c + `\b`).MatchString(got) {
 			t.Errorf("case %s missing from the program's table: %s", c, got)
-		}
-	}
-}
-
-func TestSymbolsLookup(t *testing.T) {
-	s, err := ParseSymbolTable(strings.NewReader(
-		"0000000000401000 0000000000000010 T f\n" +
-			"0000000000401010 0000000000000020 T g\n" +
-			"0000000000401100 0000000000000000 T _fini\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tests := []struct {
-		addr uint64
-		name string
-		off  uint64
-	}{
-		{0x401000, "f", 0}, {0x40100f, "f", 0xf}, {0x401010, "g", 0}, {0x40102f, "g", 0x1f},
-		{0x401030, "", 0}, {0x401100, "_fini", 0}, {0x7ffd0000, "", 0}, {0x400fff, "", 0},
-	}
-	for _, tc := range tests {
-		name, off := s.Lookup(tc.addr)
-		if name != tc.name || off != tc.off {
-			t.Errorf("Lookup(%#x) = %s+%#x, want %s+%#x", tc.addr, name, off, tc.name, tc.off)
 		}
 	}
 }

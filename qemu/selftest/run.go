@@ -16,6 +16,7 @@ import (
 	"kpatch/plumbing/kerneltree"
 	"kpatch/qemu"
 	"kpatch/series"
+	"kpatch/unwind/symtab"
 )
 
 // Options configures Run.
@@ -164,10 +165,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err != nil && (res == nil || len(res.Console) == 0) {
 		return nil, err
 	}
-	syms := map[string]*Symbols{}
+	syms := map[string]*symtab.Table{}
 	for _, m := range Modes {
-		s, serr := LoadSymbols(art.Programs[m.Program])
-		if serr != nil {
+		s := new(symtab.Table)
+		if serr := s.AddFile(art.Programs[m.Program], 0); serr != nil {
 			return nil, serr
 		}
 		syms[m.Subtest] = s

@@ -4,12 +4,16 @@
 package symtab
 
 import (
+	"bufio"
 	"debug/elf"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
+	"strings"
 
 	"kpatch/unwind"
 )
@@ -94,8 +98,46 @@ func (t *Table) AddELF(name string, f *elf.File, bias uint64) error {
 		}
 		o.syms = append(o.syms, symbol{addr: s.Value, size: s.Size, name: s.Name})
 	}
-	// Sort by address, bigger symbols first, so that aliases resolve
-	// to one name deterministically.
+	t.add(o)
+	return nil
+}
+
+// AddNM adds the function symbols of an object named name as `nm -S`
+// prints them ("ADDR SIZE TYPE NAME" a line, hexadecimal), at bias zero:
+// for symbolizing a saved console log without the programs' binaries.
+func (t *Table) AddNM(name string, r io.Reader) error {
+	o := &object{name: name, start: ^uint64(0)}
+	sc := bufio.NewScanner(r)
+	for n := 1; sc.Scan(); n++ {
+		f := strings.Fields(sc.Text())
+		if len(f) == 0 {
+			continue
+		}
+		if len(f) != 4 {
+			return fmt.Errorf("%s: line %d: want ADDR SIZE TYPE NAME, as nm -S prints", name, n)
+		}
+		addr, err1 := strconv.ParseUint(f[0], 16, 64)
+		size, err2 := strconv.ParseUint(f[1], 16, 64)
+		if err1 != nil || err2 != nil {
+			return fmt.Errorf("%s: line %d: ADDR and SIZE must be hexadecimal", name, n)
+		}
+		o.syms = append(o.syms, symbol{addr: addr, size: size, name: f[3]})
+		o.start = min(o.start, addr)
+		o.end = max(o.end, addr+max(size, 1))
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if len(o.syms) == 0 {
+		return fmt.Errorf("%s: no symbols", name)
+	}
+	t.add(o)
+	return nil
+}
+
+// add sorts o's symbols by address, bigger symbols first, so that aliases
+// resolve to one name deterministically, and adds o to t.
+func (t *Table) add(o *object) {
 	sort.SliceStable(o.syms, func(i, j int) bool {
 		a, b := o.syms[i], o.syms[j]
 		if a.addr != b.addr {
@@ -107,7 +149,6 @@ func (t *Table) AddELF(name string, f *elf.File, bias uint64) error {
 		return a.name < b.name
 	})
 	t.objs = append(t.objs, o)
-	return nil
 }
 
 // AddMappings records the file mappings of the address space, for naming

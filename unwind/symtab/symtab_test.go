@@ -4,6 +4,7 @@ import (
 	"debug/elf"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"kpatch/internal/testenv"
@@ -152,5 +153,40 @@ func TestAddFileErrors(t *testing.T) {
 	errs := tab.AddMapped([]unwind.Mapping{{Start: 0x1000, End: 0x2000, Path: "/nonexistent/lib.so"}, {Start: 0x2000, End: 0x3000, Path: "/nonexistent/lib.so"}}, "", nil)
 	if len(errs) != 1 {
 		t.Errorf("AddMapped of a missing file twice: %v", errs)
+	}
+}
+
+// TestAddNM reads a symbol table as nm -S prints it (the form the self-test
+// keeps beside a saved console log) and locates addresses in it.
+func TestAddNM(t *testing.T) {
+	var tab Table
+	err := tab.AddNM("prog", strings.NewReader(
+		"0000000000401000 0000000000000010 T f\n"+
+			"0000000000401010 0000000000000020 T g\n"+
+			"\n"+
+			"0000000000401100 0000000000000000 T _fini\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		addr   uint64
+		caller bool
+		want   string
+	}{
+		{0x401000, false, "f+0x0 (prog)"}, {0x40100f, false, "f+0xf (prog)"}, {0x401010, false, "g+0x0 (prog)"},
+		{0x40102f, false, "g+0x1f (prog)"}, {0x401030, false, "?? (prog)"}, {0x401100, false, "_fini+0x0 (prog)"},
+		{0x7ffd0000, false, "??"}, {0x400fff, false, "??"},
+		// A return address is looked up inside the call before it.
+		{0x401010, true, "f+0x10 (prog)"},
+	}
+	for _, tc := range tests {
+		if got := tab.Locate(tc.addr, tc.caller).String(); got != tc.want {
+			t.Errorf("Locate(%#x, %v) = %s, want %s", tc.addr, tc.caller, got, tc.want)
+		}
+	}
+	for _, bad := range []string{"", "401000 10 T\n", "zz 10 T f\n", "401000 1g T f\n"} {
+		if err := new(Table).AddNM("bad", strings.NewReader(bad)); err == nil {
+			t.Errorf("AddNM(%q) took it", bad)
+		}
 	}
 }
