@@ -32,8 +32,8 @@ func candidates(files Files, e spec.Edit) []Candidate {
 	var pool []int  // the lines to choose from (0-based)
 	text := func(i int) string { return strings.TrimSpace(f[i]) }
 	functions := func(g lines) []int { return g.functionStarts() }
-	switch e.Op {
-	case "include-after", "include-before":
+	switch Ops[e.Op].anchor {
+	case anchorInclude:
 		// All the includes of the file, in order, unless there are
 		// many: then the most alike, still in order.
 		pool = f.matching(func(l string) bool { return includeLine.MatchString(l) })
@@ -44,13 +44,13 @@ func candidates(files Files, e spec.Edit) []Candidate {
 			sort.Ints(pool)
 		}
 		return f.candidates(files, path, pool)
-	case "config-after", "select-sorted":
+	case anchorConfig:
 		if e.Op == "select-sorted" && f.hasConfig(e.Args[0]) {
 			return nil // the config is there, without selects
 		}
 		want = "config " + e.Args[0]
 		pool = f.matching(func(l string) bool { return kconfigSymbol.MatchString(l) })
-	case "statement-before", "statement-after":
+	case anchorStatement:
 		sp, err := f.function(e.Args[0])
 		if err != nil {
 			want = e.Args[0] + "("
@@ -63,7 +63,7 @@ func candidates(files Files, e spec.Edit) []Candidate {
 			want += "("
 		}
 		pool = f.statementsOf(sp)
-	case "member-before":
+	case anchorMember:
 		start, err := f.unique(prefiltered(e.Args[0], regexp.MustCompile(`^struct\s+`+regexp.QuoteMeta(e.Args[0])+`\s*\{`)), 0, len(f))
 		if err != nil {
 			want = "struct " + e.Args[0] + " {"
@@ -77,7 +77,7 @@ func candidates(files Files, e spec.Edit) []Candidate {
 			}
 		}
 		text = func(i int) string { return memberName(f[i]) + ";" }
-	case "after-function", "move-function", "rename-calls":
+	case anchorFunction:
 		want = e.Args[0] + "("
 		pool = functions(f)
 		text = func(i int) string { return functionName(f[i]) + "(" }
@@ -93,11 +93,11 @@ func candidates(files Files, e spec.Edit) []Candidate {
 				pool = functions(f)
 			}
 		}
-	case "line-after":
+	case anchorLine:
 		want = e.Args[0]
 		pool = f.matching(func(l string) bool { return strings.TrimSpace(l) != "" })
 		text = func(i int) string { return strings.TrimRight(f[i], "\n") }
-	case "sorted-line":
+	case anchorSortedLine:
 		want = e.Args[0]
 		pool = f.matching(func(l string) bool { return strings.TrimSpace(l) != "" })
 		text = func(i int) string { return strings.TrimRight(f[i], "\n") }
@@ -265,12 +265,12 @@ func Adds(text string, e spec.Edit) bool {
 	if len(e.Args) == 0 {
 		return false
 	}
-	switch e.Op {
-	case "config-after", "select-sorted":
+	switch Ops[e.Op].anchor {
+	case anchorConfig:
 		match = regexp.MustCompile(`^(menu)?config\s+` + regexp.QuoteMeta(e.Args[0]) + `\s*$`).MatchString
-	case "include-after", "include-before":
+	case anchorInclude:
 		match = includeOf(e.Args[0])
-	case "statement-before", "statement-after":
+	case anchorStatement:
 		if len(e.Args) < 2 {
 			return false
 		}
@@ -280,7 +280,7 @@ func Adds(text string, e spec.Edit) bool {
 		}
 		def := definition(e.Args[0])
 		match = func(l string) bool { return def(l) || strings.HasPrefix(strings.TrimSpace(l), prefix) }
-	case "member-before":
+	case anchorMember:
 		if len(e.Args) < 2 {
 			return false
 		}
@@ -288,13 +288,13 @@ func Adds(text string, e spec.Edit) bool {
 		match = func(l string) bool {
 			return st.MatchString(l) || memberName(l) == e.Args[1] && strings.HasSuffix(strings.TrimSpace(l), ";")
 		}
-	case "after-function", "move-function", "rename-calls":
+	case anchorFunction:
 		match = definition(e.Args[0])
 		if e.Op == "move-function" && len(e.Args) == 4 {
 			src, dest := definition(e.Args[0]), definition(e.Args[2])
 			match = func(l string) bool { return src(l) || dest(l) }
 		}
-	case "line-after":
+	case anchorLine:
 		match = func(l string) bool { return l == e.Args[0] }
 	default:
 		return false

@@ -133,33 +133,94 @@ func baseLine(files Files, path string, i int) int {
 	return 0
 }
 
-// Op describes one operation of an edit.
+// Op describes one operation of an edit: its arguments, what it does, what
+// it attaches to, and how it finds the line to insert before. The table Ops
+// is the one place an operation is named; the candidates for a missing
+// anchor and Adds follow from its anchor kind.
 type Op struct {
-	Args []string // argument names
-	Does string   // what it inserts where
+	Args   []string // argument names
+	Does   string   // what it inserts where
+	anchor anchor
+	// at returns the 0-based line the edit's text goes before; nil for an
+	// operation that rewrites the file itself (rewrite).
+	at      func(f lines, e spec.Edit) (int, error)
+	rewrite func(files Files, f lines, data []byte, e spec.Edit, fail failFunc) error
 }
+
+// anchor is the kind of thing an operation attaches to.
+type anchor int
+
+const (
+	anchorSection    anchor = iota // a MAINTAINERS section title
+	anchorConfig                   // a Kconfig symbol
+	anchorSortedLine               // a line among lines with a prefix
+	anchorLine                     // a whole line
+	anchorInclude                  // an #include
+	anchorMember                   // a struct member
+	anchorStatement                // a statement in a function
+	anchorFunction                 // a function definition
+)
+
+// failFunc turns an error of placing an edit into an *AnchorError.
+type failFunc func(err error, detail string, a ...any) error
 
 // Ops lists the operations Apply knows.
 var Ops = map[string]Op{
-	"section":          {[]string{"TITLE"}, "a MAINTAINERS section, between its neighbours by title"},
-	"config-after":     {[]string{"SYMBOL"}, "a Kconfig entry after the entry of SYMBOL"},
-	"select-sorted":    {[]string{"CONFIG"}, "a select line inside config CONFIG, between its neighbours by name"},
-	"sorted-line":      {[]string{"PREFIX"}, "a line among the lines starting with PREFIX, between its neighbours by name"},
-	"line-after":       {[]string{"LINE"}, "text after the line LINE"},
-	"include-after":    {[]string{"<HEADER>"}, "an #include after the #include of HEADER"},
-	"include-before":   {[]string{"<HEADER>"}, "an #include before the #include of HEADER"},
-	"member-before":    {[]string{"STRUCT", "MEMBER"}, "a member of struct STRUCT before MEMBER (and its comment)"},
-	"statement-before": {[]string{"FUNCTION", "STATEMENT"}, "a statement in FUNCTION before the one that starts with STATEMENT (a bare name means a call)"},
-	"statement-after":  {[]string{"FUNCTION", "STATEMENT"}, "a statement in FUNCTION after the one that starts with STATEMENT (a bare name means a call)"},
-	"after-function":   {[]string{"FUNCTION"}, "text after the definition of FUNCTION"},
-	"move-function":    {[]string{"FUNCTION", "DEST", "BEFORE", "NEWNAME"}, "move FUNCTION to DEST before function BEFORE, renamed NEWNAME and made global"},
-	"rename-calls":     {[]string{"OLD", "NEW"}, "rename every call of OLD to NEW"},
+	"section": {[]string{"TITLE"}, "a MAINTAINERS section, between its neighbours by title", anchorSection,
+		func(f lines, e spec.Edit) (int, error) { return f.section(e.Args[0]) }, nil},
+	"config-after": {[]string{"SYMBOL"}, "a Kconfig entry after the entry of SYMBOL", anchorConfig,
+		func(f lines, e spec.Edit) (int, error) { return f.configAfter(e.Args[0]) }, nil},
+	"select-sorted": {[]string{"CONFIG"}, "a select line inside config CONFIG, between its neighbours by name", anchorConfig,
+		func(f lines, e spec.Edit) (int, error) { return f.selectSorted(e.Args[0], e.Text) }, nil},
+	"sorted-line": {[]string{"PREFIX"}, "a line among the lines starting with PREFIX, between its neighbours by name", anchorSortedLine,
+		func(f lines, e spec.Edit) (int, error) { return f.sortedLine(e.Args[0], e.Text) }, nil},
+	"line-after": {[]string{"LINE"}, "text after the line LINE", anchorLine,
+		func(f lines, e spec.Edit) (int, error) {
+			at, err := f.unique(func(l string) bool { return strings.TrimRight(l, "\n") == e.Args[0] }, 0, len(f))
+			return at + 1, err
+		}, nil},
+	"include-after": {[]string{"<HEADER>"}, "an #include after the #include of HEADER", anchorInclude,
+		func(f lines, e spec.Edit) (int, error) {
+			at, err := f.unique(includeOf(e.Args[0]), 0, len(f))
+			return at + 1, err
+		}, nil},
+	"include-before": {[]string{"<HEADER>"}, "an #include before the #include of HEADER", anchorInclude,
+		func(f lines, e spec.Edit) (int, error) { return f.unique(includeOf(e.Args[0]), 0, len(f)) }, nil},
+	"member-before": {[]string{"STRUCT", "MEMBER"}, "a member of struct STRUCT before MEMBER (and its comment)", anchorMember,
+		func(f lines, e spec.Edit) (int, error) { return f.memberBefore(e.Args[0], e.Args[1]) }, nil},
+	"statement-before": {[]string{"FUNCTION", "STATEMENT"}, "a statement in FUNCTION before the one that starts with STATEMENT (a bare name means a call)", anchorStatement,
+		func(f lines, e spec.Edit) (int, error) { return f.statementBefore(e.Args[0], e.Args[1]) }, nil},
+	"statement-after": {[]string{"FUNCTION", "STATEMENT"}, "a statement in FUNCTION after the one that starts with STATEMENT (a bare name means a call)", anchorStatement,
+		func(f lines, e spec.Edit) (int, error) { return f.statementAfter(e.Args[0], e.Args[1]) }, nil},
+	"after-function": {[]string{"FUNCTION"}, "text after the definition of FUNCTION", anchorFunction,
+		func(f lines, e spec.Edit) (int, error) {
+			fn, err := f.function(e.Args[0])
+			at := fn.end
+			if err == nil && at < len(f) && strings.TrimSpace(f[at]) == "" {
+				at++
+			}
+			return at, err
+		}, nil},
+	"move-function": {[]string{"FUNCTION", "DEST", "BEFORE", "NEWNAME"}, "move FUNCTION to DEST before function BEFORE, renamed NEWNAME and made global", anchorFunction,
+		nil, func(files Files, f lines, _ []byte, e spec.Edit, fail failFunc) error { return moveFunction(files, f, e, fail) }},
+	"rename-calls": {[]string{"OLD", "NEW"}, "rename every call of OLD to NEW", anchorFunction,
+		nil, renameCalls},
+}
+
+// renameCalls renames every call of e.Args[0] in the file to e.Args[1].
+func renameCalls(files Files, _ lines, data []byte, e spec.Edit, fail failFunc) error {
+	re := regexp.MustCompile(`\b` + regexp.QuoteMeta(e.Args[0]) + `\(`)
+	if !re.Match(data) {
+		return fail(ErrAnchorMissing, "no call of %s", e.Args[0])
+	}
+	files.Set(e.Path, re.ReplaceAll(data, []byte(e.Args[1]+"(")))
+	return nil
 }
 
 // Apply places one edit.
 func Apply(files Files, e spec.Edit) error {
 	anchor := strings.TrimSpace(e.Op + " " + strings.Join(e.Args, " "))
-	fail := func(err error, detail string, a ...any) error {
+	var fail failFunc = func(err error, detail string, a ...any) error {
 		ae := &AnchorError{Src: e.Src, File: e.Path, Anchor: anchor, Err: err, Detail: fmt.Sprintf(detail, a...)}
 		var inner *anchorErr
 		if errors.As(err, &inner) {
@@ -186,48 +247,11 @@ func Apply(files Files, e spec.Edit) error {
 		return fail(err, "")
 	}
 	f := split(data)
-	text := split([]byte(e.Text))
-	var at int
-	switch e.Op {
-	case "section":
-		at, err = f.section(e.Args[0])
-	case "config-after":
-		at, err = f.configAfter(e.Args[0])
-	case "select-sorted":
-		at, err = f.selectSorted(e.Args[0], e.Text)
-	case "sorted-line":
-		at, err = f.sortedLine(e.Args[0], e.Text)
-	case "line-after":
-		at, err = f.unique(func(l string) bool { return strings.TrimRight(l, "\n") == e.Args[0] }, 0, len(f))
-		at++
-	case "include-after":
-		at, err = f.unique(includeOf(e.Args[0]), 0, len(f))
-		at++
-	case "include-before":
-		at, err = f.unique(includeOf(e.Args[0]), 0, len(f))
-	case "member-before":
-		at, err = f.memberBefore(e.Args[0], e.Args[1])
-	case "statement-before":
-		at, err = f.statementBefore(e.Args[0], e.Args[1])
-	case "statement-after":
-		at, err = f.statementAfter(e.Args[0], e.Args[1])
-	case "after-function":
-		var fn span
-		fn, err = f.function(e.Args[0])
-		at = fn.end
-		if at < len(f) && strings.TrimSpace(f[at]) == "" {
-			at++
-		}
-	case "move-function":
-		return moveFunction(files, f, e, fail)
-	case "rename-calls":
-		re := regexp.MustCompile(`\b` + regexp.QuoteMeta(e.Args[0]) + `\(`)
-		if !re.Match(data) {
-			return fail(ErrAnchorMissing, "no call of %s", e.Args[0])
-		}
-		files.Set(e.Path, re.ReplaceAll(data, []byte(e.Args[1]+"(")))
-		return nil
+	if op.rewrite != nil {
+		return op.rewrite(files, f, data, e, fail)
 	}
+	text := split([]byte(e.Text))
+	at, err := op.at(f, e)
 	if err != nil {
 		return fail(err, "")
 	}
