@@ -202,7 +202,9 @@ var Ops = map[string]Op{
 			return at, err
 		}, nil},
 	"move-function": {[]string{"FUNCTION", "DEST", "BEFORE", "NEWNAME"}, "move FUNCTION to DEST before function BEFORE, renamed NEWNAME and made global", anchorFunction,
-		nil, func(files Files, f lines, _ []byte, e spec.Edit, fail failFunc) error { return moveFunction(files, f, e, fail) }},
+		nil, func(files Files, f lines, _ []byte, e spec.Edit, fail failFunc) error {
+			return moveFunction(files, f, e, fail)
+		}},
 	"rename-calls": {[]string{"OLD", "NEW"}, "rename every call of OLD to NEW", anchorFunction,
 		nil, renameCalls},
 }
