@@ -103,7 +103,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, fmt.Errorf("buildtest: sparse %q: want auto, yes or no", o.Sparse)
 	}
 	if o.CC != "" {
-		flags = append(flags, "CC="+o.CC)
+		flags = append(flags, "CC="+CompilerCommand(o.CC))
 	}
 	st := newSteps(s, o.SpecDir)
 	rep := &Report{Version: s.Revision.Version, Base: s.Tree.Base, Flags: flags, Passed: true}
@@ -480,7 +480,7 @@ func (r *runner) make(ctx context.Context, p *outputParser, few bool, targets ..
 // root are hashed relative to it (CCACHE_BASEDIR), so that a fresh build
 // directory hits what another one compiled, unless the user chose a base.
 func (r *runner) env() []string {
-	if f := strings.Fields(r.o.CC); len(f) > 0 && filepath.Base(f[0]) == "ccache" && os.Getenv("CCACHE_BASEDIR") == "" {
+	if f := strings.Fields(r.o.CC); len(f) > 0 && baseName(f[0]) == "ccache" && os.Getenv("CCACHE_BASEDIR") == "" {
 		return []string{"CCACHE_BASEDIR=" + r.o.BuildRoot}
 	}
 	return nil
@@ -898,14 +898,7 @@ func short(commit string) string {
 
 // compilerID identifies the compiler a build uses.
 func compilerID(ctx context.Context, cc string) string {
-	f := strings.Fields(cc)
-	if len(f) == 0 {
-		f = []string{"gcc"}
-	}
-	if len(f) > 1 {
-		f = f[len(f)-1:] // the wrapper (ccache, distcc) does not change the output
-	}
-	out, err := exec.CommandContext(ctx, f[0], "--version").Output()
+	out, err := exec.CommandContext(ctx, compiler(cc), "--version").Output()
 	if err != nil {
 		return cc
 	}
