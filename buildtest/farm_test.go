@@ -92,7 +92,7 @@ func TestCompilerFarm(t *testing.T) {
 			"--allow", "127.0.0.1", "--jobs", "2", "--user", "nobody", "--log-file", logPath, "--log-level", "info")
 		waitPort(t, port)
 		same("distcc", build("distcc", fmt.Sprintf("DISTCC_HOSTS=127.0.0.1:%d/2", port), "DISTCC_FALLBACK=0"))
-		compiled(t, logPath, regexp.MustCompile(`COMPILE_OK .* (\S+\.c)$`))
+		compiled(t, logPath, regexp.MustCompile(`(?m)COMPILE_OK .* (\S+\.c)$`))
 	})
 
 	t.Run("icecc", func(t *testing.T) {
@@ -101,14 +101,23 @@ func TestCompilerFarm(t *testing.T) {
 			testenv.Missing(t, "no icecc user", "apt-get install icecc")
 		}
 		schedLog, daemonLogPath := daemonLog(t, "scheduler.log"), daemonLog(t, "iceccd.log")
-		envs := sharedDir(t)
+		// iceccd makes its environment directory itself (it gives it to
+		// its own user, which it cannot do to one made for it).
+		envs := filepath.Join(sharedDir(t), "envs")
 		port := freePort(t)
-		startDaemon(t, ctx, "icecc-scheduler", "-n", "kpatch-farm", "-p", fmt.Sprint(port), "-l", schedLog, "-vv")
-		waitPort(t, port)
+		startDaemon(t, ctx, "icecc-scheduler", "-n", "kpatch-farm", "-p", fmt.Sprint(port), "-l", schedLog, "-vvv")
+		// Not waitPort: a connection that says nothing holds the
+		// scheduler up until it times out.
+		waitFor(t, schedLog, regexp.MustCompile(`scheduler ready`), 10*time.Second)
 		startDaemon(t, ctx, "iceccd", "-n", "kpatch-farm", "-s", fmt.Sprintf("127.0.0.1:%d", port), "-m", "2",
-			"-N", "kpatch-node", "-b", envs, "-l", daemonLogPath, "-vv")
+			"-N", "kpatch-node", "-b", envs, "-l", daemonLogPath, "-vvv")
 		// The daemon is usable once the scheduler has it.
-		waitFor(t, schedLog, regexp.MustCompile(`kpatch-node|login`), 30*time.Second)
+		t.Cleanup(func() {
+			if t.Failed() {
+				t.Logf("iceccd's log:\n%s", readFile(t, daemonLogPath))
+			}
+		})
+		waitFor(t, schedLog, regexp.MustCompile(`login kpatch-node`), 30*time.Second)
 		same("icecc", build("icecc", "ICECC_DEBUG=info"))
 		// The scheduler hands out one job per compile.
 		jobs := regexp.MustCompile(`put \d+ in joblist of kpatch-node`).FindAll(readFile(t, schedLog), -1)
