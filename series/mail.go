@@ -2,16 +2,16 @@ package series
 
 import (
 	"fmt"
-	"net/mail"
+	netmail "net/mail"
 	"sort"
 	"strings"
 	"time"
 
 	"kpatch/plumbing/diffstat"
 	"kpatch/plumbing/linediff"
+	"kpatch/plumbing/mail"
 	"kpatch/plumbing/oracle"
 	"kpatch/plumbing/outdir"
-	"kpatch/plumbing/patchmail"
 )
 
 // Signature ends every message, as git's version does for format-patch.
@@ -151,7 +151,7 @@ func (s *Series) PatchMessage(p *Patch) Message {
 
 // filename is git format-patch's name for patch n of this revision.
 func (s *Series) filename(n int, subject string) string {
-	return patchmail.Filename(s.Revision.Version, n, subject)
+	return mail.Filename(s.Revision.Version, n, subject)
 }
 
 // CoverMessage renders the cover letter: the revision's text, the shortlog
@@ -188,7 +188,7 @@ func (s *Series) Shortlog() string {
 	var names []string
 	for _, p := range s.Patches {
 		name := p.Author
-		if a, err := mail.ParseAddress(p.Author); err == nil {
+		if a, err := netmail.ParseAddress(p.Author); err == nil {
 			name = a.Name
 		}
 		if byAuthor[name] == nil {

@@ -7,7 +7,7 @@ import (
 	"regexp"
 	"strings"
 
-	"kpatch/plumbing/patchmail"
+	"kpatch/plumbing/mail"
 	"kpatch/spec"
 )
 
@@ -27,8 +27,8 @@ type Given struct {
 
 // Collect finds the trailers that the replies among msgs give, with the
 // patch each answers.
-func Collect(msgs []*patchmail.Message) []Given {
-	byID := map[string]*patchmail.Message{}
+func Collect(msgs []*mail.Message) []Given {
+	byID := map[string]*mail.Message{}
 	for _, m := range msgs {
 		if m.MessageID != "" {
 			byID[m.MessageID] = m
@@ -36,7 +36,7 @@ func Collect(msgs []*patchmail.Message) []Given {
 	}
 	var out []Given
 	for _, m := range msgs {
-		_, reply, _, ok := patchmail.PatchSubject(m.Subject)
+		_, reply, _, ok := mail.PatchSubject(m.Subject)
 		if ok && !reply {
 			continue // a patch or a cover letter: its own trailers are the author's
 		}
@@ -46,7 +46,7 @@ func Collect(msgs []*patchmail.Message) []Given {
 		}
 		target := m
 		for i := 0; i < 64; i++ {
-			if n, r, _, ok := patchmail.PatchSubject(target.Subject); ok && !r && n >= 0 && target != m {
+			if n, r, _, ok := mail.PatchSubject(target.Subject); ok && !r && n >= 0 && target != m {
 				break
 			}
 			parent := byID[target.InReplyTo]
@@ -55,7 +55,7 @@ func Collect(msgs []*patchmail.Message) []Given {
 			}
 			target = parent
 		}
-		n, _, title, ok := patchmail.PatchSubject(target.Subject)
+		n, _, title, ok := mail.PatchSubject(target.Subject)
 		if !ok {
 			continue // not a reply to a patch series
 		}

@@ -1,4 +1,4 @@
-package patchmail
+package mail
 
 import (
 	"bufio"
@@ -7,7 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"mime"
-	"net/mail"
+	netmail "net/mail"
 	"net/textproto"
 	"os"
 	"path/filepath"
@@ -18,9 +18,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
-
-	"kpatch/plumbing/mailbody"
-	"kpatch/plumbing/oracle"
 )
 
 // Message is one mail of a series or its discussion.
@@ -149,7 +146,7 @@ func Load(path string) (*Series, error) {
 			msgs, err = readMbox(data, path)
 		} else {
 			s, err := fromThread(data, path)
-			if errors.Is(err, oracle.ErrNoMessages) {
+			if errors.Is(err, ErrNoMessages) {
 				return nil, fmt.Errorf("%s: %w", path, ErrNotMail)
 			}
 			if err == nil {
@@ -286,7 +283,7 @@ func parseMail(lines []string, file string, start int) (*Message, error) {
 		at = append(at, start+i)
 	}
 	dec := new(mime.WordDecoder)
-	mimeHeader := mail.Header{}
+	mimeHeader := netmail.Header{}
 	for hi, h := range headers {
 		k, v, ok := strings.Cut(h, ":")
 		if !ok {
@@ -318,11 +315,11 @@ func parseMail(lines []string, file string, start int) (*Message, error) {
 	if m.Body != "" {
 		m.Body += "\n"
 	}
-	if mailbody.Encoded(mimeHeader) {
+	if bodyEncoded(mimeHeader) {
 		// Archives serve patches quoted-printable, base64 or as a part
 		// of a multipart mail; the text is what git am would apply.
 		// (LineOf then finds only what the mail holds verbatim.)
-		body, err := mailbody.Text(mimeHeader, strings.NewReader(m.Body))
+		body, err := bodyText(mimeHeader, strings.NewReader(m.Body))
 		if err != nil {
 			return nil, m.errorf("the body does not decode as its Content-Type and Content-Transfer-Encoding say (%v): give the mail as the archive served it", err)
 		}
@@ -494,18 +491,18 @@ func cutLine(s, sep string) (before, after string, ok bool) {
 	return s[:i+1], s[i+len(sep)+2:], true
 }
 
-// FromThread reads a thread saved as text (the seed's form) with package
-// oracle. Senders there have no address; an author without one gets the
+// FromThread reads a thread saved as text (the seed's form) with
+// ParseThread. Senders there have no address; an author without one gets the
 // address of the Signed-off-by line that starts with the same name.
 func FromThread(data []byte) (*Series, error) { return fromThread(data, "") }
 
 // fromThread is FromThread for the file named file.
 func fromThread(data []byte, file string) (*Series, error) {
-	text, err := oracle.Text(data)
+	text, err := ThreadText(data)
 	if err != nil {
 		return nil, err
 	}
-	th, err := oracle.Parse(text)
+	th, err := ParseThread(text)
 	if err != nil {
 		return nil, err
 	}
@@ -517,7 +514,7 @@ func fromThread(data []byte, file string) (*Series, error) {
 			starts = append(starts, i+1)
 		}
 	}
-	msg := func(om *oracle.Message) Message {
+	msg := func(om *ThreadMessage) Message {
 		m := Message{Subject: om.Subject, From: om.Sender, Body: om.Body, File: file, Line: om.Line, SubjectLine: om.Line}
 		raw := all[starts[om.Line-1]:]
 		if i := strings.Index(raw, om.Body); i >= 0 && om.Body != "" {
@@ -553,7 +550,7 @@ func fromThread(data []byte, file string) (*Series, error) {
 			diff = diff[:i+1]
 		}
 		p := &Patch{
-			Message: msg(&op.Message),
+			Message: msg(&op.ThreadMessage),
 			Number:  op.Number, Total: th.Total, Version: th.Version, Title: op.Title, Author: author,
 			Log: op.Log, Changelog: op.Changelog, Diffstat: op.Diffstat, Diff: diff, Files: op.Files,
 		}
@@ -571,11 +568,11 @@ func fromThread(data []byte, file string) (*Series, error) {
 var sobRE = regexp.MustCompile(`(?m)^Signed-off-by: (.*)$`)
 
 func withAddress(name, log string) string {
-	if a, err := mail.ParseAddress(name); err == nil && a.Address != "" {
+	if a, err := netmail.ParseAddress(name); err == nil && a.Address != "" {
 		return name
 	}
 	for _, m := range sobRE.FindAllStringSubmatch(log, -1) {
-		a, err := mail.ParseAddress(m[1])
+		a, err := netmail.ParseAddress(m[1])
 		if err == nil && strings.HasPrefix(a.Name, name) {
 			return name + " <" + a.Address + ">"
 		}

@@ -1,8 +1,10 @@
-// Package patchmail reads a posted patch series into structured patches:
-// a directory of git format-patch files, an mbox (git format-patch
-// --stdout, or a thread saved from a list archive), or a thread saved as
-// text the way lore-style archives render it (the form of the v11 seed,
-// read with package oracle). It is what kpatch series import, kpatch series
+// Package mail reads a posted patch series into structured patches, and
+// writes patches as git format-patch does. It reads a directory of git
+// format-patch files, an mbox (git format-patch --stdout, b4 mbox, or a
+// thread saved from a list archive, mboxrd quoting undone, gzip-compressed
+// or not), or a thread saved as text the way lore-style archives render it
+// (the form of the v11 seed; see ParseThread); bodies are decoded as git am
+// decodes them (quoted-printable, base64, multipart, ISO-8859-1). It is what kpatch series import, kpatch series
 // diff, kpatch trailers and kpatch verify read.
 //
 // A patch is a message whose subject starts with "[PATCH ... m/n]"
@@ -18,4 +20,4 @@
 // patch cut short, patches missing, a commit message that is not UTF-8)
 // is an error of one line naming the file, the line where one message is
 // at fault, and what to give instead.
-package patchmail
+package mail

@@ -1,7 +1,7 @@
-package mailbody
+package mail
 
 import (
-	"net/mail"
+	netmail "net/mail"
 	"strings"
 	"testing"
 )
@@ -28,14 +28,14 @@ func TestText(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			msg, err := mail.ReadMessage(strings.NewReader(tc.header + "\n\n" + tc.body))
+			msg, err := netmail.ReadMessage(strings.NewReader(tc.header + "\n\n" + tc.body))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := Encoded(msg.Header); got != tc.encoded {
+			if got := bodyEncoded(msg.Header); got != tc.encoded {
 				t.Errorf("Encoded = %v, want %v", got, tc.encoded)
 			}
-			got, err := Text(msg.Header, msg.Body)
+			got, err := bodyText(msg.Header, msg.Body)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("error %v, want %q", err, tc.err)

@@ -1,4 +1,4 @@
-package patchmail
+package mail
 
 import (
 	"fmt"

@@ -1,11 +1,13 @@
-// Package mailbody turns the body of a mail as it is stored (in an mbox, a
-// saved thread, a .patch file) into the text its sender wrote: the
+package mail
+
+// The body of a mail as it is stored (in an mbox, a saved thread, a .patch
+// file) is turned into the text its sender wrote: the
 // Content-Transfer-Encoding undone (quoted-printable, base64) and, for a
 // multipart message, the first text/plain part taken (a patch with a
 // signature or an attachment beside it), and text in ISO-8859-1 re-coded
-// to UTF-8 (as git am re-codes a commit message into i18n.commitEncoding). Mail archives such as lore serve
-// patches in all of these forms; git am reads them all.
-package mailbody
+// to UTF-8 (as git am re-codes a commit message into i18n.commitEncoding).
+// Mail archives such as lore serve patches in all of these forms; git am
+// reads them all.
 
 import (
 	"encoding/base64"
@@ -18,16 +20,16 @@ import (
 	"unicode/utf8"
 )
 
-// Header is the part of a mail header the decoding reads
+// bodyHeader is the part of a mail header the decoding reads
 // (net/mail.Header, textproto.MIMEHeader and multipart part headers have
 // it).
-type Header interface {
+type bodyHeader interface {
 	Get(key string) string
 }
 
-// Encoded reports whether a body with this header needs Text to be read:
+// bodyEncoded reports whether a body with this header needs bodyText to be read:
 // it is transfer-encoded, multipart, or in ISO-8859-1.
-func Encoded(h Header) bool {
+func bodyEncoded(h bodyHeader) bool {
 	switch strings.ToLower(strings.TrimSpace(h.Get("Content-Transfer-Encoding"))) {
 	case "quoted-printable", "base64":
 		return true
@@ -39,9 +41,9 @@ func Encoded(h Header) bool {
 // latin1 are the names of ISO-8859-1 in Content-Type's charset.
 var latin1 = map[string]bool{"iso-8859-1": true, "iso8859-1": true, "latin1": true, "latin-1": true, "l1": true}
 
-// Text returns the text of the body r of a mail with header h, with line
+// bodyText returns the text of the body r of a mail with header h, with line
 // ends as "\n".
-func Text(h Header, r io.Reader) (string, error) {
+func bodyText(h bodyHeader, r io.Reader) (string, error) {
 	mt, params, err := mime.ParseMediaType(h.Get("Content-Type"))
 	if err == nil && strings.HasPrefix(mt, "multipart/") {
 		mr := multipart.NewReader(r, params["boundary"])
@@ -51,7 +53,7 @@ func Text(h Header, r io.Reader) (string, error) {
 				return "", fmt.Errorf("no text/plain part: %w", err)
 			}
 			if pt, _, _ := mime.ParseMediaType(p.Header.Get("Content-Type")); pt == "" || pt == "text/plain" || strings.HasPrefix(pt, "multipart/") {
-				return Text(p.Header, p)
+				return bodyText(p.Header, p)
 			}
 		}
 	}

@@ -1,4 +1,4 @@
-package oracle
+package mail
 
 import (
 	"bytes"
@@ -11,21 +11,19 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-
-	"kpatch/plumbing/mailbody"
 )
 
-// mboxFrom matches an mbox separator line, "From SENDER asctime-date", as
+// threadMboxFrom matches an mbox separator line, "From SENDER asctime-date", as
 // b4 mbox and lore's t.mbox.gz write them ("From mboxrd@z Thu Jan  1
 // 00:00:00 1970").
-var mboxFrom = regexp.MustCompile(`(?m)^From \S+ +\w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4}\r?\n`)
+var threadMboxFrom = regexp.MustCompile(`(?m)^From \S+ +\w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4}\r?\n`)
 
 // mangledFrom matches a body line mboxrd quoted: ">From ", ">>From ", ...
 var mangledFrom = regexp.MustCompile(`(?m)^>(>*From )`)
 
-// isMbox reports whether data is an mbox rather than the thread text form.
-func isMbox(data []byte) bool {
-	loc := mboxFrom.FindIndex(data)
+// isMboxThread reports whether data is an mbox rather than the thread text form.
+func isMboxThread(data []byte) bool {
+	loc := threadMboxFrom.FindIndex(data)
 	return loc != nil && loc[0] == 0
 }
 
@@ -48,13 +46,13 @@ type mboxMessage struct {
 }
 
 // fromMbox renders the messages of an mbox (b4 mbox, or lore's t.mbox.gz
-// unpacked) in the thread text form Parse reads: for every message its
+// unpacked) in the thread text form ParseThread reads: for every message its
 // subject, a blank line, "[Sender]", a blank line and the body. The cover
 // letter comes first, then the patches by number, then the replies in the
 // mbox's order; a message that appears twice (the same Message-Id, as
 // cross-posted mail does in an archive) counts once.
 func fromMbox(data []byte) ([]byte, error) {
-	starts := mboxFrom.FindAllIndex(data, -1)
+	starts := threadMboxFrom.FindAllIndex(data, -1)
 	seen := map[string]bool{}
 	var msgs []mboxMessage
 	for i, s := range starts {
@@ -65,7 +63,7 @@ func fromMbox(data []byte) ([]byte, error) {
 		raw := mangledFrom.ReplaceAll(data[s[1]:end], []byte("$1"))
 		m, id, err := decodeMail(raw)
 		if err != nil {
-			return nil, fmt.Errorf("oracle: mbox message %d: %w", i+1, err)
+			return nil, fmt.Errorf("mbox message %d: %w", i+1, err)
 		}
 		if id != "" && seen[id] {
 			continue
@@ -112,7 +110,7 @@ func decodeMail(raw []byte) (mboxMessage, string, error) {
 			sender = a.Address
 		}
 	}
-	body, err := mailbody.Text(msg.Header, msg.Body)
+	body, err := bodyText(msg.Header, msg.Body)
 	if err != nil {
 		return mboxMessage{}, "", err
 	}
