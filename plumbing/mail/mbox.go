@@ -9,7 +9,6 @@ import (
 	"net/mail"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 )
 
@@ -115,8 +114,8 @@ func decodeMail(raw []byte) (mboxMessage, string, error) {
 		return mboxMessage{}, "", err
 	}
 	m := mboxMessage{subject: subject, sender: sender, body: strings.ReplaceAll(body, "\r\n", "\n"), number: -1}
-	if sm := subjectRE.FindStringSubmatch(subject); sm != nil {
-		m.number, _ = strconv.Atoi(sm[2])
+	if sub := ParseSubject(subject); sub.Patch && !sub.Reply {
+		m.number = sub.Number
 	}
 	return m, strings.TrimSpace(msg.Header.Get("Message-Id")), nil
 }

@@ -109,9 +109,6 @@ type Series struct {
 }
 
 var (
-	prefixRE = regexp.MustCompile(`^\s*(?:(?:Re|RE|re|Aw|AW):\s*)*\[([^\]]*)\]\s*(.*)$`)
-	numRE    = regexp.MustCompile(`(?:^|\s)(\d+)/(\d+)(?:\s|$)`)
-	verRE    = regexp.MustCompile(`(?:^|\s)[vV](\d+)(?:\s|$)`)
 	fromLine = regexp.MustCompile(`^From ([0-9a-f]{40}) Mon Sep 17 00:00:00 2001$`)
 	mboxFrom = regexp.MustCompile(`^From \S+ +\w{3} \w{3} +\d{1,2} \d{1,2}:\d{2}:\d{2} \d{4}$`)
 )
@@ -335,27 +332,17 @@ func parseMail(lines []string, file string, start int) (*Message, error) {
 func Assemble(msgs []*Message) (*Series, error) {
 	s := &Series{}
 	for _, m := range msgs {
-		sm := prefixRE.FindStringSubmatch(m.Subject)
-		reply := regexp.MustCompile(`^\s*(?i:re|aw):`).MatchString(m.Subject)
-		if sm == nil || reply || !strings.Contains(strings.ToUpper(sm[1]), "PATCH") {
+		sub := ParseSubject(m.Subject)
+		if !sub.Patch || sub.Reply {
 			s.Replies = append(s.Replies, m)
 			continue
 		}
-		n, total := 1, 1
-		if nm := numRE.FindStringSubmatch(sm[1]); nm != nil {
-			n, _ = strconv.Atoi(nm[1])
-			total, _ = strconv.Atoi(nm[2])
-		}
-		v := 1
-		if vm := verRE.FindStringSubmatch(sm[1]); vm != nil {
-			v, _ = strconv.Atoi(vm[1])
-		}
-		s.Version = v
-		if n == 0 {
+		s.Version = sub.Version
+		if sub.Number == 0 {
 			s.Cover = m
 			continue
 		}
-		p, err := parsePatch(m, n, total, v, sm[2])
+		p, err := parsePatch(m, sub.Number, sub.Total, sub.Version, sub.Title)
 		if err != nil {
 			return nil, err
 		}
@@ -617,20 +604,4 @@ func LoadMessages(path string) ([]*Message, error) {
 		out = append(out, &p.Message)
 	}
 	return append(out, s.Replies...), nil
-}
-
-// PatchSubject parses "[PATCH vN m/n] title" (or "Re: [PATCH ...] title"):
-// the patch number (0 for the cover letter), whether it is a reply, and the
-// title. ok is false for other subjects.
-func PatchSubject(subject string) (n int, reply bool, title string, ok bool) {
-	sm := prefixRE.FindStringSubmatch(subject)
-	if sm == nil || !strings.Contains(strings.ToUpper(sm[1]), "PATCH") {
-		return 0, false, "", false
-	}
-	reply = regexp.MustCompile(`^\s*(?i:re|aw):`).MatchString(subject)
-	n = 1
-	if nm := numRE.FindStringSubmatch(sm[1]); nm != nil {
-		n, _ = strconv.Atoi(nm[1])
-	}
-	return n, reply, strings.Join(strings.Fields(sm[2]), " "), true
 }

@@ -12,8 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
@@ -54,8 +52,6 @@ type ThreadPatch struct {
 // blank line and "[Sender]".
 var ErrNoMessages = errors.New("no messages of a saved thread found")
 
-var subjectRE = regexp.MustCompile(`^\[PATCH v(\d+) (\d+)/(\d+)\] (.*)$`)
-
 // ParseThreadFile reads a thread from a file.
 func ParseThreadFile(path string) (*Thread, error) {
 	data, err := os.ReadFile(path)
@@ -77,7 +73,7 @@ func ParseThread(data []byte) (*Thread, error) {
 	var msgs []*ThreadMessage
 	for i := 0; i+2 < len(lines); i++ {
 		subj := strings.TrimSuffix(lines[i], "\n")
-		if !(subjectRE.MatchString(subj) || strings.HasPrefix(subj, "Re: [PATCH")) {
+		if !ParseSubject(subj).Patch {
 			continue
 		}
 		// A message header: subject, blank, "[Sender]" (the cover letter
@@ -111,19 +107,18 @@ func ParseThread(data []byte) (*Thread, error) {
 
 	t := &Thread{}
 	for _, m := range msgs {
-		sm := subjectRE.FindStringSubmatch(m.Subject)
-		if sm == nil {
+		sub := ParseSubject(m.Subject)
+		if sub.Reply {
 			t.Replies = append(t.Replies, m)
 			continue
 		}
-		t.Version, _ = strconv.Atoi(sm[1])
-		n, _ := strconv.Atoi(sm[2])
-		t.Total, _ = strconv.Atoi(sm[3])
+		t.Version, t.Total = sub.Version, sub.Total
+		n := sub.Number
 		if n == 0 {
 			t.Cover = m
 			continue
 		}
-		p, err := parseThreadPatch(m, n, sm[4])
+		p, err := parseThreadPatch(m, n, sub.Title)
 		if err != nil {
 			return nil, err
 		}

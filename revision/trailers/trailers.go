@@ -36,8 +36,7 @@ func Collect(msgs []*mail.Message) []Given {
 	}
 	var out []Given
 	for _, m := range msgs {
-		_, reply, _, ok := mail.PatchSubject(m.Subject)
-		if ok && !reply {
+		if sub := mail.ParseSubject(m.Subject); sub.Patch && !sub.Reply {
 			continue // a patch or a cover letter: its own trailers are the author's
 		}
 		lines := trailerLines(m.Body)
@@ -46,7 +45,7 @@ func Collect(msgs []*mail.Message) []Given {
 		}
 		target := m
 		for i := 0; i < 64; i++ {
-			if n, r, _, ok := mail.PatchSubject(target.Subject); ok && !r && n >= 0 && target != m {
+			if sub := mail.ParseSubject(target.Subject); sub.Patch && !sub.Reply && target != m {
 				break
 			}
 			parent := byID[target.InReplyTo]
@@ -55,11 +54,12 @@ func Collect(msgs []*mail.Message) []Given {
 			}
 			target = parent
 		}
-		n, _, title, ok := mail.PatchSubject(target.Subject)
-		if !ok {
+		sub := mail.ParseSubject(target.Subject)
+		if !sub.Patch {
 			continue // not a reply to a patch series
 		}
-		g := Given{Target: n, Title: title, Reply: m.MessageID}
+		n := sub.Number
+		g := Given{Target: n, Title: sub.Title, Reply: m.MessageID}
 		if g.Reply == "" {
 			g.Reply = m.Subject
 		}
