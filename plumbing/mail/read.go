@@ -40,6 +40,8 @@ type Message struct {
 	File              string
 	Line, SubjectLine int
 	Raw               string
+
+	savedThread bool // read from a thread saved as text, not from a mail
 }
 
 // LineOf returns the line of File on which text first occurs in the
@@ -93,6 +95,23 @@ type Patch struct {
 	Files []*gitdiff.File
 }
 
+// MailText returns the patch as a mail that git am and checkpatch.pl
+// read, line for line with Raw (its line i is line Line+i-1 of File): Raw
+// itself when the patch was read from a mail, with or without a leading
+// "From " line; for a thread saved as text, whose subject, blank and
+// "[Sender]" lines are no mail header, those three lines become a From
+// and a Subject header and the blank line that ends a header.
+func (p *Patch) MailText() string {
+	if !p.savedThread {
+		return p.Raw
+	}
+	rest := p.Raw
+	for i := 0; i < 3; i++ {
+		_, rest, _ = strings.Cut(rest, "\n")
+	}
+	return fmt.Sprintf("From: %s\nSubject: [PATCH] %s\n\n", p.Author, p.Title) + rest
+}
+
 // CommitMessage returns what git am records: title, blank line, log.
 func (p *Patch) CommitMessage() string { return p.Title + "\n\n" + p.Log }
 
@@ -114,7 +133,7 @@ var (
 )
 
 // ErrNoPatches is returned for input that holds no patch messages.
-var ErrNoPatches = errors.New("no [PATCH m/n] messages found")
+var ErrNoPatches = errors.New("no patches found (no message with a diff that is not a reply)")
 
 // ErrNotMail is returned for a file that is neither an mbox (or a single
 // mail) nor a thread saved as text.
@@ -132,7 +151,7 @@ func Load(path string) (*Series, error) {
 	if st.IsDir() {
 		msgs, err = ReadDir(path)
 		if err == nil && len(msgs) == 0 {
-			return nil, fmt.Errorf("%s: a directory without .patch or .eml files: %w", path, ErrNoPatches)
+			return nil, fmt.Errorf("%s: a directory without .patch, .eml, .mbx, .mbox or .cover files: %w", path, ErrNoPatches)
 		}
 	} else {
 		var data []byte
@@ -176,7 +195,21 @@ func isMbox(data []byte) bool {
 	return bytes.HasPrefix(data, []byte("From ")) || regexp.MustCompile(`^[A-Za-z-]+: `).Match(data)
 }
 
-// ReadDir reads every *.patch and *.eml file of dir, in name order.
+// mailExts are the names of the files of a directory that ReadDir reads:
+// git format-patch's .patch, a saved mail's .eml, b4's .mbx and .cover.
+var mailExts = []string{".patch", ".eml", ".mbx", ".mbox", ".cover"}
+
+// isMailFile reports whether ReadDir reads the file called name.
+func isMailFile(name string) bool {
+	for _, e := range mailExts {
+		if strings.HasSuffix(name, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// ReadDir reads every mail file of dir (see mailExts), in name order.
 func ReadDir(dir string) ([]*Message, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -184,7 +217,7 @@ func ReadDir(dir string) ([]*Message, error) {
 	}
 	var names []string
 	for _, e := range ents {
-		if !e.IsDir() && (strings.HasSuffix(e.Name(), ".patch") || strings.HasSuffix(e.Name(), ".eml")) {
+		if !e.IsDir() && isMailFile(e.Name()) {
 			names = append(names, e.Name())
 		}
 	}
@@ -328,17 +361,26 @@ func parseMail(lines []string, file string, start int) (*Message, error) {
 	return m, nil
 }
 
-// Assemble sorts messages into the cover letter, the patches and replies.
+// Assemble sorts messages into the cover letter, the patches and replies,
+// as git am would read them. A patch is a message that is not a reply and
+// whose subject has a "[PATCH ...]" prefix, or has none but whose body
+// holds a diff (git format-patch -k). When every patch is numbered
+// ("[PATCH m/n]") they are put in the order of their numbers and must be
+// 1..n; otherwise (git format-patch -N or -k, single patches) they are
+// taken in the order given, numbered 1..n, as git am applies them. A
+// numbered "0/n" message is the cover letter.
 func Assemble(msgs []*Message) (*Series, error) {
 	s := &Series{}
+	numbered := true
+	var subs []Subject
 	for _, m := range msgs {
 		sub := ParseSubject(m.Subject)
-		if !sub.Patch || sub.Reply {
+		if sub.Reply || !sub.Patch && !holdsDiff(m.Body) {
 			s.Replies = append(s.Replies, m)
 			continue
 		}
 		s.Version = sub.Version
-		if sub.Number == 0 {
+		if sub.Numbered && sub.Number == 0 {
 			s.Cover = m
 			continue
 		}
@@ -346,16 +388,29 @@ func Assemble(msgs []*Message) (*Series, error) {
 		if err != nil {
 			return nil, err
 		}
+		numbered = numbered && sub.Numbered
 		s.Patches = append(s.Patches, p)
+		subs = append(subs, sub)
 	}
 	if len(s.Patches) == 0 {
 		return nil, ErrNoPatches
+	}
+	if !numbered {
+		for i, p := range s.Patches {
+			p.Number, p.Total = i+1, len(s.Patches)
+		}
+		return s, nil
 	}
 	sort.SliceStable(s.Patches, func(i, j int) bool { return s.Patches[i].Number < s.Patches[j].Number })
 	if err := complete(s.Patches); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// holdsDiff reports whether a mail body holds a git diff.
+func holdsDiff(body string) bool {
+	return strings.HasPrefix(body, "diff --git ") || strings.Contains(body, "\ndiff --git ")
 }
 
 // complete checks that patches, sorted, are 1..n of n.
@@ -502,7 +557,7 @@ func fromThread(data []byte, file string) (*Series, error) {
 		}
 	}
 	msg := func(om *ThreadMessage) Message {
-		m := Message{Subject: om.Subject, From: om.Sender, Body: om.Body, File: file, Line: om.Line, SubjectLine: om.Line}
+		m := Message{Subject: om.Subject, From: om.Sender, Body: om.Body, File: file, Line: om.Line, SubjectLine: om.Line, savedThread: true}
 		raw := all[starts[om.Line-1]:]
 		if i := strings.Index(raw, om.Body); i >= 0 && om.Body != "" {
 			m.Raw = raw[:i+len(om.Body)]

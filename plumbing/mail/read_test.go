@@ -103,7 +103,7 @@ func TestLoadErrors(t *testing.T) {
 	dir := t.TempDir()
 	empty := filepath.Join(dir, "empty.mbox")
 	os.WriteFile(empty, []byte("From: a@b\nSubject: hello\n\nno patch\n"), 0o644)
-	if _, err := mail.Load(empty); err == nil || !strings.Contains(err.Error(), "no [PATCH m/n]") {
+	if _, err := mail.Load(empty); err == nil || !strings.Contains(err.Error(), "no patches found") {
 		t.Errorf("mbox without patches: %v", err)
 	}
 	if _, err := mail.Load(filepath.Join(dir, "missing")); err == nil {
