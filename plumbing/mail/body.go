@@ -11,6 +11,7 @@ package mail
 
 import (
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -46,16 +47,39 @@ var latin1 = map[string]bool{"iso-8859-1": true, "iso8859-1": true, "latin1": tr
 func bodyText(h bodyHeader, r io.Reader) (string, error) {
 	mt, params, err := mime.ParseMediaType(h.Get("Content-Type"))
 	if err == nil && strings.HasPrefix(mt, "multipart/") {
+		// As git mailinfo does, the text of every part is read, in order:
+		// a commit message and the diff attached to it (git format-patch
+		// --attach or --inline, a mailer's attachment) are one body.
+		// Parts that are not text (a signature, an image) and HTML
+		// alternatives are left out.
 		mr := multipart.NewReader(r, params["boundary"])
+		var b strings.Builder
+		found := false
 		for {
 			p, err := mr.NextRawPart()
-			if err != nil {
-				return "", fmt.Errorf("no text/plain part: %w", err)
+			if err == io.EOF {
+				break
 			}
-			if pt, _, _ := mime.ParseMediaType(p.Header.Get("Content-Type")); pt == "" || pt == "text/plain" || strings.HasPrefix(pt, "multipart/") {
-				return bodyText(p.Header, p)
+			if err != nil {
+				return "", fmt.Errorf("a part of the multipart body: %w", err)
+			}
+			if !textPart(p.Header) {
+				continue
+			}
+			text, err := bodyText(p.Header, p)
+			if err != nil {
+				return "", err
+			}
+			found = true
+			b.WriteString(text)
+			if text != "" && !strings.HasSuffix(text, "\n") {
+				b.WriteString("\n")
 			}
 		}
+		if !found {
+			return "", errors.New("no text/plain part")
+		}
+		return b.String(), nil
 	}
 	switch strings.ToLower(strings.TrimSpace(h.Get("Content-Transfer-Encoding"))) {
 	case "quoted-printable":
@@ -76,6 +100,24 @@ func bodyText(h bodyHeader, r io.Reader) (string, error) {
 		text = u.String()
 	}
 	return strings.ReplaceAll(text, "\r\n", "\n"), nil
+}
+
+// textPart reports whether a part of a multipart body holds text that git
+// am would read: text/plain, a diff (text/x-patch, text/x-diff, and the
+// application types mailers give .patch files), a nested multipart.
+func textPart(h bodyHeader) bool {
+	pt, params, _ := mime.ParseMediaType(h.Get("Content-Type"))
+	switch {
+	case pt == "" || pt == "text/plain" || strings.HasPrefix(pt, "multipart/"):
+		return true
+	case pt == "text/x-patch" || pt == "text/x-diff" || pt == "application/x-patch" || pt == "application/x-diff":
+		return true
+	case pt == "application/octet-stream":
+		_, dp, _ := mime.ParseMediaType(h.Get("Content-Disposition"))
+		name := dp["filename"] + params["name"]
+		return strings.HasSuffix(name, ".patch") || strings.HasSuffix(name, ".diff")
+	}
+	return false
 }
 
 // lineJoiner drops the line breaks of a base64 body.

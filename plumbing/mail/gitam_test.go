@@ -57,7 +57,12 @@ func gitAm(t *testing.T, repo string, files ...string) []amRecord {
 	t.Helper()
 	gittest.Run(t, repo, "checkout", "-q", "-B", "am", "base")
 	defer gittest.Run(t, repo, "checkout", "-q", "master")
-	gittest.Run(t, repo, append([]string{"am", "-q"}, files...)...)
+	cmd := exec.Command("git", append([]string{"am", "-q"}, files...)...)
+	cmd.Dir, cmd.Env = repo, gittest.Environ(repo)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		exec.Command("git", "-C", repo, "am", "--abort").Run()
+		t.Fatalf("git am %s: %v\n%s", strings.Join(files, " "), err, out)
+	}
 	out := string(gittest.Run(t, repo, "log", "--reverse", "-z", "--format=%an <%ae>%n%B", "base..am"))
 	var recs []amRecord
 	for _, c := range strings.Split(strings.TrimSuffix(out, "\x00"), "\x00") {

@@ -62,7 +62,7 @@ func fromMbox(data []byte) ([]byte, error) {
 		raw := mangledFrom.ReplaceAll(data[s[1]:end], []byte("$1"))
 		m, id, err := decodeMail(raw)
 		if err != nil {
-			return nil, fmt.Errorf("mbox message %d: %w", i+1, err)
+			return nil, fmt.Errorf("message %d of the mbox: %w", i+1, err)
 		}
 		if id != "" && seen[id] {
 			continue

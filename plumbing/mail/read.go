@@ -158,6 +158,9 @@ func Load(path string) (*Series, error) {
 		if data, err = os.ReadFile(path); err != nil {
 			return nil, err
 		}
+		if err := utf16Error(path, data); err != nil {
+			return nil, err
+		}
 		if isMbox(data) {
 			msgs, err = readMbox(data, path)
 		} else {
@@ -227,6 +230,9 @@ func ReadDir(dir string) ([]*Message, error) {
 		p := filepath.Join(dir, n)
 		data, err := os.ReadFile(p)
 		if err != nil {
+			return nil, err
+		}
+		if err := utf16Error(p, data); err != nil {
 			return nil, err
 		}
 		ms, err := readMbox(data, p)
@@ -401,7 +407,7 @@ func Assemble(msgs []*Message) (*Series, error) {
 		}
 		return s, nil
 	}
-	sort.SliceStable(s.Patches, func(i, j int) bool { return s.Patches[i].Number < s.Patches[j].Number })
+	sortByNumber(s.Patches, func(p *Patch) int { return p.Number })
 	if err := complete(s.Patches); err != nil {
 		return nil, err
 	}
@@ -413,19 +419,18 @@ func holdsDiff(body string) bool {
 	return strings.HasPrefix(body, "diff --git ") || strings.Contains(body, "\ndiff --git ")
 }
 
-// complete checks that patches, sorted, are 1..n of n.
+// complete checks that patches, sorted, are 1..n of n, each once (see
+// numberingError); the error names the patch at fault.
 func complete(ps []*Patch) error {
+	ns := make([]numbered, len(ps))
 	for i, p := range ps {
-		if p.Number != i+1 {
-			return fmt.Errorf("patch %d of %d is missing (found %q): give every patch of the series", i+1, p.Total, p.Subject)
-		}
+		ns[i] = numbered{p.Number, p.Total, p.Title}
 	}
-	if last := ps[len(ps)-1]; last.Number < last.Total {
-		missing := fmt.Sprintf("patch %d", last.Total)
-		if last.Number+1 < last.Total {
-			missing = fmt.Sprintf("patches %d-%d", last.Number+1, last.Total)
-		}
-		return fmt.Errorf("%s of %d missing after patch %d (%q; the mail cut short?): give every patch of the series", missing, last.Total, last.Number, last.Title)
+	switch i, msg := numberingError(ns, true); {
+	case i >= 0:
+		return ps[i].errorf("%s", msg)
+	case i == -2:
+		return errors.New(msg)
 	}
 	return nil
 }
@@ -435,7 +440,7 @@ const hint = "give the patch as git format-patch or b4 wrote it"
 
 func parsePatch(m *Message, n, total, v int, title string) (*Patch, error) {
 	p := &Patch{Message: *m, Number: n, Total: total, Version: v, Title: strings.Join(strings.Fields(title), " "), Author: m.From}
-	body := m.Body
+	body := strings.TrimLeft(m.Body, "\n") // git am drops blank lines before the message
 	if strings.HasPrefix(body, "From: ") {
 		l, rest, _ := strings.Cut(body, "\n")
 		p.Author = strings.TrimPrefix(l, "From: ")
@@ -458,6 +463,13 @@ func parsePatch(m *Message, n, total, v int, title string) (*Patch, error) {
 	p.Changelog, p.Diffstat = splitNotes(head)
 	if err := p.check(); err != nil {
 		return nil, err
+	}
+	if i, l, bad := corruptHunk(p.Diff); bad {
+		at := p.Line
+		if d := p.LineOf("\n" + l + "\n"); d > 0 {
+			at = d + 1
+		}
+		return nil, p.errorAt(at, "patch %d of %d (%q): corrupt hunk header %q (git apply: \"corrupt patch\"), line %d of the diff: %s", n, total, p.Title, l, i+1, hint)
 	}
 	files, _, err := gitdiff.Parse(strings.NewReader(p.Diff))
 	if err != nil {
@@ -545,6 +557,11 @@ func fromThread(data []byte, file string) (*Series, error) {
 		return nil, err
 	}
 	th, err := ParseThread(text)
+	var te *threadError
+	if errors.As(err, &te) {
+		at := (&Message{File: file}).at(te.line)
+		return nil, &locError{at + ": " + te.msg}
+	}
 	if err != nil {
 		return nil, err
 	}

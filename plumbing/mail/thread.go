@@ -118,21 +118,37 @@ func ParseThread(data []byte) (*Thread, error) {
 			t.Cover = m
 			continue
 		}
-		p, err := parseThreadPatch(m, n, sub.Title)
+		p, err := parseThreadPatch(m, n, sub.Total, sub.Title)
 		if err != nil {
 			return nil, err
 		}
 		t.Patches = append(t.Patches, p)
 	}
-	for i, p := range t.Patches {
-		if p.Number != i+1 {
-			return nil, fmt.Errorf("oracle: patch %d found where %d was expected (line %d)", p.Number, i+1, p.Line)
+	if len(t.Patches) > 0 {
+		sortByNumber(t.Patches, func(p *ThreadPatch) int { return p.Number })
+		ns := make([]numbered, len(t.Patches))
+		for i, p := range t.Patches {
+			ns[i] = numbered{p.Number, t.Total, p.Title}
+		}
+		if i, msg := numberingError(ns, false); i >= 0 {
+			return nil, &threadError{t.Patches[i].Line, msg}
 		}
 	}
 	return t, nil
 }
 
-func parseThreadPatch(m *ThreadMessage, n int, title string) (*ThreadPatch, error) {
+// threadError is an error about one line of a thread saved as text.
+type threadError struct {
+	line int
+	msg  string
+}
+
+func (e *threadError) Error() string { return fmt.Sprintf("line %d: %s", e.line, e.msg) }
+
+func parseThreadPatch(m *ThreadMessage, n, total int, title string) (*ThreadPatch, error) {
+	fail := func(format string, args ...any) error {
+		return &threadError{m.Line, fmt.Sprintf("patch %d of %d (%q): ", n, total, title) + fmt.Sprintf(format, args...)}
+	}
 	p := &ThreadPatch{ThreadMessage: *m, Number: n, Title: title}
 	body := m.Body
 	if strings.HasPrefix(body, "From: ") {
@@ -142,13 +158,13 @@ func parseThreadPatch(m *ThreadMessage, n int, title string) (*ThreadPatch, erro
 	}
 	sep := strings.Index(body, "\n---\n")
 	if sep < 0 {
-		return nil, fmt.Errorf("oracle: patch %d (line %d): no \"---\" line", n, m.Line)
+		return nil, fail("no \"---\" line before the diff (the mail cut short?): %s", hint)
 	}
 	p.Log = body[:sep+1]
 	rest := body[sep+len("\n---\n"):]
 	diffAt := strings.Index(rest, "\ndiff --git ")
 	if diffAt < 0 {
-		return nil, fmt.Errorf("oracle: patch %d (line %d): no diff", n, m.Line)
+		return nil, fail("no diff (the mail cut short?): %s", hint)
 	}
 	head := rest[:diffAt+1]
 	// The diffstat is the last paragraph before the diff that is made of
@@ -158,9 +174,12 @@ func parseThreadPatch(m *ThreadMessage, n int, title string) (*ThreadPatch, erro
 	if len(paras) > 1 {
 		p.Changelog = strings.Join(paras[:len(paras)-1], "\n\n") + "\n"
 	}
+	if i, l, bad := corruptHunk(rest[diffAt+1:]); bad {
+		return nil, fail("corrupt hunk header %q (git apply: \"corrupt patch\"), line %d of the diff: %s", l, i+1, hint)
+	}
 	files, _, err := gitdiff.Parse(strings.NewReader(rest[diffAt+1:]))
 	if err != nil {
-		return nil, fmt.Errorf("oracle: patch %d (line %d): %w", n, m.Line, err)
+		return nil, fail("the diff does not parse (%s): %s", strings.TrimPrefix(err.Error(), "gitdiff: "), hint)
 	}
 	p.Files = files
 	return p, nil

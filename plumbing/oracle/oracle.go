@@ -52,11 +52,11 @@ func CreatedFiles(t *mail.Thread) (map[string][]Version, error) {
 			}
 			var dst bytes.Buffer
 			if err := gitdiff.Apply(&dst, bytes.NewReader(cur[f.OldName]), f); err != nil {
-				return nil, fmt.Errorf("oracle: patch %d: applying %s: %w", p.Number, f.NewName, err)
+				return nil, fmt.Errorf("the posted thread, patch %d: applying %s: %w", p.Number, f.NewName, err)
 			}
 			got := BlobHash(dst.Bytes())
 			if !strings.HasPrefix(got, f.NewOIDPrefix) {
-				return nil, fmt.Errorf("oracle: patch %d: %s has blob %s, the patch says %s", p.Number, f.NewName, got[:12], f.NewOIDPrefix)
+				return nil, fmt.Errorf("the posted thread, patch %d: %s has blob %s, the patch says %s", p.Number, f.NewName, got[:12], f.NewOIDPrefix)
 			}
 			cur[f.NewName] = dst.Bytes()
 			out[f.NewName] = append(out[f.NewName], Version{Patch: p.Number, Hash: f.NewOIDPrefix, Content: dst.Bytes()})
@@ -89,7 +89,7 @@ const SeedHelp = "save the thread of lore Message-Id <" + SeedMessageID + "> as 
 func SeedPath() (string, error) {
 	if p := os.Getenv("KPATCH_SEED"); p != "" {
 		if _, err := os.Stat(p); err != nil {
-			return "", fmt.Errorf("oracle: KPATCH_SEED=%s: %w: %s", p, ErrNoSeed, SeedHelp)
+			return "", fmt.Errorf("KPATCH_SEED=%s: %w: %s", p, ErrNoSeed, SeedHelp)
 		}
 		return p, nil
 	}
@@ -104,7 +104,7 @@ func SeedPath() (string, error) {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", fmt.Errorf("oracle: no shared/seed/%s above the working directory and KPATCH_SEED is not set: %w: %s", SeedName, ErrNoSeed, SeedHelp)
+			return "", fmt.Errorf("no shared/seed/%s above the working directory and KPATCH_SEED is not set: %w: %s", SeedName, ErrNoSeed, SeedHelp)
 		}
 		dir = parent
 	}
