@@ -347,7 +347,18 @@ func parseMail(lines []string, file string, start int) (*Message, error) {
 	if i < len(lines) {
 		i++
 	}
-	m.Body = strings.Join(lines[i:], "\n")
+	body := lines[i:]
+	if len(lines) > 0 && strings.HasPrefix(lines[0], "From mboxrd@z ") {
+		// public-inbox (lore) and b4 mbox mark mboxrd with this
+		// separator: a body line ">From ", ">>From ", ... was quoted.
+		body = append([]string(nil), body...)
+		for j, l := range body {
+			if strings.HasPrefix(l, ">") && strings.HasPrefix(strings.TrimLeft(l, ">"), "From ") {
+				body[j] = l[1:]
+			}
+		}
+	}
+	m.Body = strings.Join(body, "\n")
 	if m.Body != "" {
 		m.Body += "\n"
 	}
