@@ -64,11 +64,20 @@ func (m *Message) at(line int) string {
 	return fmt.Sprintf("%s:%d", m.File, line)
 }
 
-// locError is an error about one message that already names its file and
-// line.
-type locError struct{ msg string }
+// locError is an error about one line of a file ("" when the caller gave
+// bytes without a name).
+type locError struct {
+	file string
+	line int
+	msg  string
+}
 
-func (e *locError) Error() string { return e.msg }
+func (e *locError) Error() string {
+	if e.file == "" {
+		return fmt.Sprintf("line %d: %s", e.line, e.msg)
+	}
+	return fmt.Sprintf("%s:%d: %s", e.file, e.line, e.msg)
+}
 
 // errorf is an error about the message, at its first line.
 func (m *Message) errorf(format string, args ...any) error {
@@ -77,7 +86,7 @@ func (m *Message) errorf(format string, args ...any) error {
 
 // errorAt is an error about line of the message's file.
 func (m *Message) errorAt(line int, format string, args ...any) error {
-	return &locError{m.at(line) + ": " + fmt.Sprintf(format, args...)}
+	return &locError{m.File, line, fmt.Sprintf(format, args...)}
 }
 
 // Patch is one patch of a series.
@@ -568,10 +577,9 @@ func fromThread(data []byte, file string) (*Series, error) {
 		return nil, err
 	}
 	th, err := ParseThread(text)
-	var te *threadError
-	if errors.As(err, &te) {
-		at := (&Message{File: file}).at(te.line)
-		return nil, &locError{at + ": " + te.msg}
+	var le *locError
+	if errors.As(err, &le) && le.file == "" {
+		le.file = file
 	}
 	if err != nil {
 		return nil, err

@@ -118,7 +118,7 @@ func ParseThread(data []byte) (*Thread, error) {
 			t.Cover = m
 			continue
 		}
-		p, err := parseThreadPatch(m, n, sub.Total, sub.Title)
+		p, err := parseThreadPatch(m, n, sub.Total, sub.Version, sub.Title)
 		if err != nil {
 			return nil, err
 		}
@@ -131,57 +131,23 @@ func ParseThread(data []byte) (*Thread, error) {
 			ns[i] = numbered{p.Number, t.Total, p.Title}
 		}
 		if i, msg := numberingError(ns, false); i >= 0 {
-			return nil, &threadError{t.Patches[i].Line, msg}
+			return nil, &locError{"", t.Patches[i].Line, msg}
 		}
 	}
 	return t, nil
 }
 
-// threadError is an error about one line of a thread saved as text.
-type threadError struct {
-	line int
-	msg  string
-}
-
-func (e *threadError) Error() string { return fmt.Sprintf("line %d: %s", e.line, e.msg) }
-
-func parseThreadPatch(m *ThreadMessage, n, total int, title string) (*ThreadPatch, error) {
-	fail := func(format string, args ...any) error {
-		return &threadError{m.Line, fmt.Sprintf("patch %d of %d (%q): ", n, total, title) + fmt.Sprintf(format, args...)}
-	}
-	p := &ThreadPatch{ThreadMessage: *m, Number: n, Title: title}
-	body := m.Body
-	if strings.HasPrefix(body, "From: ") {
-		nl := strings.IndexByte(body, '\n')
-		p.Author = strings.TrimPrefix(body[:nl], "From: ")
-		body = strings.TrimPrefix(body[nl+1:], "\n")
-	}
-	sep := strings.Index(body, "\n---\n")
-	if sep < 0 {
-		return nil, fail("no \"---\" line before the diff (the mail cut short?): %s", hint)
-	}
-	p.Log = body[:sep+1]
-	rest := body[sep+len("\n---\n"):]
-	diffAt := strings.Index(rest, "\ndiff --git ")
-	if diffAt < 0 {
-		return nil, fail("no diff (the mail cut short?): %s", hint)
-	}
-	head := rest[:diffAt+1]
-	// The diffstat is the last paragraph before the diff that is made of
-	// " path | N +-" lines; what comes before it is the changelog.
-	paras := strings.Split(strings.TrimSuffix(head, "\n"), "\n\n")
-	p.Diffstat = paras[len(paras)-1] + "\n"
-	if len(paras) > 1 {
-		p.Changelog = strings.Join(paras[:len(paras)-1], "\n\n") + "\n"
-	}
-	if i, l, bad := corruptHunk(rest[diffAt+1:]); bad {
-		return nil, fail("corrupt hunk header %q (git apply: \"corrupt patch\"), line %d of the diff: %s", l, i+1, hint)
-	}
-	files, _, err := gitdiff.Parse(strings.NewReader(rest[diffAt+1:]))
+// parseThreadPatch reads patch n of total as parsePatch reads a patch of
+// a mail.
+func parseThreadPatch(m *ThreadMessage, n, total, version int, title string) (*ThreadPatch, error) {
+	mp, err := parsePatch(&Message{Subject: m.Subject, From: m.Sender, Body: m.Body, Line: m.Line, SubjectLine: m.Line}, n, total, version, title)
 	if err != nil {
-		return nil, fail("the diff does not parse (%s): %s", strings.TrimPrefix(err.Error(), "gitdiff: "), hint)
+		return nil, err
 	}
-	p.Files = files
+	p := &ThreadPatch{ThreadMessage: *m, Number: n, Title: mp.Title, Log: mp.Log, Changelog: mp.Changelog, Diffstat: mp.Diffstat, Files: mp.Files}
+	if strings.HasPrefix(strings.TrimLeft(m.Body, "\n"), "From: ") {
+		p.Author = mp.Author
+	}
 	return p, nil
 }
 
