@@ -55,15 +55,6 @@ func (m *Message) LineOf(text string) int {
 	return m.Line + strings.Count(m.Raw[:i], "\n")
 }
 
-// at names line of the message's file for an error: "FILE:LINE", or
-// "line LINE" when the file has no name.
-func (m *Message) at(line int) string {
-	if m.File == "" {
-		return fmt.Sprintf("line %d", line)
-	}
-	return fmt.Sprintf("%s:%d", m.File, line)
-}
-
 // locError is an error about one line of a file ("" when the caller gave
 // bytes without a name).
 type locError struct {
