@@ -23,30 +23,49 @@ type Subject struct {
 }
 
 var (
-	prefixRE  = regexp.MustCompile(`^\s*(?:(?:Re|RE|re|Aw|AW):\s*)*\[([^\]]*)\]\s*(.*)$`)
 	replyRE   = regexp.MustCompile(`^\s*(?i:re|aw):`)
 	numRE     = regexp.MustCompile(`(?:^|\s)(\d+)/(\d+)(?:\s|$)`)
 	versionRE = regexp.MustCompile(`(?:^|\s)[vV](\d+)(?:\s|$)`)
 )
 
-// ParseSubject reads a subject. A subject without a bracketed prefix
-// holding PATCH has Patch false and its whole text (after "Re:") as Title.
+// ParseSubject reads a subject. The title is what git mailinfo keeps
+// (cleanup_subject): leading "Re:", whitespace, colons and bracketed
+// groups are taken off, "[RFC][PATCH 3/4]" as "[RFC PATCH 3/4]"; the
+// bracketed groups, joined, are the prefix. A subject whose prefix holds
+// no PATCH has Patch false.
 func ParseSubject(subject string) Subject {
 	s := Subject{Reply: replyRE.MatchString(subject), Number: 1, Total: 1, Version: 1}
-	sm := prefixRE.FindStringSubmatch(subject)
-	if sm == nil {
-		s.Title = strings.Join(strings.Fields(replyRE.ReplaceAllString(subject, "")), " ")
+	rest := subject
+	var groups []string
+	for {
+		rest = strings.TrimLeft(rest, " \t:")
+		if len(rest) >= 3 && strings.EqualFold(rest[:3], "re:") {
+			rest = rest[3:]
+			continue
+		}
+		if strings.HasPrefix(rest, "[") {
+			end := strings.IndexByte(rest, ']')
+			if end < 0 {
+				break
+			}
+			groups = append(groups, strings.TrimSpace(rest[1:end]))
+			rest = rest[end+1:]
+			continue
+		}
+		break
+	}
+	s.Title = strings.Join(strings.Fields(rest), " ")
+	s.Prefix = strings.Join(groups, " ")
+	if len(groups) == 0 {
 		return s
 	}
-	s.Prefix = sm[1]
-	s.Title = strings.Join(strings.Fields(sm[2]), " ")
-	s.Patch = strings.Contains(strings.ToUpper(sm[1]), "PATCH")
-	if nm := numRE.FindStringSubmatch(sm[1]); nm != nil {
+	s.Patch = strings.Contains(strings.ToUpper(s.Prefix), "PATCH")
+	if nm := numRE.FindStringSubmatch(s.Prefix); nm != nil {
 		s.Numbered = true
 		s.Number, _ = strconv.Atoi(nm[1])
 		s.Total, _ = strconv.Atoi(nm[2])
 	}
-	if vm := versionRE.FindStringSubmatch(sm[1]); vm != nil {
+	if vm := versionRE.FindStringSubmatch(s.Prefix); vm != nil {
 		s.Version, _ = strconv.Atoi(vm[1])
 	}
 	return s
