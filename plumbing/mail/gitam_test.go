@@ -142,6 +142,8 @@ func TestReadsWhatGitAmReads(t *testing.T) {
 		{"directory, -N", formatDir("N", "-N", "base..master"), nil, 4},
 		{"directory, --no-numbered -v3", formatDir("v3N", "--no-numbered", "-v3", "base..master"), nil, 4},
 		{"directory, -k", formatDir("k", "-k", "base..master"), nil, 4},
+		{"directory, --from (in-body From lines)", formatDir("from", "--from=Sam Sender <sam@example.org>", "base..master"), nil, 4},
+		{"directory, [RFC][PATCH m/n] prefixes", formatDir("rfc", "--subject-prefix=RFC][PATCH", "base..master"), nil, 4},
 		{"directory, cover letter, -v2", formatDir("cover", "--cover-letter", "-v2", "base..master"), nil, 4},
 		{"mbox, numbered", stdout("numbered.mbox", "base..master"), nil, 4},
 		{"mbox, -N", stdout("N.mbox", "-N", "base..master"), nil, 4},
