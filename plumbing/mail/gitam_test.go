@@ -110,6 +110,19 @@ func stripFromLines(t *testing.T, dir string) string {
 	return out
 }
 
+// crlf rewrites the file at path with CRLF line ends, as a mailer on
+// another system may save it, and returns path.
+func crlf(t *testing.T, path string) string {
+	data, err := os.ReadFile(path)
+	if err == nil {
+		err = os.WriteFile(path, []byte(strings.ReplaceAll(string(data), "\n", "\r\n")), 0o644)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // TestReadsWhatGitAmReads: every form git format-patch writes a series in
 // (numbered or not, -k, --stdout, a single patch, a cover letter, files
 // without their "From " line, b4 am's mbox) is read as the real git am
@@ -147,6 +160,7 @@ func TestReadsWhatGitAmReads(t *testing.T) {
 		{"directory, cover letter, -v2", formatDir("cover", "--cover-letter", "-v2", "base..master"), nil, 4},
 		{"mbox, numbered", stdout("numbered.mbox", "base..master"), nil, 4},
 		{"mbox, -N", stdout("N.mbox", "-N", "base..master"), nil, 4},
+		{"mbox, CRLF line ends", crlf(t, stdout("crlf.mbox", "base..master")), nil, 4},
 		{"single patch", stdout("one.patch", "-1", "master"), nil, 1},
 		{"single patch of many, numbered", stdout("one-numbered.patch", "--numbered", "-1", "master"), nil, 1},
 		{"directory without From lines", stripFromLines(t, numbered), nil, 4},
