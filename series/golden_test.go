@@ -13,6 +13,7 @@ import (
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
 	"kpatch/internal/testenv"
+	"kpatch/plumbing/mail"
 	"kpatch/plumbing/oracle"
 	"kpatch/series"
 )
@@ -25,7 +26,7 @@ func debianTree(t *testing.T) string {
 	return testenv.KernelTree(t)
 }
 
-func seed(t *testing.T) *oracle.Thread {
+func seed(t *testing.T) *mail.Thread {
 	t.Helper()
 	th, err := oracle.ParseSeed()
 	if err != nil {
@@ -35,7 +36,7 @@ func seed(t *testing.T) *oracle.Thread {
 }
 
 // parsed is one patch mail of the generated series, parsed like the seed.
-func parseMessages(t *testing.T, s *series.Series) (*oracle.Thread, []series.Message) {
+func parseMessages(t *testing.T, s *series.Series) (*mail.Thread, []series.Message) {
 	t.Helper()
 	msgs := s.Messages()
 	// Render the messages in the seed's thread layout so the same parser
@@ -55,7 +56,7 @@ func parseMessages(t *testing.T, s *series.Series) (*oracle.Thread, []series.Mes
 		}
 		b.WriteString(body)
 	}
-	th, err := oracle.Parse([]byte(b.String()))
+	th, err := mail.ParseThread([]byte(b.String()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +116,7 @@ func TestGoldenV11AgainstDebian612(t *testing.T) {
 	if len(got.Patches) != len(want.Patches) {
 		t.Fatalf("generated %d patches, the seed has %d", len(got.Patches), len(want.Patches))
 	}
-	created, err := want.CreatedFiles()
+	created, err := oracle.CreatedFiles(want)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -389,9 +390,9 @@ func hasLine(content []byte, line string) bool {
 //
 // except overrides the seed's line for a base that differs from every real
 // one on purpose: its keys are "PATCH FILE FIRSTLINE above|below".
-func checkNeighbours(t *testing.T, s *series.Series, got, want *oracle.Thread, except map[string]string) (checked int) {
+func checkNeighbours(t *testing.T, s *series.Series, got, want *mail.Thread, except map[string]string) (checked int) {
 	t.Helper()
-	created, err := want.CreatedFiles()
+	created, err := oracle.CreatedFiles(want)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -96,7 +96,7 @@ func TestInterdiffReproducesSeed(t *testing.T) {
 		t.Fatal("the seed's cover letter has no \"Diff between v10 and v11\" section")
 	}
 	section = strings.TrimLeft(strings.TrimRight(section, "\n"), "\n") + "\n"
-	created, err := th.CreatedFiles()
+	created, err := oracle.CreatedFiles(th)
 	if err != nil {
 		t.Fatal(err)
 	}

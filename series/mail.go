@@ -2,16 +2,16 @@ package series
 
 import (
 	"fmt"
-	"net/mail"
+	netmail "net/mail"
 	"sort"
 	"strings"
 	"time"
 
 	"kpatch/plumbing/diffstat"
 	"kpatch/plumbing/linediff"
+	"kpatch/plumbing/mail"
 	"kpatch/plumbing/oracle"
 	"kpatch/plumbing/outdir"
-	"kpatch/plumbing/patchmail"
 )
 
 // Signature ends every message, as git's version does for format-patch.
@@ -62,96 +62,35 @@ func (s *Series) subjectPrefix(n int) string {
 	return fmt.Sprintf("[PATCH v%d %0*d/%d]", s.Revision.Version, w, n, total)
 }
 
-// foldHeader wraps a header at 78 columns the way git does for Subject.
-func foldHeader(name, value string) string { return wrap(value, name+": ", " ", 78) }
-
-// addressHeader writes a To or Cc header as git format-patch writes its
-// --to and --cc: every address on a line of its own, after "To: " or four
-// spaces, each written as RFC 5322 wants it (see formatAddress).
-func addressHeader(name string, addrs []string) string {
-	if len(addrs) == 0 {
-		return ""
-	}
-	out := make([]string, len(addrs))
-	for i, a := range addrs {
-		out[i] = headerAddress(a)
-	}
-	return name + ": " + strings.Join(out, ",\n    ") + "\n"
-}
-
-// fromHeader writes the From header as git format-patch does: the name
-// quoted or RFC 2047 encoded as needed.
-func fromHeader(from string) string {
-	name, addr, err := parseAddress(from)
-	if err != nil {
-		return "From: " + from + "\n"
-	}
-	return "From: " + formatAddress(name, addr, len("From: ")) + "\n"
-}
-
-// header writes the headers of message n as git format-patch does: the
-// From line, Message-Id (and threading), From, Date, Subject (prefix, then
-// the title, RFC 2047 encoded when not ASCII), the MIME headers when mime
-// is set (git sets them when a commit message is not ASCII), then To and
-// Cc.
-func (s *Series) header(sha string, n int, from string, date time.Time, prefix, title string, to, cc []string, mime bool) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "From %s Mon Sep 17 00:00:00 2001\n", sha)
-	fmt.Fprintf(&b, "Message-Id: %s\n", s.messageID(n))
+// header is the header of message n as git format-patch writes it (see
+// mail.Header): threaded to the cover letter, marked 8-bit when eightBit
+// (git does when a commit message is not ASCII).
+func (s *Series) header(sha string, n int, from string, date time.Time, prefix, title string, to, cc []string, eightBit bool) mail.Header {
+	h := mail.Header{Commit: sha, MessageID: s.messageID(n), From: from, Date: date.Format(mail.DateLayout),
+		Prefix: prefix, Title: title, EightBit: eightBit, To: to, Cc: cc}
 	if n > 0 {
-		fmt.Fprintf(&b, "In-Reply-To: %s\nReferences: %s\n", s.messageID(0), s.messageID(0))
+		h.InReplyTo = s.messageID(0)
 	}
-	b.WriteString(fromHeader(from))
-	fmt.Fprintf(&b, "Date: %s\n", date.Format("Mon, 2 Jan 2006 15:04:05 -0700"))
-	if needsRFC2047(title) {
-		start := "Subject: " + prefix + " "
-		b.WriteString(start + rfc2047(title, len(start), false) + "\n")
-	} else {
-		b.WriteString(foldHeader("Subject", prefix+" "+title))
-	}
-	if mime {
-		b.WriteString("MIME-Version: 1.0\nContent-Type: text/plain; charset=UTF-8\nContent-Transfer-Encoding: 8bit\n")
-	}
-	b.WriteString(addressHeader("To", to))
-	b.WriteString(addressHeader("Cc", cc))
-	b.WriteString("\n")
-	return b.String()
-}
-
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			return false
-		}
-	}
-	return true
+	return h
 }
 
 // PatchMessage renders patch p as git format-patch writes it.
 func (s *Series) PatchMessage(p *Patch) Message {
-	var b strings.Builder
-	b.WriteString(s.header(p.Commit, p.Number, p.Author, p.Date, s.subjectPrefix(p.Number), p.Subject, p.To, p.Cc, !isASCII(p.Subject+p.Log)))
-	b.WriteString(p.Log)
-	b.WriteString("---\n")
-	if p.Changelog != "" {
-		b.WriteString(strings.TrimRight(p.Changelog, "\n") + "\n\n")
-	}
 	var diffs strings.Builder
 	var stats []diffstat.File
 	for _, f := range p.Files {
 		diffs.WriteString(f.diff)
 		stats = append(stats, f.stat)
 	}
-	b.WriteString(diffstat.Format(stats, diffstat.MailWidth))
-	b.WriteString("\n")
-	b.WriteString(diffs.String())
-	b.WriteString("-- \n" + Signature + "\n\n")
-	return Message{Number: p.Number, Filename: s.filename(p.Number, p.Subject), Text: b.String()}
+	h := s.header(p.Commit, p.Number, p.Author, p.Date, s.subjectPrefix(p.Number), p.Subject, p.To, p.Cc, !mail.IsASCII(p.Subject+p.Log))
+	text := mail.FormatPatch(h, mail.Body{Log: p.Log, Notes: p.Changelog, Diffstat: diffstat.Format(stats, diffstat.MailWidth),
+		Diff: diffs.String(), Signature: Signature})
+	return Message{Number: p.Number, Filename: s.filename(p.Number, p.Subject), Text: text}
 }
 
 // filename is git format-patch's name for patch n of this revision.
 func (s *Series) filename(n int, subject string) string {
-	return patchmail.Filename(s.Revision.Version, n, subject)
+	return mail.Filename(s.Revision.Version, n, subject)
 }
 
 // CoverMessage renders the cover letter: the revision's text, the shortlog
@@ -164,11 +103,12 @@ func (s *Series) CoverMessage() Message {
 		tip = s.Patches[n-1].Commit
 	}
 	// git marks the cover letter 8-bit when any commit is not ASCII.
-	mime := !isASCII(r.From + r.Subject + r.Cover)
+	eightBit := !mail.IsASCII(r.From + r.Subject + r.Cover)
 	for _, p := range s.Patches {
-		mime = mime || !isASCII(p.Author+p.Subject+p.Log)
+		eightBit = eightBit || !mail.IsASCII(p.Author+p.Subject+p.Log)
 	}
-	b.WriteString(s.header(tip, 0, r.From, r.Date, s.subjectPrefix(0), r.Subject, s.To, s.Cc, mime))
+	h := s.header(tip, 0, r.From, r.Date, s.subjectPrefix(0), r.Subject, s.To, s.Cc, eightBit)
+	b.WriteString(h.String())
 	b.WriteString(strings.TrimRight(r.Cover, "\n") + "\n\n")
 	b.WriteString(s.Shortlog())
 	b.WriteString("\n")
@@ -188,7 +128,7 @@ func (s *Series) Shortlog() string {
 	var names []string
 	for _, p := range s.Patches {
 		name := p.Author
-		if a, err := mail.ParseAddress(p.Author); err == nil {
+		if a, err := netmail.ParseAddress(p.Author); err == nil {
 			name = a.Name
 		}
 		if byAuthor[name] == nil {
@@ -204,31 +144,9 @@ func (s *Series) Shortlog() string {
 		}
 		fmt.Fprintf(&b, "%s (%d):\n", n, len(byAuthor[n]))
 		for _, subj := range byAuthor[n] {
-			b.WriteString(wrap(subj, "  ", "    ", 72))
+			b.WriteString(mail.Wrap(subj, "  ", "    ", 72))
 		}
 	}
-	return b.String()
-}
-
-// wrap fills words into lines of at most width columns (a word longer than
-// that stands alone), the first line starting with first and the others
-// with next, as git's strbuf_add_wrapped_text does for subjects and the
-// shortlog.
-func wrap(text, first, next string, width int) string {
-	var b strings.Builder
-	line, empty := first, true
-	for _, w := range strings.Fields(text) {
-		if !empty && len(line)+1+len(w) > width {
-			b.WriteString(line + "\n")
-			line, empty = next, true
-		}
-		if !empty {
-			line += " "
-		}
-		line += w
-		empty = false
-	}
-	b.WriteString(line + "\n")
 	return b.String()
 }
 

@@ -22,6 +22,7 @@ import (
 	"kpatch/plumbing/diffstat"
 	"kpatch/plumbing/kernelsrc"
 	"kpatch/plumbing/linediff"
+	"kpatch/plumbing/mail"
 	"kpatch/plumbing/maintainers"
 	"kpatch/series/hooks"
 	"kpatch/spec"
@@ -375,7 +376,7 @@ func (s *Series) recipients(m []byte) error {
 	}{{"To", s.Revision.To}, {"Cc", s.Revision.Cc}} {
 		field := f.field
 		for _, a := range f.list {
-			if _, _, err := parseAddress(a); err != nil {
+			if _, _, err := mail.ParseAddress(a); err != nil {
 				return fmt.Errorf("series description v%d, %s: %w", s.Revision.Version, field, err)
 			}
 		}
@@ -404,11 +405,11 @@ func (s *Series) recipients(m []byte) error {
 }
 
 // merge returns the addresses of a followed by those of b that a does not
-// have, every one written as RFC 5322 wants it (normalizeAddress).
+// have, every one written as RFC 5322 wants it (mail.NormalizeAddress).
 func merge(a, b []string) []string {
 	var out []string
 	for _, x := range append(append([]string{}, a...), b...) {
-		if x = normalizeAddress(x); !contains(out, x) {
+		if x = mail.NormalizeAddress(x); !contains(out, x) {
 			out = append(out, x)
 		}
 	}
@@ -439,7 +440,7 @@ func contains(list []string, x string) bool {
 // lower case: two recipients with the same address are one, whatever
 // their names.
 func addrOf(s string) string {
-	if _, addr, err := parseAddress(s); err == nil {
+	if _, addr, err := mail.ParseAddress(s); err == nil {
 		return strings.ToLower(addr)
 	}
 	return strings.ToLower(strings.TrimSpace(s))

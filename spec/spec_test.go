@@ -24,7 +24,7 @@ func TestTemplatesReproduceSeed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := th.CreatedFiles()
+	want, err := oracle.CreatedFiles(th)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -130,16 +130,7 @@ func Checkpatch(ctx context.Context, s *Series, own []Finding, opt Options) ([]F
 // checkpatchText returns the patch as a mail checkpatch reads, and what to
 // add to its line numbers to get lines of MailFile.
 func (p *Patch) checkpatchText() (string, int) {
-	if strings.HasPrefix(p.Mail, "From ") {
-		return p.Mail, p.MailLine - 1
-	}
-	// A saved thread: the subject, a blank line and "[Sender]" become a
-	// From and a Subject header.
-	rest := p.Mail
-	for i := 0; i < 3; i++ {
-		_, rest, _ = strings.Cut(rest, "\n")
-	}
-	return fmt.Sprintf("From: %s\nSubject: [PATCH] %s\n\n", p.Author, p.Subject) + rest, p.MailLine - 1 + 3 - 3
+	return p.mail.MailText(), p.MailLine - 1
 }
 
 var hunkHeader = regexp.MustCompile(`^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@`)

@@ -11,7 +11,7 @@ import (
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
 	"kpatch/plumbing/kernelsrc"
-	"kpatch/plumbing/patchmail"
+	"kpatch/plumbing/mail"
 	"kpatch/series"
 )
 
@@ -34,11 +34,11 @@ type Patch struct {
 	Log       string // the commit message with its trailers
 	Changelog string // the notes between "---" and the diffstat
 	Files     []*File
-	diffs     []*gitdiff.File  // Files as go-gitdiff parsed them
-	mail      *patchmail.Patch // the patch as patchmail read it
-	Mail      string           // the whole message, as posted or generated
-	MailFile  string           // the file it was read from (or would be written to)
-	MailLine  int              // the line of MailFile on which Mail starts
+	diffs     []*gitdiff.File // Files as go-gitdiff parsed them
+	mail      *mail.Patch     // the patch as package mail read it
+	Mail      string          // the whole message, as posted or generated
+	MailFile  string          // the file it was read from (or would be written to)
+	MailLine  int             // the line of MailFile on which Mail starts
 	// SubjectLine is the line of MailFile with the subject.
 	SubjectLine int
 }
@@ -104,9 +104,9 @@ func (s *Series) Patch(n int) *Patch {
 func FromGenerated(g *series.Series) (*Series, error) {
 	s := &Series{Sender: g.Revision.From, Tree: g.Tree,
 		Source: fmt.Sprintf("v%d generated on %s", g.Revision.Version, g.Tree.Base)}
-	var msgs []*patchmail.Message
+	var msgs []*mail.Message
 	for _, m := range g.Messages() {
-		ms, err := patchmail.ReadMbox([]byte(m.Text))
+		ms, err := mail.ReadMbox([]byte(m.Text))
 		if err != nil {
 			return nil, fmt.Errorf("verify: %s: %w", m.Filename, err)
 		}
@@ -115,7 +115,7 @@ func FromGenerated(g *series.Series) (*Series, error) {
 		}
 		msgs = append(msgs, ms...)
 	}
-	ps, err := patchmail.Assemble(msgs)
+	ps, err := mail.Assemble(msgs)
 	if err != nil {
 		return nil, fmt.Errorf("verify: the generated mail: %w", err)
 	}
@@ -141,13 +141,13 @@ func FromGenerated(g *series.Series) (*Series, error) {
 // mailHint says what verify reads.
 const mailHint = "give an mbox (git format-patch --stdout, b4 mbox), a directory of .patch files or a saved thread"
 
-// ReadMail reads a posted series from path with package patchmail: an
+// ReadMail reads a posted series from path with package mail: an
 // mbox (git format-patch --stdout, a b4 download), a directory of .patch
 // files, or a saved thread such as the seed. tree, when not nil, is the
 // base the edits to existing files are applied to.
 func ReadMail(path string, tree *kernelsrc.Tree) (*Series, error) {
-	ps, err := patchmail.Load(path)
-	if errors.Is(err, patchmail.ErrNotMail) || errors.Is(err, patchmail.ErrNoPatches) || errors.Is(err, fs.ErrNotExist) {
+	ps, err := mail.Load(path)
+	if errors.Is(err, mail.ErrNotMail) || errors.Is(err, mail.ErrNoPatches) || errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w: %s", err, mailHint)
 	}
 	if err != nil {
@@ -170,8 +170,8 @@ func ReadMail(path string, tree *kernelsrc.Tree) (*Series, error) {
 	return s, nil
 }
 
-// fromMail is one patch as patchmail read it.
-func fromMail(mp *patchmail.Patch) *Patch {
+// fromMail is one patch as package mail read it.
+func fromMail(mp *mail.Patch) *Patch {
 	p := &Patch{Number: mp.Number, Subject: mp.Title, Author: mp.Author, Log: mp.Log, Changelog: mp.Changelog,
 		Mail: mp.Raw, MailFile: filepath.Base(mp.File), MailLine: mp.Line, SubjectLine: mp.SubjectLine,
 		mail: mp, diffs: mp.Files}

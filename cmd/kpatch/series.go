@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"strings"
 
-	"kpatch/plumbing/patchmail"
+	"kpatch/plumbing/mail"
 	"kpatch/plumbing/rangediff"
 	"kpatch/series"
 )
@@ -103,7 +103,7 @@ func loadSide(ctx context.Context, arg, tree, base, specDir string) ([]rangediff
 			return s.RangeDiffPatches(), nil
 		}
 	}
-	s, err := patchmail.Load(arg)
+	s, err := mail.Load(arg)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w: give a directory of patches, an mbox, a saved thread or a revision such as v11", arg, err)
 	}
@@ -137,7 +137,7 @@ kpatch series diff. Replies are left out; kpatch trailers reads them.`, stderr)
 		fs.Usage()
 		return errUsage
 	}
-	s, err := patchmail.Load(pos[0])
+	s, err := mail.Load(pos[0])
 	if err != nil {
 		return fmt.Errorf("%s: %w: give an mbox, a saved thread or a directory of patches", pos[0], err)
 	}

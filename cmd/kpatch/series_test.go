@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"kpatch/plumbing/mail"
 	"kpatch/plumbing/oracle"
-	"kpatch/plumbing/patchmail"
 )
 
 // TestSeriesDiffMatchesGitRangeDiff writes v11 and v12 with kpatch gen
@@ -91,11 +91,11 @@ func TestSeriesImportSeed(t *testing.T) {
 	if code := run([]string{"gen", "--tree", debianTree(t), "--base", "v6.12", "-v", "11", "-o", gen}, &stdout, &stderr); code != 0 {
 		t.Fatalf("gen: %s", stderr.String())
 	}
-	got, err := patchmail.Load(imp)
+	got, err := mail.Load(imp)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := patchmail.Load(gen)
+	want, err := mail.Load(gen)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"os/signal"
 	"strings"
 
-	"kpatch/plumbing/patchmail"
+	"kpatch/plumbing/mail"
 	"kpatch/revision/trailers"
 	"kpatch/series"
 )
@@ -45,9 +45,9 @@ Trailers a patch already has are not added again.`, stderr)
 	if err != nil {
 		return err
 	}
-	var msgs []*patchmail.Message
+	var msgs []*mail.Message
 	for _, f := range files {
-		ms, err := patchmail.LoadMessages(f)
+		ms, err := mail.LoadMessages(f)
 		if err != nil {
 			return fmt.Errorf("%s: %w: give an mbox, a saved thread or a directory of mails", f, err)
 		}

@@ -39,7 +39,7 @@ func TestCreatedFilesMatchIndexHashes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := th.CreatedFiles()
+	files, err := CreatedFiles(th)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"regexp"
 	"strings"
 
-	"kpatch/plumbing/patchmail"
+	"kpatch/plumbing/mail"
 	"kpatch/spec"
 )
 
@@ -27,8 +27,8 @@ type Given struct {
 
 // Collect finds the trailers that the replies among msgs give, with the
 // patch each answers.
-func Collect(msgs []*patchmail.Message) []Given {
-	byID := map[string]*patchmail.Message{}
+func Collect(msgs []*mail.Message) []Given {
+	byID := map[string]*mail.Message{}
 	for _, m := range msgs {
 		if m.MessageID != "" {
 			byID[m.MessageID] = m
@@ -36,8 +36,7 @@ func Collect(msgs []*patchmail.Message) []Given {
 	}
 	var out []Given
 	for _, m := range msgs {
-		_, reply, _, ok := patchmail.PatchSubject(m.Subject)
-		if ok && !reply {
+		if sub := mail.ParseSubject(m.Subject); sub.Patch && !sub.Reply {
 			continue // a patch or a cover letter: its own trailers are the author's
 		}
 		lines := trailerLines(m.Body)
@@ -46,7 +45,7 @@ func Collect(msgs []*patchmail.Message) []Given {
 		}
 		target := m
 		for i := 0; i < 64; i++ {
-			if n, r, _, ok := patchmail.PatchSubject(target.Subject); ok && !r && n >= 0 && target != m {
+			if sub := mail.ParseSubject(target.Subject); sub.Patch && !sub.Reply && target != m {
 				break
 			}
 			parent := byID[target.InReplyTo]
@@ -55,11 +54,12 @@ func Collect(msgs []*patchmail.Message) []Given {
 			}
 			target = parent
 		}
-		n, _, title, ok := patchmail.PatchSubject(target.Subject)
-		if !ok {
+		sub := mail.ParseSubject(target.Subject)
+		if !sub.Patch {
 			continue // not a reply to a patch series
 		}
-		g := Given{Target: n, Title: title, Reply: m.MessageID}
+		n := sub.Number
+		g := Given{Target: n, Title: sub.Title, Reply: m.MessageID}
 		if g.Reply == "" {
 			g.Reply = m.Subject
 		}

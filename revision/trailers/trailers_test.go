@@ -7,14 +7,14 @@ import (
 	"strings"
 	"testing"
 
-	"kpatch/plumbing/patchmail"
+	"kpatch/plumbing/mail"
 	"kpatch/revision/trailers"
 	"kpatch/series"
 	"kpatch/templates/linux"
 )
 
 func TestCollect(t *testing.T) {
-	msgs, err := patchmail.LoadMessages("testdata/replies.mbox")
+	msgs, err := mail.LoadMessages("testdata/replies.mbox")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func TestApplyToSpecCopy(t *testing.T) {
 	if err := linux.Export(dir); err != nil {
 		t.Fatal(err)
 	}
-	msgs, err := patchmail.LoadMessages("testdata/replies.mbox")
+	msgs, err := mail.LoadMessages("testdata/replies.mbox")
 	if err != nil {
 		t.Fatal(err)
 	}

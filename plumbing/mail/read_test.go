@@ -1,4 +1,4 @@
-package patchmail_test
+package mail_test
 
 import (
 	"encoding/base64"
@@ -8,12 +8,12 @@ import (
 	"strings"
 	"testing"
 
+	"kpatch/plumbing/mail"
 	"kpatch/plumbing/oracle"
-	"kpatch/plumbing/patchmail"
 )
 
 func TestLoadMbox(t *testing.T) {
-	s, err := patchmail.Load("testdata/two.mbox")
+	s, err := mail.Load("testdata/two.mbox")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestLoadMbox(t *testing.T) {
 
 // TestRoundTrip: a series written with WriteDir reads back the same.
 func TestRoundTrip(t *testing.T) {
-	s, err := patchmail.Load("testdata/two.mbox")
+	s, err := mail.Load("testdata/two.mbox")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestRoundTrip(t *testing.T) {
 	if len(names) != 3 || filepath.Base(names[1]) != "v3-0001-x-first.patch" {
 		t.Errorf("wrote %v", names)
 	}
-	back, err := patchmail.Load(dir)
+	back, err := mail.Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestLoadSeed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := patchmail.Load(path)
+	s, err := mail.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,18 +103,18 @@ func TestLoadErrors(t *testing.T) {
 	dir := t.TempDir()
 	empty := filepath.Join(dir, "empty.mbox")
 	os.WriteFile(empty, []byte("From: a@b\nSubject: hello\n\nno patch\n"), 0o644)
-	if _, err := patchmail.Load(empty); err == nil || !strings.Contains(err.Error(), "no [PATCH m/n]") {
+	if _, err := mail.Load(empty); err == nil || !strings.Contains(err.Error(), "no patches found") {
 		t.Errorf("mbox without patches: %v", err)
 	}
-	if _, err := patchmail.Load(filepath.Join(dir, "missing")); err == nil {
+	if _, err := mail.Load(filepath.Join(dir, "missing")); err == nil {
 		t.Error("missing file: no error")
 	}
 	// Part of a saved thread: not a series, but its messages can be read.
 	part := "testdata/part-thread.txt"
-	if _, err := patchmail.Load(part); err == nil || !strings.Contains(err.Error(), "patch 2 of 2 missing") {
+	if _, err := mail.Load(part); err == nil || !strings.Contains(err.Error(), "patch 2 of 2 missing") {
 		t.Errorf("part of a thread: %v", err)
 	}
-	if ms, err := patchmail.LoadMessages(part); err != nil || len(ms) != 2 {
+	if ms, err := mail.LoadMessages(part); err != nil || len(ms) != 2 {
 		t.Errorf("LoadMessages of part of a thread: %d messages, %v", len(ms), err)
 	}
 }
@@ -122,14 +122,14 @@ func TestLoadErrors(t *testing.T) {
 // TestWhere: every message knows its file, the lines it starts on and has
 // its subject on, and its text there; LineOf finds lines of that text.
 func TestWhere(t *testing.T) {
-	s, err := patchmail.Load("testdata/two.mbox")
+	s, err := mail.Load("testdata/two.mbox")
 	if err != nil {
 		t.Fatal(err)
 	}
 	data, _ := os.ReadFile("testdata/two.mbox")
 	lines := strings.Split(string(data), "\n")
 	tests := []struct {
-		m                          *patchmail.Message
+		m                          *mail.Message
 		line, subjectLine, signOff int
 	}{
 		{s.Cover, 1, 5, 0},
@@ -161,7 +161,7 @@ func TestWhereSeed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := patchmail.Load(path)
+	s, err := mail.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,11 +181,11 @@ func TestWhereSeed(t *testing.T) {
 // mail. Every message of testdata/two.mbox, encoded each way, reads back
 // as the plain mbox does.
 func TestEncodedBodies(t *testing.T) {
-	plain, err := patchmail.Load("testdata/two.mbox")
+	plain, err := mail.Load("testdata/two.mbox")
 	if err != nil {
 		t.Fatal(err)
 	}
-	msgs, err := patchmail.LoadMessages("testdata/two.mbox")
+	msgs, err := mail.LoadMessages("testdata/two.mbox")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +245,7 @@ func TestEncodedBodies(t *testing.T) {
 			if err := os.WriteFile(path, []byte(mbox.String()), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			got, err := patchmail.Load(path)
+			got, err := mail.Load(path)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,7 +1,7 @@
-package series
+package mail
 
 import (
-	"net/mail"
+	netmail "net/mail"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -67,13 +67,13 @@ func TestAddressRoundTrip(t *testing.T) {
 	for i, name := range gitNames {
 		addr := "a" + string(rune('a'+i)) + "@example.org"
 		for _, in := range []string{name + " <" + addr + ">", rfc822Quote(name) + " <" + addr + ">"} {
-			line := normalizeAddress(in)
+			line := NormalizeAddress(in)
 			folded := headerAddress(in)
 			if strings.Contains(line, "\n") || unfold(folded) != line {
 				t.Errorf("%q: list form %q, header form %q", in, line, folded)
 			}
 			for _, s := range []string{line, folded} {
-				a, err := mail.ParseAddress(unfold(s))
+				a, err := netmail.ParseAddress(unfold(s))
 				wantName := name
 				if strings.Contains(name, "\t") {
 					wantName = strings.Join(strings.Fields(name), " ") // whitespace in a phrase
@@ -104,7 +104,7 @@ func TestAddressRoundTrip(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"not an address", "Name <>", "<a@b> trailing", "Name <not an address>"} {
-		if _, _, err := parseAddress(bad); err == nil {
+		if _, _, err := ParseAddress(bad); err == nil {
 			t.Errorf("%q parsed", bad)
 		}
 	}
@@ -115,7 +115,7 @@ func TestSimpleAddrSpec(t *testing.T) {
 	for _, a := range []string{"jemarch@gnu.org", "linux-kernel@vger.kernel.org", "a.b+c@x-y.example", "o'neil@example.org",
 		"a..b@x.org", ".a@x.org", "a@x..org", "a b@x.org", `"q"@x.org`, "a@[1.2.3.4]", "@x.org", "a@", "a@b@c", "ü@x.org", "a@x_y.org"} {
 		simple := simpleAddrSpec(a)
-		m, err := mail.ParseAddress("<" + a + ">")
+		m, err := netmail.ParseAddress("<" + a + ">")
 		if simple && (err != nil || m.Address != a) {
 			t.Errorf("%q: simple, but net/mail says %v %v", a, m, err)
 		}

@@ -1,8 +1,8 @@
-package series
+package mail
 
 import (
 	"fmt"
-	"net/mail"
+	netmail "net/mail"
 	"strings"
 	"unicode/utf8"
 )
@@ -17,21 +17,21 @@ import (
 // Cc every address starts on a line of its own, after "To: " or four
 // spaces, as git format-patch writes its --to and --cc.
 
-// parseAddress splits one address, in any form a person, git or
+// ParseAddress splits one address, in any form a person, git or
 // MAINTAINERS writes it, into its display name and address. As git and
 // get_maintainer.pl read "Name <address>", the name is everything before
 // the angle brackets, as it is (so "Steven Rostedt (Google)" keeps its
 // parentheses and an unquoted "Jose E. Marchesi" its period), except that
 // a name that is one quoted string is unquoted and RFC 2047 encoded words
 // are decoded. A bare address is read as RFC 5322 reads it.
-func parseAddress(s string) (name, addr string, err error) {
+func ParseAddress(s string) (name, addr string, err error) {
 	s = strings.TrimSpace(unfold(s))
 	lt, gt := strings.LastIndexByte(s, '<'), strings.LastIndexByte(s, '>')
 	if lt < 0 || gt < lt || strings.TrimSpace(s[gt+1:]) != "" {
 		if simpleAddrSpec(s) {
 			return "", s, nil
 		}
-		a, err := mail.ParseAddress(s)
+		a, err := netmail.ParseAddress(s)
 		if err != nil {
 			return "", "", fmt.Errorf("%q is not a mail address (want \"Name <user@host>\" or user@host)", s)
 		}
@@ -39,7 +39,7 @@ func parseAddress(s string) (name, addr string, err error) {
 	}
 	addr = strings.TrimSpace(s[lt+1 : gt])
 	if !simpleAddrSpec(addr) {
-		if a, err := mail.ParseAddress("<" + addr + ">"); err != nil || a.Address != addr {
+		if a, err := netmail.ParseAddress("<" + addr + ">"); err != nil || a.Address != addr {
 			return "", "", fmt.Errorf("%q is not a mail address: bad address %q", s, addr)
 		}
 	}
@@ -48,7 +48,7 @@ func parseAddress(s string) (name, addr string, err error) {
 	case isQuotedString(name):
 		name = unquoteName(name)
 	case strings.Contains(name, "=?"):
-		if a, err := mail.ParseAddress(s); err == nil {
+		if a, err := netmail.ParseAddress(s); err == nil {
 			name = a.Name
 		}
 	}
@@ -121,11 +121,11 @@ func unfold(s string) string {
 
 var unfolder = strings.NewReplacer("\r\n ", " ", "\r\n\t", "\t", "\n ", " ", "\n\t", "\t")
 
-// normalizeAddress rewrites one address as RFC 5322 wants it, as
-// formatAddress writes it but on one line: the form the recipient lists
-// (and --json) hold. An address that cannot be parsed is kept as it is.
-func normalizeAddress(s string) string {
-	name, addr, err := parseAddress(s)
+// NormalizeAddress rewrites one address as RFC 5322 wants it, as the
+// From header holds it but on one line: the form recipient lists (and
+// --json) hold. An address that cannot be parsed is kept as it is.
+func NormalizeAddress(s string) string {
+	name, addr, err := ParseAddress(s)
 	if err != nil {
 		return strings.TrimSpace(s)
 	}
@@ -135,7 +135,7 @@ func normalizeAddress(s string) string {
 // headerAddress writes one address of a To or Cc header, where it starts
 // at column 4 ("To: ", "Cc: " or four spaces), folded as git would.
 func headerAddress(s string) string {
-	name, addr, err := parseAddress(s)
+	name, addr, err := ParseAddress(s)
 	if err != nil {
 		return strings.TrimSpace(s)
 	}

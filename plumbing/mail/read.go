@@ -1,4 +1,4 @@
-package patchmail
+package mail
 
 import (
 	"bufio"
@@ -7,7 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"mime"
-	"net/mail"
+	netmail "net/mail"
 	"net/textproto"
 	"os"
 	"path/filepath"
@@ -18,9 +18,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
-
-	"kpatch/plumbing/mailbody"
-	"kpatch/plumbing/oracle"
 )
 
 // Message is one mail of a series or its discussion.
@@ -43,6 +40,8 @@ type Message struct {
 	File              string
 	Line, SubjectLine int
 	Raw               string
+
+	savedThread bool // read from a thread saved as text, not from a mail
 }
 
 // LineOf returns the line of File on which text first occurs in the
@@ -56,20 +55,20 @@ func (m *Message) LineOf(text string) int {
 	return m.Line + strings.Count(m.Raw[:i], "\n")
 }
 
-// at names line of the message's file for an error: "FILE:LINE", or
-// "line LINE" when the file has no name.
-func (m *Message) at(line int) string {
-	if m.File == "" {
-		return fmt.Sprintf("line %d", line)
-	}
-	return fmt.Sprintf("%s:%d", m.File, line)
+// locError is an error about one line of a file ("" when the caller gave
+// bytes without a name).
+type locError struct {
+	file string
+	line int
+	msg  string
 }
 
-// locError is an error about one message that already names its file and
-// line.
-type locError struct{ msg string }
-
-func (e *locError) Error() string { return e.msg }
+func (e *locError) Error() string {
+	if e.file == "" {
+		return fmt.Sprintf("line %d: %s", e.line, e.msg)
+	}
+	return fmt.Sprintf("%s:%d: %s", e.file, e.line, e.msg)
+}
 
 // errorf is an error about the message, at its first line.
 func (m *Message) errorf(format string, args ...any) error {
@@ -78,7 +77,7 @@ func (m *Message) errorf(format string, args ...any) error {
 
 // errorAt is an error about line of the message's file.
 func (m *Message) errorAt(line int, format string, args ...any) error {
-	return &locError{m.at(line) + ": " + fmt.Sprintf(format, args...)}
+	return &locError{m.File, line, fmt.Sprintf(format, args...)}
 }
 
 // Patch is one patch of a series.
@@ -94,6 +93,23 @@ type Patch struct {
 	Diff          string // from the first "diff --git" line to the signature
 	// Files is Diff parsed by go-gitdiff, one entry per file changed.
 	Files []*gitdiff.File
+}
+
+// MailText returns the patch as a mail that git am and checkpatch.pl
+// read, line for line with Raw (its line i is line Line+i-1 of File): Raw
+// itself when the patch was read from a mail, with or without a leading
+// "From " line; for a thread saved as text, whose subject, blank and
+// "[Sender]" lines are no mail header, those three lines become a From
+// and a Subject header and the blank line that ends a header.
+func (p *Patch) MailText() string {
+	if !p.savedThread {
+		return p.Raw
+	}
+	rest := p.Raw
+	for i := 0; i < 3; i++ {
+		_, rest, _ = strings.Cut(rest, "\n")
+	}
+	return fmt.Sprintf("From: %s\nSubject: [PATCH] %s\n\n", p.Author, p.Title) + rest
 }
 
 // CommitMessage returns what git am records: title, blank line, log.
@@ -112,15 +128,12 @@ type Series struct {
 }
 
 var (
-	prefixRE = regexp.MustCompile(`^\s*(?:(?:Re|RE|re|Aw|AW):\s*)*\[([^\]]*)\]\s*(.*)$`)
-	numRE    = regexp.MustCompile(`(?:^|\s)(\d+)/(\d+)(?:\s|$)`)
-	verRE    = regexp.MustCompile(`(?:^|\s)[vV](\d+)(?:\s|$)`)
 	fromLine = regexp.MustCompile(`^From ([0-9a-f]{40}) Mon Sep 17 00:00:00 2001$`)
 	mboxFrom = regexp.MustCompile(`^From \S+ +\w{3} \w{3} +\d{1,2} \d{1,2}:\d{2}:\d{2} \d{4}$`)
 )
 
 // ErrNoPatches is returned for input that holds no patch messages.
-var ErrNoPatches = errors.New("no [PATCH m/n] messages found")
+var ErrNoPatches = errors.New("no patches found (no message with a diff that is not a reply)")
 
 // ErrNotMail is returned for a file that is neither an mbox (or a single
 // mail) nor a thread saved as text.
@@ -138,18 +151,21 @@ func Load(path string) (*Series, error) {
 	if st.IsDir() {
 		msgs, err = ReadDir(path)
 		if err == nil && len(msgs) == 0 {
-			return nil, fmt.Errorf("%s: a directory without .patch or .eml files: %w", path, ErrNoPatches)
+			return nil, fmt.Errorf("%s: a directory without .patch, .eml, .mbx, .mbox or .cover files: %w", path, ErrNoPatches)
 		}
 	} else {
 		var data []byte
 		if data, err = os.ReadFile(path); err != nil {
 			return nil, err
 		}
+		if err := utf16Error(path, data); err != nil {
+			return nil, err
+		}
 		if isMbox(data) {
 			msgs, err = readMbox(data, path)
 		} else {
 			s, err := fromThread(data, path)
-			if errors.Is(err, oracle.ErrNoMessages) {
+			if errors.Is(err, ErrNoMessages) {
 				return nil, fmt.Errorf("%s: %w", path, ErrNotMail)
 			}
 			if err == nil {
@@ -182,7 +198,21 @@ func isMbox(data []byte) bool {
 	return bytes.HasPrefix(data, []byte("From ")) || regexp.MustCompile(`^[A-Za-z-]+: `).Match(data)
 }
 
-// ReadDir reads every *.patch and *.eml file of dir, in name order.
+// mailExts are the names of the files of a directory that ReadDir reads:
+// git format-patch's .patch, a saved mail's .eml, b4's .mbx and .cover.
+var mailExts = []string{".patch", ".eml", ".mbx", ".mbox", ".cover"}
+
+// isMailFile reports whether ReadDir reads the file called name.
+func isMailFile(name string) bool {
+	for _, e := range mailExts {
+		if strings.HasSuffix(name, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// ReadDir reads every mail file of dir (see mailExts), in name order.
 func ReadDir(dir string) ([]*Message, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -190,7 +220,7 @@ func ReadDir(dir string) ([]*Message, error) {
 	}
 	var names []string
 	for _, e := range ents {
-		if !e.IsDir() && (strings.HasSuffix(e.Name(), ".patch") || strings.HasSuffix(e.Name(), ".eml")) {
+		if !e.IsDir() && isMailFile(e.Name()) {
 			names = append(names, e.Name())
 		}
 	}
@@ -200,6 +230,9 @@ func ReadDir(dir string) ([]*Message, error) {
 		p := filepath.Join(dir, n)
 		data, err := os.ReadFile(p)
 		if err != nil {
+			return nil, err
+		}
+		if err := utf16Error(p, data); err != nil {
 			return nil, err
 		}
 		ms, err := readMbox(data, p)
@@ -286,7 +319,7 @@ func parseMail(lines []string, file string, start int) (*Message, error) {
 		at = append(at, start+i)
 	}
 	dec := new(mime.WordDecoder)
-	mimeHeader := mail.Header{}
+	mimeHeader := netmail.Header{}
 	for hi, h := range headers {
 		k, v, ok := strings.Cut(h, ":")
 		if !ok {
@@ -314,15 +347,26 @@ func parseMail(lines []string, file string, start int) (*Message, error) {
 	if i < len(lines) {
 		i++
 	}
-	m.Body = strings.Join(lines[i:], "\n")
+	body := lines[i:]
+	if len(lines) > 0 && strings.HasPrefix(lines[0], "From mboxrd@z ") {
+		// public-inbox (lore) and b4 mbox mark mboxrd with this
+		// separator: a body line ">From ", ">>From ", ... was quoted.
+		body = append([]string(nil), body...)
+		for j, l := range body {
+			if strings.HasPrefix(l, ">") && strings.HasPrefix(strings.TrimLeft(l, ">"), "From ") {
+				body[j] = l[1:]
+			}
+		}
+	}
+	m.Body = strings.Join(body, "\n")
 	if m.Body != "" {
 		m.Body += "\n"
 	}
-	if mailbody.Encoded(mimeHeader) {
+	if bodyEncoded(mimeHeader) {
 		// Archives serve patches quoted-printable, base64 or as a part
 		// of a multipart mail; the text is what git am would apply.
 		// (LineOf then finds only what the mail holds verbatim.)
-		body, err := mailbody.Text(mimeHeader, strings.NewReader(m.Body))
+		body, err := bodyText(mimeHeader, strings.NewReader(m.Body))
 		if err != nil {
 			return nil, m.errorf("the body does not decode as its Content-Type and Content-Transfer-Encoding say (%v): give the mail as the archive served it", err)
 		}
@@ -334,59 +378,70 @@ func parseMail(lines []string, file string, start int) (*Message, error) {
 	return m, nil
 }
 
-// Assemble sorts messages into the cover letter, the patches and replies.
+// Assemble sorts messages into the cover letter, the patches and replies,
+// as git am would read them. A patch is a message that is not a reply and
+// whose subject has a "[PATCH ...]" prefix, or has none but whose body
+// holds a diff (git format-patch -k). When every patch is numbered
+// ("[PATCH m/n]") they are put in the order of their numbers and must be
+// 1..n; otherwise (git format-patch -N or -k, single patches) they are
+// taken in the order given, numbered 1..n, as git am applies them. A
+// numbered "0/n" message is the cover letter.
 func Assemble(msgs []*Message) (*Series, error) {
 	s := &Series{}
+	numbered := true
+	var subs []Subject
 	for _, m := range msgs {
-		sm := prefixRE.FindStringSubmatch(m.Subject)
-		reply := regexp.MustCompile(`^\s*(?i:re|aw):`).MatchString(m.Subject)
-		if sm == nil || reply || !strings.Contains(strings.ToUpper(sm[1]), "PATCH") {
+		sub := ParseSubject(m.Subject)
+		if sub.Reply || !sub.Patch && !holdsDiff(m.Body) {
 			s.Replies = append(s.Replies, m)
 			continue
 		}
-		n, total := 1, 1
-		if nm := numRE.FindStringSubmatch(sm[1]); nm != nil {
-			n, _ = strconv.Atoi(nm[1])
-			total, _ = strconv.Atoi(nm[2])
-		}
-		v := 1
-		if vm := verRE.FindStringSubmatch(sm[1]); vm != nil {
-			v, _ = strconv.Atoi(vm[1])
-		}
-		s.Version = v
-		if n == 0 {
+		s.Version = sub.Version
+		if sub.Numbered && sub.Number == 0 {
 			s.Cover = m
 			continue
 		}
-		p, err := parsePatch(m, n, total, v, sm[2])
+		p, err := parsePatch(m, sub.Number, sub.Total, sub.Version, sub.Title)
 		if err != nil {
 			return nil, err
 		}
+		numbered = numbered && sub.Numbered
 		s.Patches = append(s.Patches, p)
+		subs = append(subs, sub)
 	}
 	if len(s.Patches) == 0 {
 		return nil, ErrNoPatches
 	}
-	sort.SliceStable(s.Patches, func(i, j int) bool { return s.Patches[i].Number < s.Patches[j].Number })
+	if !numbered {
+		for i, p := range s.Patches {
+			p.Number, p.Total = i+1, len(s.Patches)
+		}
+		return s, nil
+	}
+	sortByNumber(s.Patches, func(p *Patch) int { return p.Number })
 	if err := complete(s.Patches); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-// complete checks that patches, sorted, are 1..n of n.
+// holdsDiff reports whether a mail body holds a git diff.
+func holdsDiff(body string) bool {
+	return strings.HasPrefix(body, "diff --git ") || strings.Contains(body, "\ndiff --git ")
+}
+
+// complete checks that patches, sorted, are 1..n of n, each once (see
+// numberingError); the error names the patch at fault.
 func complete(ps []*Patch) error {
+	ns := make([]numbered, len(ps))
 	for i, p := range ps {
-		if p.Number != i+1 {
-			return fmt.Errorf("patch %d of %d is missing (found %q): give every patch of the series", i+1, p.Total, p.Subject)
-		}
+		ns[i] = numbered{p.Number, p.Total, p.Title}
 	}
-	if last := ps[len(ps)-1]; last.Number < last.Total {
-		missing := fmt.Sprintf("patch %d", last.Total)
-		if last.Number+1 < last.Total {
-			missing = fmt.Sprintf("patches %d-%d", last.Number+1, last.Total)
-		}
-		return fmt.Errorf("%s of %d missing after patch %d (%q; the mail cut short?): give every patch of the series", missing, last.Total, last.Number, last.Title)
+	switch i, msg := numberingError(ns, true); {
+	case i >= 0:
+		return ps[i].errorf("%s", msg)
+	case i == -2:
+		return errors.New(msg)
 	}
 	return nil
 }
@@ -396,7 +451,7 @@ const hint = "give the patch as git format-patch or b4 wrote it"
 
 func parsePatch(m *Message, n, total, v int, title string) (*Patch, error) {
 	p := &Patch{Message: *m, Number: n, Total: total, Version: v, Title: strings.Join(strings.Fields(title), " "), Author: m.From}
-	body := m.Body
+	body := strings.TrimLeft(m.Body, "\n") // git am drops blank lines before the message
 	if strings.HasPrefix(body, "From: ") {
 		l, rest, _ := strings.Cut(body, "\n")
 		p.Author = strings.TrimPrefix(l, "From: ")
@@ -419,6 +474,13 @@ func parsePatch(m *Message, n, total, v int, title string) (*Patch, error) {
 	p.Changelog, p.Diffstat = splitNotes(head)
 	if err := p.check(); err != nil {
 		return nil, err
+	}
+	if i, l, bad := corruptHunk(p.Diff); bad {
+		at := p.Line
+		if d := p.LineOf("\n" + l + "\n"); d > 0 {
+			at = d + 1
+		}
+		return nil, p.errorAt(at, "patch %d of %d (%q): corrupt hunk header %q (git apply: \"corrupt patch\"), line %d of the diff: %s", n, total, p.Title, l, i+1, hint)
 	}
 	files, _, err := gitdiff.Parse(strings.NewReader(p.Diff))
 	if err != nil {
@@ -494,18 +556,22 @@ func cutLine(s, sep string) (before, after string, ok bool) {
 	return s[:i+1], s[i+len(sep)+2:], true
 }
 
-// FromThread reads a thread saved as text (the seed's form) with package
-// oracle. Senders there have no address; an author without one gets the
+// FromThread reads a thread saved as text (the seed's form) with
+// ParseThread. Senders there have no address; an author without one gets the
 // address of the Signed-off-by line that starts with the same name.
 func FromThread(data []byte) (*Series, error) { return fromThread(data, "") }
 
 // fromThread is FromThread for the file named file.
 func fromThread(data []byte, file string) (*Series, error) {
-	text, err := oracle.Text(data)
+	text, err := ThreadText(data)
 	if err != nil {
 		return nil, err
 	}
-	th, err := oracle.Parse(text)
+	th, err := ParseThread(text)
+	var le *locError
+	if errors.As(err, &le) && le.file == "" {
+		le.file = file
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -517,8 +583,8 @@ func fromThread(data []byte, file string) (*Series, error) {
 			starts = append(starts, i+1)
 		}
 	}
-	msg := func(om *oracle.Message) Message {
-		m := Message{Subject: om.Subject, From: om.Sender, Body: om.Body, File: file, Line: om.Line, SubjectLine: om.Line}
+	msg := func(om *ThreadMessage) Message {
+		m := Message{Subject: om.Subject, From: om.Sender, Body: om.Body, File: file, Line: om.Line, SubjectLine: om.Line, savedThread: true}
 		raw := all[starts[om.Line-1]:]
 		if i := strings.Index(raw, om.Body); i >= 0 && om.Body != "" {
 			m.Raw = raw[:i+len(om.Body)]
@@ -553,7 +619,7 @@ func fromThread(data []byte, file string) (*Series, error) {
 			diff = diff[:i+1]
 		}
 		p := &Patch{
-			Message: msg(&op.Message),
+			Message: msg(&op.ThreadMessage),
 			Number:  op.Number, Total: th.Total, Version: th.Version, Title: op.Title, Author: author,
 			Log: op.Log, Changelog: op.Changelog, Diffstat: op.Diffstat, Diff: diff, Files: op.Files,
 		}
@@ -571,11 +637,11 @@ func fromThread(data []byte, file string) (*Series, error) {
 var sobRE = regexp.MustCompile(`(?m)^Signed-off-by: (.*)$`)
 
 func withAddress(name, log string) string {
-	if a, err := mail.ParseAddress(name); err == nil && a.Address != "" {
+	if a, err := netmail.ParseAddress(name); err == nil && a.Address != "" {
 		return name
 	}
 	for _, m := range sobRE.FindAllStringSubmatch(log, -1) {
-		a, err := mail.ParseAddress(m[1])
+		a, err := netmail.ParseAddress(m[1])
 		if err == nil && strings.HasPrefix(a.Name, name) {
 			return name + " <" + a.Address + ">"
 		}
@@ -620,20 +686,4 @@ func LoadMessages(path string) ([]*Message, error) {
 		out = append(out, &p.Message)
 	}
 	return append(out, s.Replies...), nil
-}
-
-// PatchSubject parses "[PATCH vN m/n] title" (or "Re: [PATCH ...] title"):
-// the patch number (0 for the cover letter), whether it is a reply, and the
-// title. ok is false for other subjects.
-func PatchSubject(subject string) (n int, reply bool, title string, ok bool) {
-	sm := prefixRE.FindStringSubmatch(subject)
-	if sm == nil || !strings.Contains(strings.ToUpper(sm[1]), "PATCH") {
-		return 0, false, "", false
-	}
-	reply = regexp.MustCompile(`^\s*(?i:re|aw):`).MatchString(subject)
-	n = 1
-	if nm := numRE.FindStringSubmatch(sm[1]); nm != nil {
-		n, _ = strconv.Atoi(nm[1])
-	}
-	return n, reply, strings.Join(strings.Fields(sm[2]), " "), true
 }

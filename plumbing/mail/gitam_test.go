@@ -1,0 +1,259 @@
+package mail_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"kpatch/internal/gittest"
+	"kpatch/plumbing/mail"
+)
+
+// gitSeries makes a repository with a base commit and four commits on it
+// that exercise what mail carries: a non-ASCII author (an RFC 2047 From
+// header), a body line starting with "From " (an mbox separator to a
+// careless reader), a subject long enough that git folds it, a new file.
+// It returns the repository's directory.
+func gitSeries(t *testing.T) string {
+	t.Helper()
+	gittest.Require(t)
+	dir := t.TempDir()
+	gittest.Run(t, dir, "init", "-q", "-b", "master")
+	write := func(name, text string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		gittest.Run(t, dir, "add", name)
+	}
+	write("a.c", "int a;\n")
+	gittest.Run(t, dir, "commit", "-q", "-m", "base")
+	commits := []struct{ author, file, text, msg string }{
+		{"Jöhn Dœ <john@example.org>", "a.c", "int a;\nint b;\n",
+			"x: add b\n\nThe first change.\n\nSigned-off-by: Jöhn Dœ <john@example.org>\n"},
+		{"Ada Lovelace <ada@example.org>", "a.c", "int a;\nint b;\nint c;\n",
+			"x: add c\n\nFrom the body on, a line that starts like an mbox separator.\n\nSigned-off-by: Ada Lovelace <ada@example.org>\n"},
+		{"Ada Lovelace <ada@example.org>", "a.c", "int a;\nint c;\n",
+			"x: a subject long enough that git format-patch folds it over two header lines\n\nRemove b.\n\nSigned-off-by: Ada Lovelace <ada@example.org>\n"},
+		{"Ada Lovelace <ada@example.org>", "new.h", "#define NEW 1\n",
+			"x: add new.h\n\nSigned-off-by: Ada Lovelace <ada@example.org>\n"},
+	}
+	for _, c := range commits {
+		write(c.file, c.text)
+		gittest.Run(t, dir, "commit", "-q", "--author", c.author, "-m", c.msg)
+	}
+	gittest.Run(t, dir, "tag", "base", "HEAD~4")
+	return dir
+}
+
+// amRecord is what git am recorded for one patch.
+type amRecord struct{ message, author string }
+
+// gitAm applies the mail files to a new branch at the tag base with the
+// real git am and returns what it recorded for each commit, in order.
+func gitAm(t *testing.T, repo string, files ...string) []amRecord {
+	t.Helper()
+	gittest.Run(t, repo, "checkout", "-q", "-B", "am", "base")
+	defer gittest.Run(t, repo, "checkout", "-q", "master")
+	cmd := exec.Command("git", append([]string{"am", "-q"}, files...)...)
+	cmd.Dir, cmd.Env = repo, gittest.Environ(repo)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		exec.Command("git", "-C", repo, "am", "--abort").Run()
+		t.Fatalf("git am %s: %v\n%s", strings.Join(files, " "), err, out)
+	}
+	out := string(gittest.Run(t, repo, "log", "--reverse", "-z", "--format=%an <%ae>%n%B", "base..am"))
+	var recs []amRecord
+	for _, c := range strings.Split(strings.TrimSuffix(out, "\x00"), "\x00") {
+		author, msg, _ := strings.Cut(c, "\n")
+		recs = append(recs, amRecord{strings.TrimRight(msg, "\n"), author})
+	}
+	return recs
+}
+
+// filesIn lists the files of dir, sorted, without the cover letter (git
+// am would refuse it as an empty patch).
+func filesIn(t *testing.T, dir string) []string {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range ents {
+		if !strings.Contains(e.Name(), "cover") {
+			out = append(out, filepath.Join(dir, e.Name()))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// stripFromLines copies every file of dir without its first line (the
+// "From <sha> Mon Sep 17 00:00:00 2001" line) into a new directory: mail
+// as a mailer saves it, which git am takes.
+func stripFromLines(t *testing.T, dir string) string {
+	out := t.TempDir()
+	for _, f := range filesIn(t, dir) {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, rest, _ := strings.Cut(string(data), "\n")
+		if !strings.HasPrefix(first, "From ") {
+			t.Fatalf("%s starts %q", f, first)
+		}
+		if err := os.WriteFile(filepath.Join(out, filepath.Base(f)), []byte(rest), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// crlf rewrites the file at path with CRLF line ends, as a mailer on
+// another system may save it, and returns path.
+func crlf(t *testing.T, path string) string {
+	data, err := os.ReadFile(path)
+	if err == nil {
+		err = os.WriteFile(path, []byte(strings.ReplaceAll(string(data), "\n", "\r\n")), 0o644)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestReadsWhatGitAmReads: every form git format-patch writes a series in
+// (numbered or not, -k, --stdout, a single patch, a cover letter, files
+// without their "From " line, b4 am's mbox) is read as the real git am
+// reads it: the same patches in the same order, each with the commit
+// message and author git am records.
+func TestReadsWhatGitAmReads(t *testing.T) {
+	repo := gitSeries(t)
+	tmp := t.TempDir()
+	formatDir := func(name string, args ...string) string {
+		d := filepath.Join(tmp, name)
+		gittest.Run(t, repo, append([]string{"format-patch", "-q", "-o", d}, args...)...)
+		return d
+	}
+	stdout := func(name string, args ...string) string {
+		p := filepath.Join(tmp, name)
+		out := gittest.Run(t, repo, append([]string{"format-patch", "--stdout"}, args...)...)
+		if err := os.WriteFile(p, out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	numbered := formatDir("numbered", "base..master")
+	tests := []struct {
+		name string
+		path string   // what kpatch reads
+		am   []string // what git am is given; path when nil
+		n    int      // patches
+	}{
+		{"directory, numbered", numbered, filesIn(t, numbered), 4},
+		{"directory, -N", formatDir("N", "-N", "base..master"), nil, 4},
+		{"directory, --no-numbered -v3", formatDir("v3N", "--no-numbered", "-v3", "base..master"), nil, 4},
+		{"directory, -k", formatDir("k", "-k", "base..master"), nil, 4},
+		{"directory, --from (in-body From lines)", formatDir("from", "--from=Sam Sender <sam@example.org>", "base..master"), nil, 4},
+		{"directory, [RFC][PATCH m/n] prefixes", formatDir("rfc", "--subject-prefix=RFC][PATCH", "base..master"), nil, 4},
+		{"directory, cover letter, -v2", formatDir("cover", "--cover-letter", "-v2", "base..master"), nil, 4},
+		{"mbox, numbered", stdout("numbered.mbox", "base..master"), nil, 4},
+		{"mbox, -N", stdout("N.mbox", "-N", "base..master"), nil, 4},
+		{"mbox, CRLF line ends", crlf(t, stdout("crlf.mbox", "base..master")), nil, 4},
+		{"single patch", stdout("one.patch", "-1", "master"), nil, 1},
+		{"single patch of many, numbered", stdout("one-numbered.patch", "--numbered", "-1", "master"), nil, 1},
+		{"directory without From lines", stripFromLines(t, numbered), nil, 4},
+		{"directory without From lines, -N", stripFromLines(t, formatDir("N2", "-N", "base..master")), nil, 4},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			am := tc.am
+			if am == nil {
+				if st, _ := os.Stat(tc.path); st.IsDir() {
+					am = filesIn(t, tc.path)
+				} else {
+					am = []string{tc.path}
+				}
+			}
+			want := gitAm(t, repo, am...)
+			s, err := mail.Load(tc.path)
+			if err != nil {
+				t.Fatalf("git am takes it, kpatch refuses it: %v", err)
+			}
+			if len(s.Patches) != tc.n || len(want) != tc.n {
+				t.Fatalf("%d patches read, git am applied %d, want %d", len(s.Patches), len(want), tc.n)
+			}
+			for i, p := range s.Patches {
+				if p.Number != i+1 || p.Total != tc.n {
+					t.Errorf("patch %d numbered %d/%d", i+1, p.Number, p.Total)
+				}
+				got := amRecord{strings.TrimRight(p.CommitMessage(), "\n"), p.Author}
+				if got != want[i] {
+					t.Errorf("patch %d:\n got %q\nwant %q (git am)", i+1, got, want[i])
+				}
+				if strings.Contains(p.Log, "Subject:") || strings.Contains(p.Log, "Date:") {
+					t.Errorf("patch %d: mail headers in the commit message: %q", i+1, p.Log)
+				}
+				if len(p.Files) != 1 {
+					t.Errorf("patch %d: %d files parsed, want 1", i+1, len(p.Files))
+				}
+			}
+		})
+	}
+}
+
+// TestReadsB4Mbox reads what b4 am writes from a git format-patch series
+// (testdata/b4/v2_x_two_changes.mbx, written by b4 0.12.0 with
+// testdata/b4/make.sh) as git am reads it, ">From " quoting included (b4
+// writes mboxrd, git am reads mboxo and keeps it); with b4 installed, also
+// a series b4 am writes now.
+func TestReadsB4Mbox(t *testing.T) {
+	repo := gitSeries(t)
+	check := func(t *testing.T, mbx string, n int) {
+		abs, err := filepath.Abs(mbx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := gitAm(t, repo, abs)
+		s, err := mail.Load(mbx)
+		if err != nil {
+			t.Fatalf("git am takes it, kpatch refuses it: %v", err)
+		}
+		if len(s.Patches) != n || len(want) != n {
+			t.Fatalf("%d patches read, git am applied %d, want %d", len(s.Patches), len(want), n)
+		}
+		for i, p := range s.Patches {
+			got := amRecord{strings.TrimRight(p.CommitMessage(), "\n"), p.Author}
+			if got != want[i] {
+				t.Errorf("patch %d:\n got %q\nwant %q (git am)", i+1, got, want[i])
+			}
+		}
+	}
+	t.Run("testdata", func(t *testing.T) { check(t, "testdata/b4/v2_x_two_changes.mbx", 2) })
+	t.Run("b4 am now", func(t *testing.T) {
+		if _, err := exec.LookPath("b4"); err != nil {
+			t.Skip("b4 not installed (apt-get install b4)")
+		}
+		in := filepath.Join(t.TempDir(), "thread.mbox")
+		// As lore serves a thread: mboxrd (b4 0.12.0 splits a message at
+		// a body line that starts with "From "), the first two patches (it
+		// fails on the third's folded subject).
+		out := gittest.Run(t, repo, "format-patch", "--stdout", "--pretty=mboxrd", "--thread", "--cover-letter", "-v2", "base..master~2")
+		if err := os.WriteFile(in, []byte(strings.Replace(string(out), "*** SUBJECT HERE ***", "x: two changes", 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		outDir := t.TempDir()
+		cmd := exec.Command("b4", "--offline-mode", "am", "--no-add-trailers", "-m", in, "-o", outDir)
+		cmd.Dir = repo
+		cmd.Env = gittest.Environ(repo)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("b4 am: %v\n%s", err, b)
+		}
+		mbx, _ := filepath.Glob(filepath.Join(outDir, "*.mbx"))
+		if len(mbx) != 1 {
+			t.Fatalf("b4 am wrote %v", mbx)
+		}
+		check(t, mbx[0], 2)
+	})
+}
