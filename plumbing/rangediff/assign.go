@@ -174,7 +174,10 @@ func assign(ctx context.Context, n int, cost costFunc) ([]int, error) {
 			}
 			// Scan rows until the set of columns at the current
 			// minimum distance is used up.
-			for {
+			for scanned := 1; ; scanned++ {
+				if scanned%checkEvery == 0 && ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
 				j1 := cols[low]
 				low++
 				i := col2row[j1]
