@@ -118,12 +118,69 @@ var oddLines = []string{
 // fast-import and checks main out.
 func Generate(t testing.TB, r *rand.Rand, sources map[string][]byte, branches []string, n int) *History {
 	t.Helper()
+	return generate(t, r, sources, branches, n, nil)
+}
+
+// commitPlan is a commit to generate: the seed of its edits, its message
+// and author.
+type commitPlan struct {
+	seed            uint64
+	message, author string
+}
+
+// GenerateSeries is Generate for two versions of a patch series of
+// about n patches, branches "old" and "new": the new version repeats the
+// old one's edits (the same diff while the tree is the same, a similar
+// one after a change) with some patches dropped, changed, inserted,
+// reworded, moved or given another author.
+func GenerateSeries(t testing.TB, r *rand.Rand, sources map[string][]byte, n int) *History {
+	t.Helper()
+	var old, new []commitPlan
+	for i := 0; i < n; i++ {
+		p := commitPlan{seed: r.Uint64(), message: fmt.Sprintf("subsystem: change %d\n\n%s\n", i, randomWords(r)), author: randomAuthor(r)}
+		old = append(old, p)
+		switch k := r.IntN(20); {
+		case k < 12:
+			new = append(new, p)
+		case k < 13: // dropped
+		case k < 15: // changed
+			q := p
+			q.seed = r.Uint64()
+			new = append(new, q)
+		case k < 16: // a patch inserted after it
+			new = append(new, p, commitPlan{seed: r.Uint64(), message: fmt.Sprintf("subsystem: new change %d\n\n%s\n", i, randomWords(r)), author: randomAuthor(r)})
+		case k < 18: // reworded
+			q := p
+			q.message = strings.Replace(p.message, "\n\n", "\n\nReworded: ", 1)
+			new = append(new, q)
+		case k < 19: // another author
+			q := p
+			q.author = randomAuthor(r)
+			new = append(new, q)
+		default: // swapped with the previous one
+			new = append(new, p)
+			if m := len(new); m >= 2 {
+				new[m-1], new[m-2] = new[m-2], new[m-1]
+			}
+		}
+	}
+	return generate(t, r, sources, []string{"old", "new"}, 0, map[string][]commitPlan{"old": old, "new": new})
+}
+
+func generate(t testing.TB, r *rand.Rand, sources map[string][]byte, branches []string, n int, pair map[string][]commitPlan) *History {
+	t.Helper()
 	Require(t)
 	dir := t.TempDir()
 	Run(t, dir, "init", "-q", "-b", "main")
 	base := map[string]FileState{".gitattributes": {Content: []byte("*.[ch] diff=cpp\n*.dts diff=dts\n*.dts[io] diff=dts\n*.rs diff=rust\n"), Mode: "100644"}}
 	var pool [][]byte // lines to insert
-	for p, c := range sources {
+	var names []string
+	for p := range sources {
+		names = append(names, p)
+	}
+	sort.Strings(names) // the pool's order must not depend on map order
+	for _, p := range names {
+		c := sources[p]
 		base[p] = FileState{Content: c, Mode: "100644"}
 		pool = append(pool, bytes.SplitAfter(c, []byte("\n"))...)
 	}
@@ -159,10 +216,18 @@ func Generate(t testing.TB, r *rand.Rand, sources map[string][]byte, branches []
 	baseMark := emit("refs/heads/main", h.Base.Author, h.Base.Message, "", nil, base)
 	marks := map[string][]int{}
 	for _, b := range branches {
+		var plan []commitPlan
+		if pair != nil {
+			plan = pair[b]
+		} else {
+			for i := 0; i < n; i++ {
+				plan = append(plan, commitPlan{seed: r.Uint64(), message: fmt.Sprintf("%s: change %d\n\n%s\n", b, i, randomWords(r)), author: randomAuthor(r)})
+			}
+		}
 		state := base
-		for i := 0; i < n; i++ {
-			next := Edit(r, state, pool)
-			c := Commit{Message: fmt.Sprintf("%s: change %d\n\n%s\n", b, i, randomWords(r)), Author: randomAuthor(r), Files: next}
+		for i, cp := range plan {
+			next := Edit(rand.New(rand.NewPCG(cp.seed, 3)), state, pool)
+			c := Commit{Message: cp.message, Author: cp.author, Files: next}
 			parent := ""
 			if i == 0 {
 				parent = fmt.Sprintf(":%d", baseMark)
@@ -200,8 +265,30 @@ func Generate(t testing.TB, r *rand.Rand, sources map[string][]byte, branches []
 	return h
 }
 
-// Edit returns a copy of state with random edits.
+// Edit returns a copy of state with random edits; it changes something.
 func Edit(r *rand.Rand, state map[string]FileState, pool [][]byte) map[string]FileState {
+	for {
+		next := editOnce(r, state, pool)
+		if !sameFiles(state, next) {
+			return next
+		}
+	}
+}
+
+func sameFiles(a, b map[string]FileState) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for p, f := range a {
+		g, ok := b[p]
+		if !ok || f.Mode != g.Mode || !bytes.Equal(f.Content, g.Content) {
+			return false
+		}
+	}
+	return true
+}
+
+func editOnce(r *rand.Rand, state map[string]FileState, pool [][]byte) map[string]FileState {
 	next := make(map[string]FileState, len(state))
 	for p, f := range state {
 		next[p] = f
