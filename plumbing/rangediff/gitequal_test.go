@@ -195,6 +195,28 @@ func TestTiesAsGit(t *testing.T) {
 			compareRangeDiff(t, dir, series, "")
 		})
 	}
+	t.Run("equal total costs", func(t *testing.T) {
+		// Found by comparing git's assignment with the Hungarian
+		// algorithm kpatch used before: pairing old 4 with new 3, or
+		// leaving both unpaired, cost the same; git pairs them.
+		lines := make([]string, 12)
+		for i := range lines {
+			lines[i] = fmt.Sprintf("line %d\n", i)
+		}
+		series := func(steps [][2]any) []authoredCommit {
+			cur := append([]string{}, lines...)
+			var out []authoredCommit
+			for _, s := range steps {
+				cur[s[0].(int)] = s[1].(string)
+				out = append(out, authoredCommit{"", "same", map[string]string{"f.c": strings.Join(cur, "")}})
+			}
+			return out
+		}
+		old := series([][2]any{{7, "z\n"}, {8, "x\n"}, {4, "z\n"}, {1, "x\n"}, {11, "z\n"}})
+		new := series([][2]any{{6, "z\n"}, {3, "x\n"}, {1, "x\n"}})
+		dir, s := buildMailed(t, map[string]string{"f.c": strings.Join(lines, "")}, "", old, new)
+		compareRangeDiff(t, dir, s, "")
+	})
 	t.Run("equal costs", func(t *testing.T) {
 		// Each old patch is as far from each new one.
 		var old, new []authoredCommit
