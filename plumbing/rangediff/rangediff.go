@@ -329,10 +329,10 @@ func correspond(ctx context.Context, a, b []*prepared, factor int) error {
 	}
 	pair := make([]int32, len(ua)*len(ub))
 	for x, i := range ua {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
 		for y, j := range ub {
+			if (x*len(ub)+y)%checkEvery == 0 && ctx.Err() != nil {
+				return ctx.Err()
+			}
 			pair[x*len(ub)+y] = int32(diffsize(a[i].diff, b[j].diff))
 		}
 	}
