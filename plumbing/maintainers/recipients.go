@@ -22,17 +22,24 @@ var chiefPenguin = regexp.MustCompile(`Linus Torvalds <torvalds@linux-foundation
 // to, as get_maintainer.pl adds them ("in file").
 func (f *File) Recipients(paths []string) (to, cc []string) {
 	sections := make([][]*Section, len(paths))
-	var inFiles []string
 	for i, path := range paths {
 		sections[i] = f.Sections(path)
+	}
+	return f.RecipientsOfPaths(paths, sections)
+}
+
+// RecipientsOfPaths is Recipients for paths whose sections (sections[i]
+// for paths[i], as [File.Sections] returns them) are already known.
+func (f *File) RecipientsOfPaths(paths []string, sections [][]*Section) (to, cc []string) {
+	var inFiles []string
+	for _, path := range paths {
 		if f.ReadFile != nil && strings.HasSuffix(path, ".yaml") && !isMaintainersFile(path) {
 			if data, err := f.ReadFile(path); err == nil {
 				inFiles = append(inFiles, FileEmails(strings.ToValidUTF8(string(data), "\uFFFD"))...)
 			}
 		}
 	}
-	c := collect(sections)
-	return c.result(f.Mailmap, inFiles)
+	return collect(sections).result(f.Mailmap, inFiles)
 }
 
 // isMaintainersFile is get_maintainer.pl's m@\bMAINTAINERS$@.
