@@ -3,7 +3,6 @@ package maintainers
 import (
 	"bytes"
 	"context"
-	"flag"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -13,13 +12,14 @@ import (
 	"strings"
 	"testing"
 
+	"kpatch/internal/gittest"
 	"kpatch/plumbing/kerneltree"
 )
 
-var (
-	cases = flag.Int("kpatch.cases", 0, "get_maintainer.pl runs for TestDifferential (0: a few in -short mode, 40 otherwise)")
-	seed  = flag.Uint64("kpatch.seed", 1, "seed of TestDifferential's random choice of files")
-)
+// TestDifferential's -kpatch.cases is the number of get_maintainer.pl
+// runs (0: one in -short mode, 40 otherwise); -kpatch.seed chooses the
+// files.
+var cases, seed = gittest.Cases, gittest.Seed
 
 // stableScript writes get_maintainer.pl of tree with its ties between
 // sections broken by file position (as Sections does) instead of Perl's
