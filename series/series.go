@@ -370,6 +370,10 @@ func (s *Series) recipients(m []byte) error {
 		return fmt.Errorf("MAINTAINERS of %s: %w", s.Tree.Base, err)
 	}
 	mf.IsDir = s.Tree.IsDir
+	mf.ReadFile = s.Tree.ReadFile // get_maintainer.pl takes the addresses in .yaml files
+	if mm, err := s.Tree.ReadFile(".mailmap"); err == nil {
+		mf.Mailmap = maintainers.ParseMailmap(mm)
+	}
 	for _, f := range []struct {
 		field string
 		list  []string
@@ -384,21 +388,25 @@ func (s *Series) recipients(m []byte) error {
 	// Match each path once; patches share paths.
 	sections := map[string][]*maintainers.Section{}
 	var all [][]*maintainers.Section
+	var allPaths []string
 	for _, p := range s.Patches {
 		var secs [][]*maintainers.Section
+		var paths []string
 		for _, f := range p.Files {
 			if _, ok := sections[f.Path]; !ok {
 				sections[f.Path] = mf.Sections(f.Path)
 			}
 			secs = append(secs, sections[f.Path])
+			paths = append(paths, f.Path)
 		}
 		all = append(all, secs...)
-		to, cc := maintainers.RecipientsOf(secs...)
+		allPaths = append(allPaths, paths...)
+		to, cc := mf.RecipientsOfPaths(paths, secs)
 		p.To = merge(to, s.Revision.To)
 		p.Cc = merge(cc, s.Revision.Cc)
 		p.Cc = minus(p.Cc, p.To)
 	}
-	to, cc := maintainers.RecipientsOf(all...)
+	to, cc := mf.RecipientsOfPaths(allPaths, all)
 	s.To = merge(to, s.Revision.To)
 	s.Cc = minus(merge(cc, s.Revision.Cc), s.To)
 	return nil

@@ -86,7 +86,11 @@ text, or a revision of the series description (v11, v12), generated against
 			return err
 		}
 	}
-	_, err = io.WriteString(stdout, rangediff.Diff(sides[0], sides[1], *factor))
+	out, err := rangediff.DiffContext(ctx, sides[0], sides[1], rangediff.Options{CreationFactor: *factor, Mailmap: treeMailmap(*tree)})
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(stdout, out)
 	return err
 }
 
@@ -96,6 +100,10 @@ func loadSide(ctx context.Context, arg, tree, base, specDir string) ([]rangediff
 	if m := revisionArg.FindStringSubmatch(arg); m != nil {
 		if _, err := os.Stat(arg); err != nil {
 			v, _ := strconv.Atoi(m[1])
+			if v == 0 {
+				// series.Options reads version 0 as "the newest".
+				return nil, fmt.Errorf("%s: %w", arg, noRevision(specDir, v))
+			}
 			s, err := series.Generate(ctx, series.Options{Tree: tree, Base: base, Version: v, SpecDir: specDir})
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", arg, err)

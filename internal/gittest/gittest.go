@@ -1,6 +1,8 @@
 // Package gittest runs a real git for tests that compare kpatch's output
 // with git's, isolated from the user's and the system's configuration so
-// that only git's defaults apply.
+// that only git's defaults apply, and generates the random but
+// reproducible histories the differential tests compare on (Generate,
+// GenerateSeries; sizes and seeds from -kpatch.cases and -kpatch.seed).
 package gittest
 
 import (

@@ -277,14 +277,12 @@ func sortedKeys(m map[string][]byte) []string {
 // TestFormatAgainstGit renders random diffs (long and quoted names,
 // created, deleted, renamed, binary and mode-changed files, changes from
 // 0 to thousands of lines) at many widths and compares with git diff
-// --stat=WIDTH --summary.
+// --stat=WIDTH --summary. -kpatch.cases=N sets the number of scenarios,
+// -kpatch.seed the seed.
 func TestFormatAgainstGit(t *testing.T) {
 	requireGit(t)
-	r := rand.New(rand.NewPCG(2024, 1))
-	scenarios := 60
-	if testing.Short() {
-		scenarios = 15
-	}
+	r := rand.New(rand.NewPCG(2023+*gittest.Seed, 1))
+	scenarios := gittest.CasesOr(5, 60)
 	widths := []int{72, 80, 20, 30, 40, 50, 60, 100, 120, 200}
 	compared := 0
 	kinds := map[string]int{}

@@ -291,7 +291,10 @@ func writeHunkHeader(buf *bytes.Buffer, s1, c1, s2, c2 int, funcName []byte) {
 		if room := hunkHeaderMax - (buf.Len() - start) - 1; len(funcName) > room {
 			funcName = funcName[:room]
 		}
-		buf.Write(funcName)
+		// git's diff.c (sane_truncate_line) then cuts the header
+		// line at the first byte that does not start a whole, valid
+		// UTF-8 sequence.
+		buf.Write(funcName[:gitUTF8Prefix(funcName)])
 	}
 	buf.WriteByte('\n')
 }
@@ -304,4 +307,52 @@ func writeRecord(buf *bytes.Buffer, prefix byte, line []byte) {
 	if len(line) > 0 && line[len(line)-1] != '\n' {
 		buf.WriteString("\n\\ No newline at end of file\n")
 	}
+}
+
+// gitUTF8Prefix returns the length of the longest prefix of b that git's
+// pick_one_utf8_char (utf8.c) reads as whole UTF-8 characters. It is
+// stricter than Go's utf8.Valid only in refusing U+FFFE and U+FFFF.
+func gitUTF8Prefix(b []byte) int {
+	i := 0
+	for i < len(b) {
+		n := gitUTF8Len(b[i:])
+		if n == 0 {
+			return i
+		}
+		i += n
+	}
+	return i
+}
+
+// gitUTF8Len returns the length of the UTF-8 character at the start of s,
+// or 0 if git takes it as invalid: a stray continuation byte, a sequence
+// cut short, an overlong form, a surrogate, U+FFFE or U+FFFF, or a code
+// point beyond U+10FFFF.
+func gitUTF8Len(s []byte) int {
+	cont := func(i int) bool { return i < len(s) && s[i]&0xc0 == 0x80 }
+	switch c := s[0]; {
+	case c < 0x80:
+		return 1
+	case c&0xe0 == 0xc0:
+		if !cont(1) || c&0xfe == 0xc0 {
+			return 0
+		}
+		return 2
+	case c&0xf0 == 0xe0:
+		if !cont(1) || !cont(2) ||
+			c == 0xe0 && s[1]&0xe0 == 0x80 ||
+			c == 0xed && s[1]&0xe0 == 0xa0 ||
+			c == 0xef && s[1] == 0xbf && s[2]&0xfe == 0xbe {
+			return 0
+		}
+		return 3
+	case c&0xf8 == 0xf0:
+		if !cont(1) || !cont(2) || !cont(3) ||
+			c == 0xf0 && s[1]&0xf0 == 0x80 ||
+			c == 0xf4 && s[1] > 0x8f || c > 0xf4 {
+			return 0
+		}
+		return 4
+	}
+	return 0
 }

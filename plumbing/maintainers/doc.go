@@ -1,6 +1,9 @@
 // Package maintainers parses the Linux kernel MAINTAINERS file and computes
 // the recipients of a patch the way scripts/get_maintainer.pl does with
-// --no-git --no-git-fallback (no keyword, mailmap or git history lookups).
+// --no-git --no-git-fallback (no keyword or git history lookups). With
+// [File.Mailmap] set, addresses are mapped through the tree's .mailmap as
+// the script reads it; with [File.ReadFile] set, the addresses written in
+// .yaml files (device-tree bindings) are added as the script adds them.
 //
 // # Matching
 //

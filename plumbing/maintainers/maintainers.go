@@ -20,6 +20,16 @@ type File struct {
 	// happens when IsDir is nil.
 	IsDir func(name string) bool
 
+	// Mailmap, when set, is the tree's .mailmap: get_maintainer.pl maps
+	// every address through it (its default, --mailmap).
+	Mailmap *Mailmap
+
+	// ReadFile, when set, reads a file of the source tree by its path
+	// relative to the top. Recipients then adds, as get_maintainer.pl
+	// does, the addresses written in the .yaml files it is given (see
+	// FileEmails); a file that cannot be read adds none.
+	ReadFile func(name string) ([]byte, error)
+
 	index *sectionIndex // built by Sections on first use
 }
 

@@ -16,18 +16,56 @@ var chiefPenguin = regexp.MustCompile(`Linus Torvalds <torvalds@linux-foundation
 // given, the sections of each path in the order of [File.Sections], and the
 // entries of a section in file order; duplicates are removed as described in
 // the package documentation.
+//
+// With f.Mailmap set, every address is mapped through it; with f.ReadFile
+// set, the addresses written in the .yaml files among paths come last in
+// to, as get_maintainer.pl adds them ("in file").
 func (f *File) Recipients(paths []string) (to, cc []string) {
 	sections := make([][]*Section, len(paths))
 	for i, path := range paths {
 		sections[i] = f.Sections(path)
 	}
-	return RecipientsOf(sections...)
+	return f.RecipientsOfPaths(paths, sections)
+}
+
+// RecipientsOfPaths is Recipients for paths whose sections (sections[i]
+// for paths[i], as [File.Sections] returns them) are already known.
+func (f *File) RecipientsOfPaths(paths []string, sections [][]*Section) (to, cc []string) {
+	var inFiles []string
+	for _, path := range paths {
+		if f.ReadFile != nil && strings.HasSuffix(path, ".yaml") && !isMaintainersFile(path) {
+			if data, err := f.ReadFile(path); err == nil {
+				inFiles = append(inFiles, FileEmails(strings.ToValidUTF8(string(data), "\uFFFD"))...)
+			}
+		}
+	}
+	return collect(sections).result(f.Mailmap, inFiles)
+}
+
+// isMaintainersFile is get_maintainer.pl's m@\bMAINTAINERS$@.
+func isMaintainersFile(path string) bool {
+	if !strings.HasSuffix(path, "MAINTAINERS") {
+		return false
+	}
+	before := strings.TrimSuffix(path, "MAINTAINERS")
+	return before == "" || !isWordByte(before[len(before)-1])
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
 // RecipientsOf is Recipients for paths whose sections, as [File.Sections]
 // returns them, are already known: a caller that computes recipients for
 // many overlapping sets of paths matches each path once.
+//
+// It applies no mailmap and reads no file; see [File.Recipients].
 func RecipientsOf(sections ...[]*Section) (to, cc []string) {
+	return collect(sections).result(nil, nil)
+}
+
+// collect pushes the M:, R: and L: entries of the sections.
+func collect(sections [][]*Section) *collector {
 	c := newCollector()
 	for _, secs := range sections {
 		for _, s := range secs {
@@ -41,7 +79,7 @@ func RecipientsOf(sections ...[]*Section) (to, cc []string) {
 			}
 		}
 	}
-	return c.result()
+	return c
 }
 
 // collector accumulates addresses like get_maintainer.pl's @email_to and
@@ -111,19 +149,46 @@ func (c *collector) pushList(v string) {
 	c.cc = append(c.cc, addr)
 }
 
-// result applies deduplicate_email, the removal of the chief penguin and
-// merge_email, in get_maintainer.pl's order.
-func (c *collector) result() (to, cc []string) {
-	d := deduplicator{byName: map[string][2]string{}, byAddr: map[string][2]string{}}
+// result applies deduplicate_email (through mm), the removal of the
+// chief penguin, the addresses found in files (inFiles, in the order
+// found) and merge_email, in get_maintainer.pl's order.
+func (c *collector) result(mm *Mailmap, inFiles []string) (to, cc []string) {
+	d := deduplicator{mm: mm, byName: map[string][2]string{}, byAddr: map[string][2]string{}}
 	for i, e := range c.to {
 		c.to[i] = d.dedup(e)
 	}
 	for i, e := range c.cc {
 		c.cc[i] = d.dedup(e)
 	}
-	seen := map[string]bool{}
+	var kept []string
 	for _, e := range c.to {
-		if chiefPenguin.MatchString(e) || seen[e] {
+		if !chiefPenguin.MatchString(e) {
+			kept = append(kept, e)
+		}
+	}
+	seenInFile := map[string]bool{}
+	for _, e := range inFiles {
+		if seenInFile[e] {
+			continue
+		}
+		seenInFile[e] = true
+		name, addr := parseEmail(mm.mapEmail(e))
+		if addr == "" {
+			continue
+		}
+		ln, la := strings.ToLower(name), strings.ToLower(addr)
+		if (name != "" && c.names[ln]) || c.addrs[la] {
+			continue
+		}
+		kept = append(kept, formatEmail(name, addr))
+		if name != "" {
+			c.names[ln] = true
+		}
+		c.addrs[la] = true
+	}
+	seen := map[string]bool{}
+	for _, e := range kept {
+		if seen[e] {
 			continue
 		}
 		seen[e] = true
@@ -139,16 +204,17 @@ func (c *collector) result() (to, cc []string) {
 	return to, cc
 }
 
-// deduplicator is get_maintainer.pl's deduplicate_email without a mailmap:
-// an address whose name or address was seen before is replaced by the first
-// one seen.
+// deduplicator is get_maintainer.pl's deduplicate_email: the address is
+// mapped through the mailmap, and one whose name or address was seen
+// before is replaced by the first one seen.
 type deduplicator struct {
+	mm             *Mailmap
 	byName, byAddr map[string][2]string
 }
 
 func (d *deduplicator) dedup(email string) string {
 	name, addr := parseEmail(email)
-	name, addr = parseEmail(formatEmail(name, addr))
+	name, addr = parseEmail(d.mm.mapEmail(formatEmail(name, addr)))
 	if p, ok := d.byName[strings.ToLower(name)]; ok && name != "" {
 		name, addr = p[0], p[1]
 	} else if p, ok := d.byAddr[strings.ToLower(addr)]; ok {
@@ -157,7 +223,7 @@ func (d *deduplicator) dedup(email string) string {
 		d.byName[strings.ToLower(name)] = [2]string{name, addr}
 		d.byAddr[strings.ToLower(addr)] = [2]string{name, addr}
 	}
-	return formatEmail(name, addr)
+	return d.mm.mapEmail(formatEmail(name, addr))
 }
 
 var (

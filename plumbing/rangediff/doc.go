@@ -12,7 +12,13 @@
 // order of the new series, with dropped patches shown once their
 // predecessors have been.
 //
-// Ties in the assignment are broken by the Hungarian algorithm, not by
-// git's Jonker-Volgenant implementation; they only matter for patches that
-// are equally far from two others.
+// Ties are broken as git breaks them: equal diffs are paired in the order
+// git's hash map yields them, and the assignment is git's own
+// Jonker-Volgenant algorithm, step for step. Authors are shown as git am
+// records them from a From: header (quotes removed) and mapped through a
+// .mailmap when one is given.
+//
+// Time is quadratic in the number of patches, as git's is; memory is
+// linear except for the costs between patches that have no exact match.
+// DiffContext stops when its context is done.
 package rangediff

@@ -1,6 +1,8 @@
 package rangediff
 
 import (
+	"container/list"
+	"context"
 	"fmt"
 	"regexp"
 	"strings"
@@ -11,7 +13,7 @@ import (
 // Patch is one patch of a series as range-diff sees it.
 type Patch struct {
 	Commit  string // the commit id shown in the pair line (abbreviated as the caller wants)
-	Author  string // "Name <address>"
+	Author  string // "Name <address>", or a From: header's mailbox (quoted names are unquoted as git am does)
 	Message string // the commit message: subject, blank line, body
 	Diff    string // the patch's diff, from the first "diff --git" line on
 }
@@ -46,10 +48,11 @@ var (
 )
 
 // prepare renders a patch as git range-diff's read_patches does from the
-// output of git log -p --no-prefix with its own output indicators.
-func prepare(p Patch) *prepared {
+// output of git log -p --no-prefix with its own output indicators, the
+// author mapped through mm.
+func prepare(p Patch, mm *Mailmap) *prepared {
 	var b strings.Builder
-	b.WriteString(" ## Metadata ##\nAuthor: " + p.Author + "\n\n ## Commit message ##\n")
+	b.WriteString(" ## Metadata ##\nAuthor: " + authorLine(p.Author, mm) + "\n\n ## Commit message ##\n")
 	for _, l := range strings.Split(strings.TrimRight(strings.TrimLeft(p.Message, "\n"), "\n"), "\n") {
 		l = strings.TrimRightFunc("    "+l, isSpace)
 		b.WriteString(l + "\n")
@@ -204,73 +207,173 @@ func diffsize(a, b string) int {
 	return strings.Count(hunks, "\n")
 }
 
+// Options tunes DiffContext.
+type Options struct {
+	// CreationFactor is git range-diff's --creation-factor: the cost of
+	// leaving a patch unpaired, in percent of its size. Callers usually
+	// want DefaultCreationFactor.
+	CreationFactor int
+	// Mailmap maps authors to their canonical names as git log does with
+	// the repository's .mailmap; nil maps nobody.
+	Mailmap *Mailmap
+}
+
 // Diff returns the range-diff from the old series to the new one, as git
-// range-diff --no-color --creation-factor=factor prints it; width is the
-// length of the commit ids shown (their dashes for a missing side).
+// range-diff --no-color --creation-factor=factor prints it, without a
+// mailmap and without a way to stop it; see DiffContext.
 func Diff(old, new []Patch, factor int) string {
+	out, _ := DiffContext(context.Background(), old, new, Options{CreationFactor: factor})
+	return out
+}
+
+// DiffContext returns the range-diff from the old series to the new one,
+// as git range-diff --no-color prints it. Patches with equal diffs are
+// paired first, in git's order; the rest are paired by git's
+// minimum-cost assignment. Time is quadratic in the number of patches
+// (as git's is) and memory linear, except for a matrix of the costs
+// between the patches that have no exact match. It stops with ctx's
+// error when ctx is done.
+func DiffContext(ctx context.Context, old, new []Patch, opt Options) (string, error) {
 	a, b := make([]*prepared, len(old)), make([]*prepared, len(new))
 	for i, p := range old {
-		a[i] = prepare(p)
+		a[i] = prepare(p, opt.Mailmap)
 	}
 	for j, p := range new {
-		b[j] = prepare(p)
+		b[j] = prepare(p, opt.Mailmap)
 	}
-	// Exact matches of the diffs first.
-	byDiff := map[string][]int{}
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	exactMatches(a, b)
+	if err := correspond(ctx, a, b, opt.CreationFactor); err != nil {
+		return "", err
+	}
+	return output(ctx, a, b)
+}
+
+// exactMatches pairs the patches whose diffs are equal as git's
+// find_exact_matches does: the old patches go into git's hash map, and
+// each new patch takes the first equal one in its bucket's chain. git
+// adds at the head of a chain and reverses every chain when the map
+// grows (more entries than 80% of its buckets, starting at 64, growing
+// and shrinking by 4) or shrinks (fewer than a fifth of that), so equal
+// diffs are paired in an order this reproduces.
+func exactMatches(a, b []*prepared) {
+	const initialSize = 64
+	chains := map[string]*list.List{}
+	size, tableSize, growAt, shrinkAt := 0, initialSize, initialSize*80/100, 0
+	reversed := false // when true, a chain's head is its list's back
+	resize := func(to int) {
+		tableSize = to
+		growAt = to * 80 / 100
+		shrinkAt = 0
+		if to > initialSize {
+			shrinkAt = growAt / 5
+		}
+		reversed = !reversed
+	}
 	for i, p := range a {
-		byDiff[p.diff] = append(byDiff[p.diff], i)
+		l := chains[p.diff]
+		if l == nil {
+			l = list.New()
+			chains[p.diff] = l
+		}
+		if reversed {
+			l.PushBack(i)
+		} else {
+			l.PushFront(i)
+		}
+		if size++; size > growAt {
+			resize(tableSize << 2)
+		}
 	}
 	for j, p := range b {
-		if is := byDiff[p.diff]; len(is) > 0 {
-			i := is[0]
-			byDiff[p.diff] = is[1:]
-			a[i].matching, p.matching = j, i
+		l := chains[p.diff]
+		if l == nil || l.Len() == 0 {
+			continue
+		}
+		e := l.Front()
+		if reversed {
+			e = l.Back()
+		}
+		i := l.Remove(e).(int)
+		a[i].matching, p.matching = j, i
+		if size--; size < shrinkAt {
+			resize(tableSize >> 2)
 		}
 	}
-	// Then the cheapest assignment of the rest.
-	n := len(a) + len(b)
-	cost := make([][]int, n) // cost[i][j]: row i of a (or a dummy), column j of b (or a dummy)
-	for i := range cost {
-		cost[i] = make([]int, n)
+}
+
+// correspond pairs the patches without an exact match as git's
+// get_correspondences does: a square cost matrix over the old patches
+// and as many "created" placeholders (columns) against the new patches
+// and as many "deleted" placeholders (rows), solved by assign. Only the
+// costs between unpaired patches are computed and stored; the others
+// follow from the pairing.
+func correspond(ctx context.Context, a, b []*prepared, factor int) error {
+	var ua, ub []int // unpaired patches of each side
+	ia, ib := make([]int, len(a)), make([]int, len(b))
+	for i, p := range a {
+		ia[i] = -1
+		if p.matching < 0 {
+			ia[i] = len(ua)
+			ua = append(ua, i)
+		}
 	}
-	for i, pa := range a {
-		for j, pb := range b {
-			switch {
-			case pa.matching == j:
-				cost[i][j] = 0
-			case pa.matching < 0 && pb.matching < 0:
-				cost[i][j] = diffsize(pa.diff, pb.diff)
-			default:
-				cost[i][j] = costMax
+	for j, p := range b {
+		ib[j] = -1
+		if p.matching < 0 {
+			ib[j] = len(ub)
+			ub = append(ub, j)
+		}
+	}
+	pair := make([]int32, len(ua)*len(ub))
+	for x, i := range ua {
+		for y, j := range ub {
+			if (x*len(ub)+y)%checkEvery == 0 && ctx.Err() != nil {
+				return ctx.Err()
 			}
-		}
-		c := costMax
-		if pa.matching < 0 {
-			c = pa.diffsize * factor / 100
-		}
-		for j := len(b); j < n; j++ {
-			cost[i][j] = c
+			pair[x*len(ub)+y] = int32(diffsize(a[i].diff, b[j].diff))
 		}
 	}
-	for j, pb := range b {
-		c := costMax
-		if pb.matching < 0 {
-			c = pb.diffsize * factor / 100
+	created := func(p *prepared) int {
+		if p.matching >= 0 {
+			return costMax
 		}
-		for i := len(a); i < n; i++ {
-			cost[i][j] = c
-		}
+		return p.diffsize * factor / 100
 	}
-	a2b := assign(cost)
+	na, nb := len(a), len(b)
+	cost := func(col, row int) int {
+		switch {
+		case col < na && row < nb:
+			switch pa := a[col]; {
+			case pa.matching == row:
+				return 0
+			case ia[col] >= 0 && ib[row] >= 0:
+				return int(pair[ia[col]*len(ub)+ib[row]])
+			}
+			return costMax
+		case col < na:
+			return created(a[col])
+		case row < nb:
+			return created(b[row])
+		}
+		return 0
+	}
+	a2b, err := assign(ctx, na+nb, cost)
+	if err != nil {
+		return err
+	}
 	for i := range a {
-		if j := a2b[i]; j >= 0 && j < len(b) {
+		if j := a2b[i]; j >= 0 && j < nb {
 			a[i].matching, b[j].matching = j, i
 		}
 	}
-	return output(a, b)
+	return nil
 }
 
-func output(a, b []*prepared) string {
+// output prints the pairs in git's order (show_range_diff).
+func output(ctx context.Context, a, b []*prepared) (string, error) {
 	var out strings.Builder
 	width := len(fmt.Sprint(1 + max(len(a), len(b))))
 	dashes := ""
@@ -320,6 +423,9 @@ func output(a, b []*prepared) string {
 			j++
 		}
 		if j < len(b) {
+			if j%checkEvery == 0 && ctx.Err() != nil {
+				return "", ctx.Err()
+			}
 			m := b[j].matching
 			header(a[m], b[j], m, j)
 			if a[m].text != b[j].text {
@@ -329,7 +435,7 @@ func output(a, b []*prepared) string {
 			j++
 		}
 	}
-	return out.String()
+	return out.String(), nil
 }
 
 var sectionRE = []*regexp.Regexp{regexp.MustCompile(`^ ## (.*) ##$`), regexp.MustCompile(`^.?@@ (.*)$`)}

@@ -66,12 +66,7 @@ func PatchID(diff string) string {
 		if line[0] == '+' || line[0] == ' ' {
 			after--
 		}
-		h.Write([]byte(strings.Map(func(r rune) rune {
-			if r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '\v' || r == '\f' {
-				return -1
-			}
-			return r
-		}, line)))
+		h.Write(withoutSpace(line))
 	}
 done:
 	flush()
@@ -87,3 +82,19 @@ func count(s string) int {
 }
 
 func isAlpha(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+// withoutSpace returns line's bytes without git's whitespace: git's
+// isspace is only space, tab, newline and carriage return (form feeds and
+// vertical tabs stay), and it works on bytes, so a byte that is not UTF-8
+// is hashed as itself.
+func withoutSpace(line string) []byte {
+	out := make([]byte, 0, len(line))
+	for i := 0; i < len(line); i++ {
+		switch c := line[i]; c {
+		case ' ', '\t', '\n', '\r':
+		default:
+			out = append(out, c)
+		}
+	}
+	return out
+}

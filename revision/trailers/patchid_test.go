@@ -43,6 +43,11 @@ func TestPatchIDMatchesGit(t *testing.T) {
 			os.Remove(filepath.Join(dir, "gone.c"))
 		}},
 		{"no newline at end", func() { write("a.c", long.String()+"tail") }},
+		// git hashes bytes: a byte that is not UTF-8 is not U+FFFD.
+		{"latin-1 byte", func() { write("l1.c", "caf\351\n") }},
+		{"latin-1 byte replaced", func() { write("l1.c", "cafe\n") }},
+		// git's isspace is " \t\n\r": it keeps form feeds and vertical tabs.
+		{"form feed and vertical tab", func() { write("ff.c", "a\f\n\vb\n\f\n") }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
