@@ -6,8 +6,8 @@ import (
 	"sort"
 	"strings"
 
+	"kpatch/plumbing/kernelsrc"
 	"kpatch/plumbing/linediff"
-	"kpatch/plumbing/oracle"
 )
 
 // TreeDiff returns what git diff prints between two trees that differ at
@@ -42,11 +42,11 @@ func TreeDiff(old, new map[string][]byte, mode func(path string) string) string 
 		fmt.Fprintf(&b, "diff --git a/%s b/%s\n", p, p)
 		switch {
 		case a == nil:
-			fmt.Fprintf(&b, "new file mode %s\nindex %s..%s\n--- /dev/null\n+++ b/%s\n", m, zero, oracle.BlobHash(c)[:abbrev], p)
+			fmt.Fprintf(&b, "new file mode %s\nindex %s..%s\n--- /dev/null\n+++ b/%s\n", m, zero, kernelsrc.BlobID(c)[:abbrev], p)
 		case c == nil:
-			fmt.Fprintf(&b, "deleted file mode %s\nindex %s..%s\n--- a/%s\n+++ /dev/null\n", m, oracle.BlobHash(a)[:abbrev], zero, p)
+			fmt.Fprintf(&b, "deleted file mode %s\nindex %s..%s\n--- a/%s\n+++ /dev/null\n", m, kernelsrc.BlobID(a)[:abbrev], zero, p)
 		default:
-			fmt.Fprintf(&b, "index %s..%s %s\n--- a/%s\n+++ b/%s\n", oracle.BlobHash(a)[:abbrev], oracle.BlobHash(c)[:abbrev], m, p, p)
+			fmt.Fprintf(&b, "index %s..%s %s\n--- a/%s\n+++ b/%s\n", kernelsrc.BlobID(a)[:abbrev], kernelsrc.BlobID(c)[:abbrev], m, p, p)
 		}
 		opt := linediff.DefaultOptions()
 		opt.FuncName = linediff.DriverFuncName(linediff.KernelDriver(p))

@@ -143,6 +143,10 @@ const (
 // HashObject returns the id git gives an object of type t and content.
 func HashObject(t ObjectType, content []byte) Hash { return gitdb.HashObject(t, content) }
 
+// BlobID returns the id git gives a file of that content, in hexadecimal
+// (the ids of "index" lines, abbreviated there).
+func BlobID(content []byte) string { return HashObject(BlobObject, content).String() }
+
 // ErrBranchExists is returned by CreateBranch for a branch that exists.
 var ErrBranchExists = gitdb.ErrRefExists
 

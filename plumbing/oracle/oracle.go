@@ -10,7 +10,6 @@ package oracle
 
 import (
 	"bytes"
-	"crypto/sha1"
 	"errors"
 	"fmt"
 	"os"
@@ -19,16 +18,12 @@ import (
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
+	"kpatch/plumbing/kernelsrc"
 	"kpatch/plumbing/mail"
 )
 
 // BlobHash returns the git blob hash of content, as in "index" lines.
-func BlobHash(content []byte) string {
-	h := sha1.New()
-	fmt.Fprintf(h, "blob %d\x00", len(content))
-	h.Write(content)
-	return fmt.Sprintf("%x", h.Sum(nil))
-}
+func BlobHash(content []byte) string { return kernelsrc.BlobID(content) }
 
 // Version is the content of a created file after one patch.
 type Version struct {
