@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
 
 	"kpatch/plumbing/patchmail"
@@ -14,7 +12,7 @@ import (
 	"kpatch/series"
 )
 
-func cmdTrailers(args []string, stdout, stderr io.Writer) error {
+func cmdTrailers(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("trailers", "--spec DIR [-v N] [--tree DIR [--base REV]] [--dry-run] [--json] FILE...",
 		`Add the Acked-by, Reviewed-by and Tested-by trailers that review replies
 give (FILE: an mbox, a saved thread or a directory of mails) to the patch
@@ -22,20 +20,18 @@ descriptions of a spec copy, as b4 trailers -u does. A reply counts for the
 patch its In-Reply-To chain (or its "Re: [PATCH m/n]" subject) names; a reply
 to the cover letter counts for every patch. Patches are matched by patch-id
 when --tree is given and the replied-to patch is in FILE, else by subject.
-Trailers a patch already has are not added again.`, stderr)
-	specDir := fs.String("spec", "", "the spec copy to edit (required; kpatch spec -o DIR writes one)")
-	version := fs.Int("v", 0, "revision of the spec copy to edit; default: the newest")
-	tree := fs.String("tree", "", "kernel tree to generate the revision against, for patch-id matching")
-	base := fs.String("base", "", "base revision for --tree; default: the revision's recorded base")
+Trailers a patch already has are not added again.`)
+	sf := fs.seriesFlags(seriesFlagSpec{treeHelp: "kernel tree to generate the revision against, for patch-id matching (a git repository)",
+		specHelp: "the spec copy to edit (required; kpatch spec -o DIR writes one)", noPlain: true})
+	specDir, version, tree, base := sf.specDir, sf.version, sf.tree, sf.base
 	dry := fs.Bool("dry-run", false, "report what would be added, change nothing")
-	jsonOut := fs.Bool("json", false, "print the report as JSON")
-	files, err := parseWithArgs(fs, args, -1)
+	jsonOut := fs.jsonFlag()
+	files, err := fs.parse(args, 0, -1)
 	if err != nil {
 		return err
 	}
 	if *specDir == "" || len(files) == 0 {
-		fmt.Fprintln(stderr, "kpatch trailers: give the spec copy with --spec DIR and at least one FILE of replies")
-		return errUsage
+		return badUsage("give the spec copy with --spec DIR and at least one FILE of replies")
 	}
 	sp, err := series.LoadSpec(*specDir)
 	if err != nil {
@@ -56,8 +52,6 @@ Trailers a patch already has are not added again.`, stderr)
 	given := trailers.Collect(msgs)
 	var ids map[int]string
 	if *tree != "" {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-		defer stop()
 		s, err := series.Generate(ctx, series.Options{Tree: *tree, Base: *base, Version: rev.Version, SpecDir: *specDir})
 		if err != nil {
 			return err

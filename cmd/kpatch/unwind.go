@@ -1,9 +1,9 @@
 package main
 
 import (
+	"context"
 	"debug/elf"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -17,22 +17,16 @@ import (
 	"kpatch/unwind/symtab"
 )
 
-const unwindUsage = `usage: kpatch unwind (--core FILE | --snapshot FILE) [flags]
-
-Walks a user stack with the frame-pointer unwinder of the deferred
+const unwindAbout = `Walks a user stack with the frame-pointer unwinder of the deferred
 user-space unwinding series (v11), with the kernel's semantics at a chosen
 patch, and prints one frame a line: index, address, function+offset and
 object. The input is an ELF core dump of an x86_64 or i386 (compat) process,
 or a stack snapshot in the text form the QEMU self-tests print (see
-unwind/doc.go); a snapshot's own kernel trace is shown beside the walk.
-
-Flags:
-`
+unwind/doc.go); a snapshot's own kernel trace is shown beside the walk.`
 
 // cmdUnwind implements "kpatch unwind".
-func cmdUnwind(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("kpatch unwind", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func cmdUnwind(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("unwind", "(--core FILE | --snapshot FILE) [flags]", unwindAbout)
 	corePath := fs.String("core", "", "walk the ELF core dump `FILE`: registers from NT_PRSTATUS, memory from PT_LOAD\nsegments and, where they hold no bytes, from the files NT_FILE maps")
 	snapPath := fs.String("snapshot", "", "walk the stack snapshot in `FILE` (\"-\" for standard input)")
 	index := fs.Int("index", 0, "walk snapshot number `N` (from 0) of a --snapshot file holding several")
@@ -44,28 +38,14 @@ func cmdUnwind(args []string, stdout, stderr io.Writer) error {
 	maxEntries := fs.Int("max", 0, "stop after `N` entries (default: the kernel's, 511 on x86_64)")
 	csBase := fs.String("cs-base", "", "code segment base `ADDR` of a compat task (default: the snapshot's, 0 for a core)")
 	ssBase := fs.String("ss-base", "", "stack segment base `ADDR` of a compat task (default: the snapshot's, 0 for a core)")
-	jsonOut := fs.Bool("json", false, "print the walk as JSON (addresses as \"0x...\" strings)")
+	jsonOut := fs.jsonFlag() // addresses as "0x..." strings
 	check := fs.Bool("check", false, "fail unless the snapshot's kernel trace equals the walker's")
 	writeSnap := fs.String("write-snapshot", "", "also write the core thread's registers and stack to `FILE` as a snapshot (atomically;\nnever over an input)")
 	stackBytes := fs.Int("stack-bytes", 0, "with --write-snapshot, capture at most `N` bytes of stack (default: up to the\nend of the stack's segment)")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), unwindUsage)
-		fs.PrintDefaults()
+	if _, err := fs.parse(args, 0, 0); err != nil {
+		return err
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return errUsage // the flag set has printed the error and the usage
-	}
-	usageError := func(msg string) error {
-		fmt.Fprintf(stderr, "kpatch unwind: %s\n\n", msg)
-		fs.Usage()
-		return errUsage
-	}
-	if fs.NArg() > 0 {
-		return usageError(fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
-	}
+	usageError := func(msg string) error { return fs.usageError("%s", msg) }
 	if (*corePath == "") == (*snapPath == "") {
 		return usageError("give exactly one of --core and --snapshot")
 	}

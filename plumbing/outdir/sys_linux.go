@@ -37,3 +37,18 @@ func lockDir(dir string) (func(), error) {
 	}
 	return func() { f.Close() }, nil
 }
+
+// tryLock takes an exclusive flock on f without waiting: ok false when
+// another process holds it.
+func tryLock(f *os.File) (ok bool, err error) {
+	err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, unix.EWOULDBLOCK):
+		return false, nil
+	case errors.Is(err, unix.ENOLCK) || errors.Is(err, unix.EOPNOTSUPP):
+		return true, nil // a file system without locks: runs are not serialized
+	}
+	return false, err
+}

@@ -1,0 +1,47 @@
+package outdir
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+)
+
+// lockPoll is how often Lock tries again while another process holds the
+// lock.
+const lockPoll = 100 * time.Millisecond
+
+// Lock takes an exclusive lock (flock) on the file at path, creating it
+// if needed, and returns its release. While another process holds it,
+// Lock says so once on wait ("waiting for another kpatch run ...") and
+// tries again every lockPoll until it gets it or ctx is done (Ctrl-C), in
+// which case it returns ctx's error. The lock goes with the process: a
+// killed run releases it.
+func Lock(ctx context.Context, path string, wait io.Writer, what string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("locking %s: %w", what, err)
+	}
+	said := false
+	for {
+		ok, err := tryLock(f)
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("locking %s: %w", what, err)
+		}
+		if ok {
+			return func() { f.Close() }, nil
+		}
+		if !said && wait != nil {
+			fmt.Fprintf(wait, "kpatch: waiting for another kpatch run to finish with %s (it holds %s; Ctrl-C to stop waiting)\n", what, path)
+			said = true
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, ctx.Err()
+		case <-time.After(lockPoll):
+		}
+	}
+}
