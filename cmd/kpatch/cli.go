@@ -245,7 +245,7 @@ func runCommand(c command, args []string, stdout *checkedWriter, stderr io.Write
 			code, msg = exitFailed, "writing to standard output: "+stdout.err.Error()
 		}
 	case errors.Is(err, errInterrupted) || ctx.Err() != nil:
-		code, msg = exitInterrupted, "interrupted: stopped, nothing half written"
+		code, msg = exitInterrupted, "interrupted"
 	case errors.As(err, &use):
 		code, msg = exitUsage, use.msg
 	case errors.As(err, &opts):
