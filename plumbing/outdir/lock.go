@@ -13,13 +13,19 @@ import (
 const lockPoll = 100 * time.Millisecond
 
 // Lock takes an exclusive lock (flock) on the file at path, creating it
-// if needed, and returns its release. While another process holds it,
+// if needed, or on the directory at path, and returns its release. While another process holds it,
 // Lock says so once on wait ("waiting for another kpatch run ...") and
 // tries again every lockPoll until it gets it or ctx is done (Ctrl-C), in
 // which case it returns ctx's error. The lock goes with the process: a
 // killed run releases it.
 func Lock(ctx context.Context, path string, wait io.Writer, what string) (func(), error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	var f *os.File
+	var err error
+	if st, serr := os.Stat(path); serr == nil && st.IsDir() {
+		f, err = os.Open(path)
+	} else {
+		f, err = os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("locking %s: %w", what, err)
 	}

@@ -14,3 +14,11 @@ func lockDir(dir string) (func(), error) { return func() {}, nil }
 
 // tryLock does not lock here: concurrent runs are not serialized.
 func tryLock(f *os.File) (bool, error) { return true, nil }
+
+// renameNoReplace renames from to to unless to exists (checked first).
+func renameNoReplace(from, to string) error {
+	if _, err := os.Lstat(to); err == nil {
+		return &os.LinkError{Op: "rename", Old: from, New: to, Err: os.ErrExist}
+	}
+	return os.Rename(from, to)
+}

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"kpatch/plumbing/outdir"
 )
 
 // Filename is git format-patch's name for patch n of revision v ("v11-0001-
@@ -82,42 +84,34 @@ func (p *Patch) Text() string {
 
 // WriteDir writes the series' patches into dir, which must not exist, one
 // format-patch file each (and the cover letter as NNNN 0000 when there is
-// one), atomically: into a temporary directory renamed into place when
-// complete. It returns the file names.
+// one), atomically (package outdir's Create: into a temporary directory
+// renamed into place when complete). It returns the file names.
 func (s *Series) WriteDir(dir string) ([]string, error) {
-	if _, err := os.Stat(dir); err == nil {
-		return nil, fmt.Errorf("%s already exists: give a new directory", dir)
-	}
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), ".kpatch-import-*")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(tmp)
 	var names []string
-	write := func(name, text string) error {
-		names = append(names, filepath.Join(dir, name))
-		return os.WriteFile(filepath.Join(tmp, name), []byte(text), 0o644)
-	}
-	if s.Cover != nil {
-		var b strings.Builder
-		fmt.Fprintf(&b, "From %s Mon Sep 17 00:00:00 2001\nFrom: %s\nSubject: %s\n\n%s", strings.Repeat("0", 40), s.Cover.From, s.Cover.Subject, s.Cover.Body)
-		name := "0000-cover-letter.patch"
-		if s.Version > 1 {
-			name = fmt.Sprintf("v%d-%s", s.Version, name)
+	err := outdir.Create(dir, func(tmp string) error {
+		write := func(name, text string) error {
+			names = append(names, filepath.Join(dir, name))
+			return os.WriteFile(filepath.Join(tmp, name), []byte(text), 0o644)
 		}
-		if err := write(name, b.String()); err != nil {
-			return nil, err
+		if s.Cover != nil {
+			var b strings.Builder
+			fmt.Fprintf(&b, "From %s Mon Sep 17 00:00:00 2001\nFrom: %s\nSubject: %s\n\n%s", strings.Repeat("0", 40), s.Cover.From, s.Cover.Subject, s.Cover.Body)
+			name := "0000-cover-letter.patch"
+			if s.Version > 1 {
+				name = fmt.Sprintf("v%d-%s", s.Version, name)
+			}
+			if err := write(name, b.String()); err != nil {
+				return err
+			}
 		}
-	}
-	for _, p := range s.Patches {
-		if err := write(Filename(s.Version, p.Number, p.Title), p.Text()); err != nil {
-			return nil, err
+		for _, p := range s.Patches {
+			if err := write(Filename(s.Version, p.Number, p.Title), p.Text()); err != nil {
+				return err
+			}
 		}
-	}
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		return nil, err
-	}
-	if err := os.Rename(tmp, dir); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	return names, nil
