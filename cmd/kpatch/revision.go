@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
+	"kpatch/plumbing/outdir"
 	"kpatch/revision"
 )
 
@@ -27,6 +29,13 @@ writes the new revision.`)
 	}
 	if *specDir == "" {
 		return badUsage("--spec DIR is required (kpatch spec -o DIR writes a copy to edit)")
+	}
+	if st, err := os.Stat(*specDir); err == nil && st.IsDir() {
+		unlock, err := outdir.LockEdit(ctx, *specDir, stderr)
+		if err != nil {
+			return err
+		}
+		defer unlock()
 	}
 	o := revision.Options{SpecDir: *specDir, Base: *base, Archive: *archive}
 	switch *date {

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
+	"kpatch/plumbing/outdir"
 	"kpatch/plumbing/patchmail"
 	"kpatch/revision/trailers"
 	"kpatch/series"
@@ -32,6 +34,15 @@ Trailers a patch already has are not added again.`)
 	}
 	if *specDir == "" || len(files) == 0 {
 		return badUsage("give the spec copy with --spec DIR and at least one FILE of replies")
+	}
+	// The copy is read and written under its lock: a second run waits
+	// (saying so) and then reads what the first one wrote.
+	if st, err := os.Stat(*specDir); err == nil && st.IsDir() && !*dry {
+		unlock, err := outdir.LockEdit(ctx, *specDir, stderr)
+		if err != nil {
+			return err
+		}
+		defer unlock()
 	}
 	sp, err := series.LoadSpec(*specDir)
 	if err != nil {
@@ -67,9 +78,16 @@ Trailers a patch already has are not added again.`)
 		}
 	}
 	added, unmatched := trailers.Plan(rev, given, ids)
+	invalid := trailers.Invalid(given)
+	for _, g := range invalid {
+		fmt.Fprintf(stderr, "kpatch trailers: left out %q (reply %s): %s\n", g.Line, g.Reply, g.Invalid)
+	}
+	if err := ctx.Err(); err != nil {
+		return err // interrupted: nothing written
+	}
 	if !*dry {
 		if err := trailers.Write(*specDir, added); err != nil {
-			return err
+			return fmt.Errorf("%w (no patch description was changed)", err)
 		}
 	}
 	if *jsonOut {
@@ -79,7 +97,8 @@ Trailers a patch already has are not added again.`)
 			Found     int              `json:"trailers_found"`
 			Added     []trailers.Added `json:"added"`
 			Unmatched []trailers.Given `json:"unmatched"`
-		}{rev.Version, *dry, len(given), added, unmatched}
+			Invalid   []trailers.Given `json:"left_out"`
+		}{rev.Version, *dry, len(given), added, unmatched, invalid}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)
@@ -94,6 +113,10 @@ Trailers a patch already has are not added again.`)
 	for _, g := range unmatched {
 		fmt.Fprintf(stdout, "no patch of v%d for %s (reply %s to patch %d %q)\n", rev.Version, g.Line, g.Reply, g.Target, g.Title)
 	}
-	fmt.Fprintf(stderr, "kpatch trailers: %d trailers in the replies; %s %d to v%d, %d for patches v%d does not have\n", len(given), verb, len(added), rev.Version, len(unmatched), rev.Version)
+	left := ""
+	if len(invalid) > 0 {
+		left = fmt.Sprintf(", %d left out (not one person with one address)", len(invalid))
+	}
+	fmt.Fprintf(stderr, "kpatch trailers: %d trailers in the replies; %s %d to v%d, %d for patches v%d does not have%s\n", len(given), verb, len(added), rev.Version, len(unmatched), rev.Version, left)
 	return nil
 }

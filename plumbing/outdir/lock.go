@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 )
 
@@ -50,4 +51,30 @@ func Lock(ctx context.Context, path string, wait io.Writer, what string) (func()
 		case <-time.After(lockPoll):
 		}
 	}
+}
+
+// editLockName is the lock file of a directory whose files kpatch
+// rewrites in place (a spec copy: kpatch trailers, kpatch revision new).
+const editLockName = ".kpatch-lock"
+
+// LockEdit takes the lock of dir, a directory whose files a command
+// rewrites in place (DIR/.kpatch-lock; Lock waits for another run,
+// saying so on wait, until ctx is done), then completes or clears what a
+// killed run's ReplaceFiles left (Recover) and says so on wait. The
+// caller reads the files after LockEdit, so that what it writes is based
+// on what the previous run wrote.
+func LockEdit(ctx context.Context, dir string, wait io.Writer) (func(), error) {
+	unlock, err := Lock(ctx, filepath.Join(dir, editLockName), wait, dir)
+	if err != nil {
+		return nil, err
+	}
+	did, err := Recover(dir)
+	if err != nil {
+		unlock()
+		return nil, err
+	}
+	if did && wait != nil {
+		fmt.Fprintf(wait, "kpatch: %s: completed or cleared the change an interrupted kpatch run left\n", dir)
+	}
+	return unlock, nil
 }
