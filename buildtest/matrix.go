@@ -834,7 +834,7 @@ func (r *runner) enabledObjects(ctx context.Context, dir string) ([]string, erro
 	cmd.Dir = r.d.Obj
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return nil, fmt.Errorf("buildtest: listing the objects of %s: %v: %s", dir, err, out)
+		return nil, fmt.Errorf("listing the objects of %s: %v: %s", dir, err, out)
 	}
 	return strings.Fields(string(out)), nil
 }

@@ -154,7 +154,7 @@ func genFailed(err error, jsonOut bool, stdout, stderr io.Writer) error {
 		Error    string `json:"error"`
 		Exit     int    `json:"exit"`
 		Unplaced []edit `json:"unplaced,omitempty"`
-	}{Error: err.Error(), Exit: exitFailed}
+	}{Error: userMessage(err.Error()), Exit: exitFailed}
 	var ue *series.UnplacedError
 	if errors.As(err, &ue) {
 		for _, u := range ue.Edits {
@@ -169,7 +169,7 @@ func genFailed(err error, jsonOut bool, stdout, stderr io.Writer) error {
 			rep.Unplaced = append(rep.Unplaced, e)
 		}
 		err = unplacedSummary{ue}
-		rep.Error = err.Error()
+		rep.Error = userMessage(err.Error())
 	}
 	if jsonOut {
 		enc := json.NewEncoder(stdout)
