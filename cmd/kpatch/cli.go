@@ -97,6 +97,10 @@ func dispatch(args []string, stdout *checkedWriter, stderr io.Writer) int {
 			return exitOK
 		}
 		c, rest, err := find(args[1:])
+		if len(args) == 2 && err != nil && isGroup(args[1]) { // kpatch help series
+			(&groupHelp{args[1]}).print(stdout)
+			return exitOK
+		}
 		if err == nil && len(rest) > 0 {
 			err = fmt.Errorf("too many arguments %q: give one command, e.g. kpatch help gen", args[1:])
 		}
@@ -182,6 +186,16 @@ func find(args []string) (command, []string, error) {
 		return command{}, nil, fmt.Errorf("kpatch %s needs a subcommand: %s %s", args[0], args[0], strings.Join(subs, " or "+args[0]+" "))
 	}
 	return command{}, nil, fmt.Errorf("unknown subcommand %q of %s: give %s", rest[0], args[0], strings.Join(subs, " or "))
+}
+
+// isGroup reports whether name is the first word of subcommands.
+func isGroup(name string) bool {
+	for _, c := range commands() {
+		if g, _, ok := strings.Cut(c.name, " "); ok && g == name {
+			return true
+		}
+	}
+	return false
 }
 
 // wantsFlag reports whether args set the boolean flag --name before the

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"kpatch/plumbing/oracle"
 )
 
 // TestFlagsAfterArguments: flags are taken before and after the
@@ -76,6 +78,18 @@ func TestHelpListsEveryCommand(t *testing.T) {
 	if !strings.Contains(stdout.String(), "Exit status") {
 		t.Errorf("kpatch help does not give the exit codes")
 	}
+	for group, subs := range map[string][]string{"test": {"test qemu", "test build"}, "series": {"series diff", "series import"}, "revision": {"revision new"}} {
+		for _, args := range [][]string{{"help", group}, {group, "--help"}} {
+			stdout.Reset()
+			stderr.Reset()
+			code := run(args, &stdout, &stderr)
+			for _, sub := range subs {
+				if code != 0 || !strings.Contains(stdout.String(), "\n  "+sub+" ") {
+					t.Errorf("%q: exit %d, does not list %q:\n%s%s", args, code, sub, stdout.String(), stderr.String())
+				}
+			}
+		}
+	}
 }
 
 // TestTestSubcommands: kpatch test build and kpatch test qemu are the
@@ -143,11 +157,16 @@ func TestStdoutErrors(t *testing.T) {
 	dir := t.TempDir()
 	spec := filepath.Join(dir, "spec")
 	replies := filepath.Join("..", "..", "revision", "trailers", "testdata", "replies.mbox")
+	seed, err := oracle.SeedPath()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, args := range [][]string{
 		{"spec", "-o", spec},
 		{"trailers", "--spec", spec, replies},
 		{"trailers", "--spec", spec, "--json", replies},
 		{"revision", "new", "--spec", spec},
+		{"series", "import", seed, "-o", filepath.Join(dir, "imported")},
 		{"help"},
 		{"gen", "--help"},
 	} {
