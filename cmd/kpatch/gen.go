@@ -43,7 +43,7 @@ the series applies to bases it was not posted against.`)
 			return err
 		}
 	}
-	dirOpt := outdir.Options{Keep: *force}
+	dirOpt := outdir.Options{Keep: *force, Context: ctx, Wait: stderr}
 	if !*stdoutFlag {
 		if err := outdir.Check(*out, dirOpt); err != nil {
 			return err

@@ -13,7 +13,9 @@
 // disk fifteen fsyncs cost seconds): the guarantee holds for errors and
 // killed runs, not for a power loss.
 //
-// Each run holds an flock on the parent directory while it works and
+// Each run holds an flock on the parent directory while it works (a
+// second run waits, saying so on Options.Wait, until Options.Context is
+// done) and
 // removes the temporary directories of earlier runs that were killed, and
 // the .kpatch-*.tmp files older kpatch versions left inside DIR.
 //

@@ -2,6 +2,7 @@ package outdir
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 const nFiles = 14
@@ -148,5 +150,27 @@ func TestReplaceFilesKill(t *testing.T) {
 		if tags, _ := fileTags(t, dir); tags["third"] != nFiles {
 			t.Errorf("%s: the next change: %v", tt.at, tags)
 		}
+	}
+}
+
+// TestWriteWaitsForLock: Write waits for another run writing beside DIR,
+// says so once, and gives up when its context ends, DIR untouched.
+func TestWriteWaitsForLock(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	writeOld(t, dir)
+	unlock, err := Lock(context.Background(), filepath.Dir(dir), nil, "the test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	var said strings.Builder
+	_, err = Write(dir, newSeries, Options{Context: ctx, Wait: &said})
+	if !errors.Is(err, context.DeadlineExceeded) || strings.Count(said.String(), "waiting for another kpatch run") != 1 {
+		t.Errorf("Write: %v, said %q", err, said.String())
+	}
+	if got := contents(t, dir); !same(got, asMap(oldSeries)) {
+		t.Errorf("DIR changed: %v", keys(got))
 	}
 }
