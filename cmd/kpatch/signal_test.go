@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"kpatch/plumbing/oracle"
 	"kpatch/plumbing/outdir"
 )
 
@@ -69,8 +70,12 @@ func (l *lineWriter) String() string {
 	return l.buf.String()
 }
 
+// readyFile, when set, is a file interrupt also waits for (up to 30 s)
+// before it sends the signal.
+var readyFile string
+
 // interrupt starts kpatch with args, waits until its stderr holds ready
-// (or, with ready "", for settle), sends sig and returns the exit status,
+// (unless ready is ""), then for settle, sends sig and returns the exit status,
 // stderr and the time from the signal to the exit.
 func interrupt(t *testing.T, args []string, stdin *os.File, ready string, settle time.Duration, sig os.Signal) (int, string, time.Duration) {
 	t.Helper()
@@ -91,9 +96,16 @@ func interrupt(t *testing.T, args []string, stdin *os.File, ready string, settle
 			cmd.Wait()
 			t.Fatalf("%q did not say %q: %s", args, ready, stderr.String())
 		}
-	} else {
-		time.Sleep(settle)
 	}
+	if readyFile != "" {
+		for i := 0; i < 600; i++ {
+			if b, _ := os.ReadFile(readyFile); len(b) > 0 {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	time.Sleep(settle)
 	start := time.Now()
 	cmd.Process.Signal(sig)
 	done := make(chan struct{})
@@ -148,6 +160,105 @@ func TestTestBuildLockSignal(t *testing.T) {
 		}
 		if ents, _ := os.ReadDir(filepath.Join(root, "matrix-i386")); len(ents) != 1 {
 			t.Errorf("%v: the build tree holds %d entries, want the lock only", sig, len(ents))
+		}
+	}
+}
+
+// TestVerifyCheckpatchSignal: verify running a checkpatch.pl that never
+// returns (it waited for ever, deaf to Ctrl-C) stops on SIGINT within a
+// second, exit 130, and the checkpatch.pl it ran is gone too.
+func TestVerifyCheckpatchSignal(t *testing.T) {
+	seed, err := oracle.SeedPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := debianTree(t)
+	tree := t.TempDir()
+	// A plain tree with what the seed's patches edit, and a checkpatch.pl
+	// that records its process id and hangs.
+	data, err := os.ReadFile(seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := []string{"Kconfig", "MAINTAINERS", "Makefile"}
+	for _, l := range strings.Split(string(data), "\n") {
+		if f, ok := strings.CutPrefix(l, "diff --git a/"); ok {
+			files = append(files, strings.Fields(f)[0])
+		}
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			continue // a file the series creates
+		}
+		os.MkdirAll(filepath.Join(tree, filepath.Dir(f)), 0o755)
+		if err := os.WriteFile(filepath.Join(tree, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	os.MkdirAll(filepath.Join(tree, "scripts"), 0o755)
+	script := "#!/bin/sh\necho $$ >> " + pidFile + "\nexec sleep 1000\n"
+	if err := os.WriteFile(filepath.Join(tree, "scripts", "checkpatch.pl"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	readyFile = pidFile
+	defer func() { readyFile = "" }()
+	code, stderr, took := interrupt(t, []string{"verify", seed, "--tree", tree, "--plain", "--base", "v6.12", "--checkpatch"}, nil,
+		"running scripts/checkpatch.pl", 0, os.Interrupt)
+	if code != 130 || took > time.Second || !strings.HasSuffix(stderr, "kpatch verify: interrupted\n") {
+		t.Errorf("exit %d after %v: %q", code, took, stderr)
+	}
+	time.Sleep(200 * time.Millisecond)
+	pids, _ := os.ReadFile(pidFile)
+	if len(pids) == 0 {
+		t.Error("checkpatch.pl never ran")
+	}
+	for _, p := range strings.Fields(string(pids)) {
+		if _, err := os.Stat("/proc/" + p); err == nil {
+			st, _ := os.ReadFile("/proc/" + p + "/stat")
+			if !strings.Contains(string(st), ") Z ") {
+				t.Errorf("checkpatch.pl (pid %s) still runs after kpatch stopped", p)
+				syscall.Kill(mustAtoi(p), syscall.SIGKILL)
+			}
+		}
+	}
+}
+
+func mustAtoi(s string) int {
+	n := 0
+	for _, c := range s {
+		n = n*10 + int(c-'0')
+	}
+	return n
+}
+
+// TestDevFull: the real binary with standard output on /dev/full fails
+// (exit 1, its last line naming standard output), as git does.
+func TestDevFull(t *testing.T) {
+	dir := t.TempDir()
+	seed, err := oracle.SeedPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"spec", "-o", filepath.Join(dir, "spec")},
+		{"series", "import", seed, "-o", filepath.Join(dir, "imported")},
+		{"help"},
+		{"test", "build", "--help"},
+	} {
+		full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(kpatchBinary(t), args...)
+		cmd.Stdout = full
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		cmd.Run()
+		full.Close()
+		if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.HasSuffix(stderr.String(), ": writing to standard output: write /dev/stdout: no space left on device\n") {
+			t.Errorf("%q: exit %d, %q", args, code, stderr.String())
 		}
 	}
 }
