@@ -70,6 +70,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return nil, err
 		}
 	}
+	if err := o.checkGiven(s); err != nil {
+		return nil, err
+	}
 	if err := o.checkSeries(len(s.Patches)); err != nil {
 		return nil, err
 	}
