@@ -119,6 +119,9 @@ func dispatch(args []string, stdout *checkedWriter, stderr io.Writer) int {
 	case err != nil:
 		fmt.Fprintf(stderr, "kpatch: %v\n\n", err)
 		usage(stderr)
+		if asksJSON(args) {
+			writeJSONError(stdout, err.Error(), exitUsage, nil)
+		}
 		return exitUsage
 	}
 	return runCommand(c, rest, stdout, stderr)

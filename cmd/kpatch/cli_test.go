@@ -123,6 +123,8 @@ func TestJSONErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"gen", "--json", "--no-such-flag"}, 2, "flag provided but not defined"},
+		{[]string{"nosuch", "--json"}, 2, `unknown command "nosuch"`},
+		{[]string{"series", "bogus", "--json"}, 2, `unknown subcommand "bogus"`},
 		{[]string{"verify", missing, "--json"}, 1, "nothing.mbox"},
 		{[]string{"trailers", "--json", missing}, 2, "--spec DIR"},
 		{[]string{"unwind", "--json"}, 2, "--core"},
