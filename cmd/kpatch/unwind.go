@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"kpatch/plumbing/outdir"
 	"kpatch/unwind"
 	"kpatch/unwind/core"
 	"kpatch/unwind/report"
@@ -286,39 +287,15 @@ func notAnInput(out string, inputs []string) error {
 	return nil
 }
 
-// writeSnapshotFile writes the snapshot to path atomically: into a
-// temporary file beside it (beside the file a symbolic link points to),
-// renamed over it once complete.
+// writeSnapshotFile writes the snapshot to path atomically (package
+// outdir's WriteFile: a temporary file beside it, beside the file a
+// symbolic link points to, renamed over it once complete).
 func writeSnapshotFile(path string, s *unwind.Snapshot) error {
-	if real, err := filepath.EvalSymlinks(path); err == nil {
-		path = real
-	}
-	mode := os.FileMode(0o644)
-	if fi, err := os.Stat(path); err == nil {
-		if !fi.Mode().IsRegular() {
-			return fmt.Errorf("--write-snapshot: %s is not a regular file", path)
-		}
-		mode = fi.Mode().Perm()
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	err := outdir.WriteFile(path, func(w io.Writer) error {
+		_, err := s.WriteTo(w)
+		return err
+	})
 	if err != nil {
-		return fmt.Errorf("--write-snapshot: %w", err)
-	}
-	_, err = s.WriteTo(tmp)
-	if err == nil {
-		err = tmp.Chmod(mode)
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
 		return fmt.Errorf("--write-snapshot: %w", err)
 	}
 	return nil

@@ -2,6 +2,7 @@ package outdir
 
 import (
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,5 +64,37 @@ func TestCreate(t *testing.T) {
 		if strings.Contains(e.Name(), "kpatch-create") {
 			t.Errorf("left %s", e.Name())
 		}
+	}
+}
+
+func TestWriteFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f")
+	if err := os.WriteFile(path, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link")
+	os.Symlink("f", link)
+	if err := WriteFile(link, func(w io.Writer) error { _, err := io.WriteString(w, "new"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "new" {
+		t.Errorf("content %q", b)
+	}
+	if st, _ := os.Lstat(link); st.Mode()&os.ModeSymlink == 0 {
+		t.Error("the link was replaced by a file")
+	}
+	if st, _ := os.Stat(path); st.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v", st.Mode().Perm())
+	}
+	err := WriteFile(path, func(w io.Writer) error { io.WriteString(w, "half"); return errors.New("disk full") })
+	if err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Errorf("failing write: %v", err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "new" {
+		t.Errorf("after a failed write: %q", b)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
+		t.Errorf("left %d entries", len(ents))
 	}
 }
