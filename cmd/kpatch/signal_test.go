@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -260,5 +261,23 @@ func TestDevFull(t *testing.T) {
 		if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.HasSuffix(stderr.String(), ": writing to standard output: write /dev/stdout: no space left on device\n") {
 			t.Errorf("%q: exit %d, %q", args, code, stderr.String())
 		}
+	}
+}
+
+// TestSeriesDiffSignal: series diff of two long series (a computation
+// that does not look at the context) stops on SIGINT within a second.
+func TestSeriesDiffSignal(t *testing.T) {
+	const n = 3000
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\nFrom: A U Thor <a@example.org>\nDate: Mon, 7 Jul 2025 21:22:00 -0400\nSubject: [PATCH %04d/%d] f: change line %d\nMessage-Id: <p%d@example.org>\n\nChange line %d.\n\nSigned-off-by: A U Thor <a@example.org>\n---\n f.c | 2 +-\n 1 file changed, 1 insertion(+), 1 deletion(-)\n\ndiff --git a/f.c b/f.c\nindex 1111111..2222222 100644\n--- a/f.c\n+++ b/f.c\n@@ -1 +1 @@\n-int a%d;\n+int b%d;\n-- \n2.50.0\n\n", i, n, i, i, i, i, i)
+	}
+	mbox := filepath.Join(t.TempDir(), "long.mbox")
+	if err := os.WriteFile(mbox, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stderr, took := interrupt(t, []string{"series", "diff", mbox, mbox}, nil, "", time.Second, os.Interrupt)
+	if code != 130 || took > time.Second || stderr != "kpatch series: interrupted\n" {
+		t.Errorf("exit %d after %v: %q", code, took, stderr)
 	}
 }
