@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"kpatch/plumbing/outdir"
 )
 
 // stateFile holds, in a configuration's build directory, what the build
@@ -91,19 +93,11 @@ func (st *state) save(root string) error {
 			oldest = ""
 		}
 	}
-	tmp := filepath.Join(root, stateFile+".tmp")
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	if err := gob.NewEncoder(f).Encode(st); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, filepath.Join(root, stateFile))
+	// All at once (outdir.WriteFile): a run stopped while saving leaves
+	// the previous state.
+	return outdir.WriteFile(filepath.Join(root, stateFile), func(w io.Writer) error {
+		return gob.NewEncoder(w).Encode(st)
+	})
 }
 
 func (st *state) intern(p string) int32 {

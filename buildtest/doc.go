@@ -24,4 +24,13 @@
 // line and column numbers removed; errors and new warnings are attributed
 // to the patch that introduced the line (a line-by-line blame through the
 // steps) and to the template line or edit that produced it.
+//
+// Run refuses, before it generates, unpacks or builds anything, options it
+// cannot honour (Options.Check: jobs, patch range, configurations,
+// --sparse, the compiler command and the build tools; then, once the
+// series is generated, a patch range beyond it), as an *OptionsError. A
+// run waiting for another one's lock on a build tree says so and stops
+// waiting when its context ends. The summary line says how many patches
+// were built: with From, the earlier patches are applied without builds of
+// their own.
 package buildtest

@@ -18,6 +18,7 @@ import (
 
 	"kpatch/plumbing/kbuild"
 	"kpatch/plumbing/kerneltree"
+	"kpatch/plumbing/outdir"
 	"kpatch/series"
 )
 
@@ -52,6 +53,9 @@ type Options struct {
 // returns the table. An error means the test could not run (no series, a
 // broken build tree); build failures are in the report.
 func Run(ctx context.Context, o Options) (*Report, error) {
+	if err := o.Check(); err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	logw := o.Log
 	if logw == nil {
@@ -65,6 +69,12 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
+	}
+	if err := o.checkGiven(s); err != nil {
+		return nil, err
+	}
+	if err := o.checkSeries(len(s.Patches)); err != nil {
+		return nil, err
 	}
 	if o.BuildRoot == "" {
 		c, err := kerneltree.CacheDir()
@@ -93,21 +103,15 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		if _, err := exec.LookPath("sparse"); err == nil {
 			flags = append(flags, "C=1")
 		}
-	case "yes":
-		if _, err := exec.LookPath("sparse"); err != nil {
-			return nil, errors.New("buildtest: --sparse yes: sparse is not installed (apt-get install sparse)")
-		}
+	case "yes": // Check has found it
 		flags = append(flags, "C=1")
-	case "no":
-	default:
-		return nil, fmt.Errorf("buildtest: sparse %q: want auto, yes or no", o.Sparse)
 	}
 	if o.CC != "" {
 		flags = append(flags, "CC="+CompilerCommand(o.CC))
 	}
 	st := newSteps(s, o.SpecDir)
 	rep := &Report{Version: s.Revision.Version, Base: s.Tree.Base, Flags: flags, Passed: true}
-	if o.Patches <= 0 || o.Patches > len(s.Patches) {
+	if o.Patches == 0 {
 		o.Patches = len(s.Patches)
 	}
 	for _, p := range s.Patches[:o.Patches] {
@@ -192,7 +196,12 @@ func (r *runner) logf(format string, args ...any) {
 func (r *runner) run(ctx context.Context) (*ConfigResult, error) {
 	r.d = kbuild.NewDir(filepath.Join(r.o.BuildRoot, "matrix-"+r.cfg.Name))
 	res := &ConfigResult{Name: r.cfg.Name, Arch: r.cfg.Arch, What: r.cfg.What, BuildDir: r.d.Root}
-	unlock, err := r.d.Lock(r.log)
+	// Another run building in the same tree holds its lock (the file
+	// kbuild's Dir.Lock takes): wait for it, saying so, unless stopped.
+	if err := os.MkdirAll(r.d.Root, 0o755); err != nil {
+		return nil, err
+	}
+	unlock, err := outdir.Lock(ctx, filepath.Join(r.d.Root, ".lock"), r.log, "the build tree "+r.d.Root)
 	if err != nil {
 		return nil, err
 	}
@@ -828,7 +837,7 @@ func (r *runner) enabledObjects(ctx context.Context, dir string) ([]string, erro
 	cmd.Dir = r.d.Obj
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return nil, fmt.Errorf("buildtest: listing the objects of %s: %v: %s", dir, err, out)
+		return nil, fmt.Errorf("listing the objects of %s: %v: %s", dir, err, out)
 	}
 	return strings.Fields(string(out)), nil
 }

@@ -196,8 +196,36 @@ func (r *Report) WriteText(w io.Writer) {
 			}
 		}
 	}
-	fmt.Fprintf(w, "\n%s: %d patches x %d configurations, %d failed, %d with new warnings (%s; %s)\n",
-		verdict, len(r.Patches), len(r.Configs), nf, nw, strings.Join(r.Flags, " "), time.Duration(r.Seconds*float64(time.Second)).Round(time.Second))
+	fmt.Fprintf(w, "\n%s: %s x %d configurations, %d failed, %d with new warnings (%s; %s)\n",
+		verdict, r.built(), len(r.Configs), nf, nw, strings.Join(r.Flags, " "), time.Duration(r.Seconds*float64(time.Second)).Round(time.Second))
+}
+
+// built says which patches were built: all of them, or, after --from,
+// how many and which were applied without being built.
+func (r *Report) built() string {
+	first := 0 // index of the first patch some configuration built
+	for first < len(r.Patches) {
+		done := false
+		for _, c := range r.Configs {
+			if first < len(c.Cells) && c.Cells[first].Status != NotBuilt {
+				done = true
+			}
+		}
+		if done {
+			break
+		}
+		first++
+	}
+	switch {
+	case first == 0:
+		return fmt.Sprintf("%d patches", len(r.Patches))
+	case first == len(r.Patches):
+		return fmt.Sprintf("0 of %d patches built", len(r.Patches))
+	case first == 1:
+		return fmt.Sprintf("%d of %d patches built (patch 1 applied without a build of its own, built with patch 2)", len(r.Patches)-first, len(r.Patches))
+	}
+	return fmt.Sprintf("%d of %d patches built (patches 1-%d applied without builds of their own, built with patch %d)",
+		len(r.Patches)-first, len(r.Patches), first, first+1)
 }
 
 // lastWith returns the index of the last cell of the run of consecutive

@@ -7,6 +7,35 @@ import (
 	"testing"
 )
 
+// TestReportSummaryFrom: after --from the summary says how many patches
+// were built, not the length of the series.
+func TestReportSummaryFrom(t *testing.T) {
+	for _, tc := range []struct {
+		from int
+		want string
+	}{
+		{0, "PASS: 3 patches x 2 configurations,"},
+		{2, "PASS: 2 of 3 patches built (patch 1 applied without a build of its own, built with patch 2) x 2 configurations,"},
+		{3, "PASS: 1 of 3 patches built (patches 1-2 applied without builds of their own, built with patch 3) x 2 configurations,"},
+	} {
+		var cells []Cell
+		for k := 1; k <= 3; k++ {
+			st := Pass
+			if k < tc.from {
+				st = NotBuilt
+			}
+			cells = append(cells, Cell{Status: st})
+		}
+		rep := &Report{Version: 12, Base: "v6.12", Passed: true, Patches: []PatchInfo{{1, "a", "s1"}, {2, "b", "s2"}, {3, "c", "s3"}},
+			Configs: []ConfigResult{{Name: "x86_64", Cells: cells}, {Name: "i386", Cells: cells}}}
+		var b bytes.Buffer
+		rep.WriteText(&b)
+		if !strings.Contains(b.String(), tc.want) {
+			t.Errorf("--from %d: summary\n%s\nwant %q", tc.from, b.String(), tc.want)
+		}
+	}
+}
+
 func TestReportText(t *testing.T) {
 	e := Problem{Diag: Diag{File: "kernel/unwind/user.c", Line: 70, Severity: "error", Message: "implicit declaration of function 'f'",
 		Context: []string{"   70 |  if (f(state))"}}, Object: "kernel/unwind/user.o",

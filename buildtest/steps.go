@@ -265,7 +265,7 @@ func (st *steps) overlay(k int, base func(string) ([]byte, bool, error)) (map[st
 			return nil, err
 		}
 		if !exists {
-			return nil, fmt.Errorf("buildtest: the base tree has no top-level Kconfig")
+			return nil, fmt.Errorf("the base tree has no top-level Kconfig: is --tree a Linux kernel tree?")
 		}
 		top = b
 	}

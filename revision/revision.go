@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"kpatch/plumbing/outdir"
 	"kpatch/series"
 	"kpatch/spec"
 )
@@ -41,7 +42,8 @@ var (
 )
 
 // New writes revision N+1 of the spec in o.SpecDir from its newest
-// revision N, atomically (a temporary directory renamed into place).
+// revision N, atomically (package outdir's Create: a temporary directory
+// renamed into place).
 func New(o Options) (*Result, error) {
 	sp, err := series.LoadSpec(o.SpecDir)
 	if err != nil {
@@ -61,53 +63,50 @@ func New(o Options) (*Result, error) {
 		return nil, fmt.Errorf("%s: %w: edit it, or remove it to start again", res.Dir, ErrExists)
 	}
 	srcDir := filepath.Join(o.SpecDir, fmt.Sprintf("v%d", prev.Version))
-	tmp, err := os.MkdirTemp(o.SpecDir, ".kpatch-revision-*")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(tmp)
 	link := func(n int) string { return o.Archive + series.MessageID(prev, n) + "/" }
 	section := func(n int) string { return fmt.Sprintf("Changes since v%d: %s\n\n", prev.Version, link(n)) }
-
-	data, err := os.ReadFile(filepath.Join(srcDir, "series"))
-	if err != nil {
-		return nil, err
-	}
-	text := versionLine.ReplaceAllString(string(data), fmt.Sprintf("Version: %d", res.Version))
-	if o.Base != "" {
-		if baseLine.MatchString(text) {
-			text = baseLine.ReplaceAllString(text, "Base: "+o.Base)
-		} else {
-			text = strings.Replace(text, "\n\n", "\nBase: "+o.Base+"\n\n", 1)
-		}
-	}
-	if !o.Date.IsZero() {
-		text = dateLine.ReplaceAllString(text, "Date: "+o.Date.Format(time.RFC1123Z))
-	}
-	text = addCoverSection(text, section(0))
-	if err := os.WriteFile(filepath.Join(tmp, "series"), []byte(text), 0o644); err != nil {
-		return nil, err
-	}
-	res.Files = append(res.Files, filepath.Join(name, "series"))
-	for _, p := range prev.Patches {
-		base := filepath.Base(p.Src)
-		if !patchFile.MatchString(base) {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join(srcDir, base))
+	err = outdir.Create(res.Dir, func(tmp string) error {
+		data, err := os.ReadFile(filepath.Join(srcDir, "series"))
 		if err != nil {
-			return nil, err
+			return err
 		}
-		out := addPatchSection(string(data), section(p.Number))
-		if err := os.WriteFile(filepath.Join(tmp, base), []byte(out), 0o644); err != nil {
-			return nil, err
+		text := versionLine.ReplaceAllString(string(data), fmt.Sprintf("Version: %d", res.Version))
+		if o.Base != "" {
+			if baseLine.MatchString(text) {
+				text = baseLine.ReplaceAllString(text, "Base: "+o.Base)
+			} else {
+				text = strings.Replace(text, "\n\n", "\nBase: "+o.Base+"\n\n", 1)
+			}
 		}
-		res.Files = append(res.Files, filepath.Join(name, base))
+		if !o.Date.IsZero() {
+			text = dateLine.ReplaceAllString(text, "Date: "+o.Date.Format(time.RFC1123Z))
+		}
+		text = addCoverSection(text, section(0))
+		if err := os.WriteFile(filepath.Join(tmp, "series"), []byte(text), 0o644); err != nil {
+			return err
+		}
+		res.Files = append(res.Files, filepath.Join(name, "series"))
+		for _, p := range prev.Patches {
+			base := filepath.Base(p.Src)
+			if !patchFile.MatchString(base) {
+				continue
+			}
+			data, err := os.ReadFile(filepath.Join(srcDir, base))
+			if err != nil {
+				return err
+			}
+			out := addPatchSection(string(data), section(p.Number))
+			if err := os.WriteFile(filepath.Join(tmp, base), []byte(out), 0o644); err != nil {
+				return err
+			}
+			res.Files = append(res.Files, filepath.Join(name, base))
+		}
+		return nil
+	})
+	if errors.Is(err, outdir.ErrExists) {
+		return nil, fmt.Errorf("%s: %w: edit it, or remove it to start again", res.Dir, ErrExists)
 	}
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		return nil, err
-	}
-	if err := os.Rename(tmp, res.Dir); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	// The copy must load: a revision kpatch cannot read is not written.

@@ -7,37 +7,31 @@ import (
 	"fmt"
 	"io"
 	"net/mail"
-	"os"
-	"os/signal"
 	"strings"
 
 	"kpatch/plumbing/outdir"
 	"kpatch/series"
 )
 
-func cmdGen(args []string, stdout, stderr io.Writer) error {
+func cmdGen(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("gen", "[--tree DIR] [--base REV] [-v N] [-o DIR [--force] | --stdout] [--branch NAME] [--interdiff N] [--range-diff N]",
 		`Render the series against a kernel tree and write it as git format-patch
 --cover-letter --thread -v N would: a cover letter and numbered patches with
 diffstats, changelogs, threading headers and recipients from MAINTAINERS.
 The tree is read at --base from its git objects; its working tree, index and HEAD are
 never changed. Edits to existing files are placed by what they attach to, so
-the series applies to bases it was not posted against.`, stderr)
-	tree := fs.String("tree", ".", "kernel tree: a git repository (clone, worktree or bare mirror), or a plain directory")
-	base := fs.String("base", "", "base revision (tag, branch or commit); default: the base recorded for the revision (v6.16-rc4 for v12, v6.16-rc2 for v11)")
-	version := fs.Int("v", 0, "revision of the series to write; default: the newest")
-	specDir := fs.String("spec", "", "series description directory (an edited copy of templates/linux); default: the one built in")
+the series applies to bases it was not posted against.`)
+	sf := fs.seriesFlags(seriesFlagSpec{tree: "."})
 	out := fs.String("o", "outgoing", "output directory: the series in it is replaced as a whole, the series files of earlier runs included")
 	stdoutFlag := fs.Bool("stdout", false, "write one mbox to standard output instead of files")
 	branch := fs.String("branch", "", "also record one commit per patch on this new branch of the tree")
-	plain := fs.Bool("plain", false, "read --tree as a plain directory even if it is a git repository (--base then only labels the output)")
-	jsonOut := fs.Bool("json", false, "print a JSON summary of what was written")
+	jsonOut := fs.jsonFlag()
 	force := fs.Bool("force", false, "write into -o even if it holds files that are not kpatch series files (they are kept; series files of earlier runs are always replaced)")
 	var to, cc addressList
 	fs.Var(&to, "to", "add a To: recipient to every message (repeatable), besides MAINTAINERS' and the series'")
 	fs.Var(&cc, "cc", "add a Cc: recipient to every message (repeatable)")
-	revDiff := addRevDiffFlags(fs)
-	if err := parseFlags(fs, args); err != nil {
+	revDiff := addRevDiffFlags(fs.FlagSet)
+	if _, err := fs.parse(args, 0, 0); err != nil {
 		return err
 	}
 	// Refuse what can be refused before the series is generated; nothing
@@ -49,15 +43,13 @@ the series applies to bases it was not posted against.`, stderr)
 			return err
 		}
 	}
-	dirOpt := outdir.Options{Keep: *force}
+	dirOpt := outdir.Options{Keep: *force, Context: ctx, Wait: stderr}
 	if !*stdoutFlag {
 		if err := outdir.Check(*out, dirOpt); err != nil {
 			return err
 		}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	opt := series.Options{Tree: *tree, Base: *base, Version: *version, SpecDir: *specDir, Plain: *plain, To: to, Cc: cc}
+	opt := series.Options{Tree: *sf.tree, Base: *sf.base, Version: *sf.version, SpecDir: *sf.specDir, Plain: *sf.plain, To: to, Cc: cc}
 	s, err := series.Generate(ctx, opt)
 	if err != nil {
 		return genFailed(err, *jsonOut, stdout, stderr)
@@ -160,8 +152,9 @@ func genFailed(err error, jsonOut bool, stdout, stderr io.Writer) error {
 	}
 	rep := struct {
 		Error    string `json:"error"`
+		Exit     int    `json:"exit"`
 		Unplaced []edit `json:"unplaced,omitempty"`
-	}{Error: err.Error()}
+	}{Error: userMessage(err.Error()), Exit: exitFailed}
 	var ue *series.UnplacedError
 	if errors.As(err, &ue) {
 		for _, u := range ue.Edits {
@@ -176,7 +169,7 @@ func genFailed(err error, jsonOut bool, stdout, stderr io.Writer) error {
 			rep.Unplaced = append(rep.Unplaced, e)
 		}
 		err = unplacedSummary{ue}
-		rep.Error = err.Error()
+		rep.Error = userMessage(err.Error())
 	}
 	if jsonOut {
 		enc := json.NewEncoder(stdout)
@@ -185,6 +178,7 @@ func genFailed(err error, jsonOut bool, stdout, stderr io.Writer) error {
 		if jerr := enc.Encode(rep); jerr != nil {
 			return fmt.Errorf("%w (and writing the JSON error: %v)", err, jerr)
 		}
+		return &jsonShown{err}
 	}
 	return err
 }

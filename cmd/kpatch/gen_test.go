@@ -692,7 +692,11 @@ func TestMain(m *testing.M) {
 	if args := os.Getenv("KPATCH_TEST_ARGS"); args != "" {
 		os.Exit(run(strings.Split(args, "\x1f"), os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if binPath != "" { // the binary the signal tests built
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
 }
 
 // TestGenKilled SIGKILLs kpatch gen at times spread from 70% to 110% of

@@ -2,12 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"regexp"
 	"strconv"
 	"strings"
@@ -17,69 +14,23 @@ import (
 	"kpatch/series"
 )
 
-func cmdSeries(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: kpatch series diff OLD NEW | kpatch series import FILE -o DIR")
-		return errUsage
-	}
-	switch args[0] {
-	case "diff":
-		return cmdSeriesDiff(args[1:], stdout, stderr)
-	case "import":
-		return cmdSeriesImport(args[1:], stdout, stderr)
-	case "-h", "--help", "help":
-		fmt.Fprintln(stdout, "usage: kpatch series diff OLD NEW | kpatch series import FILE -o DIR\n\nRun 'kpatch series diff --help' or 'kpatch series import --help' for their flags.")
-		return nil
-	}
-	fmt.Fprintf(stderr, "kpatch series: unknown subcommand %q: give diff or import\n", args[0])
-	return errUsage
-}
-
-// parseWithArgs parses flags that may come before, between or after the
-// positional arguments, and checks their number (want < 0: any number).
-func parseWithArgs(fs *flag.FlagSet, args []string, want int) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, err
-			}
-			return nil, errUsage
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
-	if want >= 0 && len(pos) != want {
-		fmt.Fprintf(fs.Output(), "kpatch: want %d arguments, got %d\n", want, len(pos))
-		fs.Usage()
-		return nil, errUsage
-	}
-	return pos, nil
-}
-
 var revisionArg = regexp.MustCompile(`^v(\d+)$`)
 
-func cmdSeriesDiff(args []string, stdout, stderr io.Writer) error {
+func cmdSeriesDiff(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("series diff", "[--tree DIR] [--base REV] [--spec DIR] [--creation-factor N] OLD NEW",
 		`Compare two versions of a series as git range-diff does: pairs of patches
 ('=' identical, '!' changed, with the diff of the two patches below it),
 patches only the old series has ('<') and patches only the new one has ('>').
 OLD and NEW are each a directory of patch files, an mbox, a thread saved as
 text, or a revision of the series description (v11, v12), generated against
---tree at --base (default: each revision's recorded base).`, stderr)
-	tree := fs.String("tree", ".", "kernel tree to generate spec revisions against")
-	base := fs.String("base", "", "base revision for spec revisions; default: each revision's recorded base")
-	specDir := fs.String("spec", "", "series description directory; default: the one built in")
+--tree at --base (default: each revision's recorded base).`)
+	sf := fs.seriesFlags(seriesFlagSpec{tree: ".", treeHelp: "kernel tree to generate spec revisions against (a git repository)", noPlain: true, noVer: true})
+	tree, base, specDir := sf.tree, sf.base, sf.specDir
 	factor := fs.Int("creation-factor", rangediff.DefaultCreationFactor, "percentage by which creating or deleting a patch is cheaper than pairing it (git range-diff --creation-factor)")
-	pos, err := parseWithArgs(fs, args, 2)
+	pos, err := fs.parse(args, 2, 2)
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
 	var sides [2][]rangediff.Patch
 	for i, a := range pos {
 		if sides[i], err = loadSide(ctx, a, *tree, *base, *specDir); err != nil {
@@ -129,21 +80,19 @@ func loadSide(ctx context.Context, arg, tree, base, specDir string) ([]rangediff
 	return out, nil
 }
 
-func cmdSeriesImport(args []string, stdout, stderr io.Writer) error {
+func cmdSeriesImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("series import", "FILE -o DIR",
 		`Read a posted series (an mbox, a thread saved as text, or a directory of
 patch files) and write its patches into a new directory, one git
 format-patch file each (the cover letter as 0000), ready for git am or
-kpatch series diff. Replies are left out; kpatch trailers reads them.`, stderr)
+kpatch series diff. Replies are left out; kpatch trailers reads them.`)
 	out := fs.String("o", "", "directory to create (must not exist)")
-	pos, err := parseWithArgs(fs, args, 1)
+	pos, err := fs.parse(args, 1, 1)
 	if err != nil {
 		return err
 	}
 	if *out == "" {
-		fmt.Fprintln(stderr, "kpatch series import: -o DIR is required")
-		fs.Usage()
-		return errUsage
+		return fs.usageError("-o DIR is required")
 	}
 	s, err := mail.Load(pos[0])
 	if err != nil {

@@ -3,26 +3,19 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
-	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"time"
 
 	"kpatch/qemu"
 	"kpatch/qemu/selftest"
 )
 
-const testUsage = `usage: kpatch test --build [flags] (see kpatch test --build --help)
-       kpatch test --qemu [--tree DIR] [--base REV] [--spec DIR] [-v N]
-                   [--build-dir DIR] [--accel auto|tcg|kvm] [--timeout D] [--json] [--keep] [--extra] [--verbose N]
-
-Builds an x86_64 kernel (tinyconfig + IA32 emulation) with the generated
+const testQEMUAbout = `Builds an x86_64 kernel (tinyconfig + IA32 emulation) with the generated
 series and kpatch's test driver, boots it in QEMU and runs the deferred
 user-space unwinding self-tests for 64-bit and 32-bit tasks. Every user
 stack trace the kernel delivers is compared with kpatch's reference walker
-and with the call chain the test program made.
+and with the call chain the test program made. "kpatch test --qemu" is the
+same command.
 
 faultable_sync, a tracer that calls unwind_user_faultable() directly in two
 system calls, runs for revisions that name it in their Selftest-Cases (v12)
@@ -33,53 +26,36 @@ in v12 by the UNWIND_USED bit).
 
 The build directory (default <cache>/build/x86_64-unwind) is reused: a
 second run rebuilds only what changed. The console log is kept there.
-Exit status: 0 all cases passed, 1 a case failed or the build failed,
-2 usage error.
+Exit status 1 when a case fails or the kernel does not build.`
 
-Flags:
-`
-
-// cmdTest implements "kpatch test".
-func cmdTest(args []string, stdout, stderr io.Writer) error {
-	if wantsBuild(args) { // kpatch test --build: testbuild.go
-		return cmdTestBuild(args, stdout, stderr)
-	}
-	fs := flag.NewFlagSet("test", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, testUsage)
-		fs.PrintDefaults()
-	}
-	useQEMU := fs.Bool("qemu", false, "boot the series in QEMU and run the self-tests (required)")
-	tree := fs.String("tree", ".", "kernel git repository")
-	base := fs.String("base", "", "base revision of the tree (default: the series' recorded base)")
-	specDir := fs.String("spec", "", "series description directory (default: the embedded one)")
-	version := fs.Int("v", 0, "revision of the series to test; default: the newest")
+// cmdTestQEMU implements "kpatch test qemu" (and "kpatch test --qemu").
+func cmdTestQEMU(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("test qemu", "[--tree DIR] [--base REV] [--spec DIR] [-v N] [--build-dir DIR] [--accel auto|tcg|kvm] [--timeout D] [--json] [--keep] [--extra] [--verbose N]", testQEMUAbout)
+	fs.Bool("qemu", true, "this command (kpatch test --qemu is kpatch test qemu)")
+	sf := fs.seriesFlags(seriesFlagSpec{tree: ".", noPlain: true})
 	verbose := fs.Int("verbose", 0, "verbosity: 0 progress, 1 more progress, 2 full make output and live console")
 	buildDir := fs.String("build-dir", "", "build directory (default <cache>/build/x86_64-unwind)")
 	accel := fs.String("accel", "auto", "QEMU accelerator: auto (KVM while it works, else TCG; the verdict is kept in <cache>/qemu-accel), tcg or kvm")
 	timeout := fs.Duration("timeout", 3*time.Minute, "limit for the boot and the tests in the guest")
-	asJSON := fs.Bool("json", false, "print the report as JSON")
+	asJSON := fs.jsonFlag()
 	extra := fs.Bool("extra", false, "also run the extra cases the revision does not name (faultable_sync, which fails on v11)")
 	keep := fs.Bool("keep", false, "keep the initramfs and the programs in the build directory (they are removed otherwise)")
-	if err := parseFlags(fs, args); err != nil {
+	if _, err := fs.parse(args, 0, 0); err != nil {
 		return err
-	}
-	if !*useQEMU {
-		fmt.Fprintln(stderr, "kpatch test: give --qemu (boot the series) or --build (build every patch)")
-		fs.Usage()
-		return errUsage
 	}
 	a, err := qemu.ParseAccel(*accel)
 	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return errUsage
+		return badUsage("--accel %q: give auto, tcg or kvm", *accel)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
+	switch {
+	case *timeout <= 0:
+		return badUsage("--timeout %v: must be more than 0, e.g. 3m", *timeout)
+	case *verbose < 0 || *verbose > 2:
+		return badUsage("--verbose %d: must be 0, 1 or 2", *verbose)
+	}
 	o := selftest.Options{
 		BuildOptions: selftest.BuildOptions{
-			Tree: *tree, Base: *base, SpecDir: *specDir, Version: *version, BuildDir: *buildDir,
+			Tree: *sf.tree, Base: *sf.base, SpecDir: *sf.specDir, Version: *sf.version, BuildDir: *buildDir,
 			Log: stderr, Verbose: *verbose,
 		},
 		Accel:       a,

@@ -41,6 +41,15 @@ func TestTestBuildErrors(t *testing.T) {
 		{[]string{"--jobs", "0"}, 2, "--jobs must be 1 or more"},
 		{[]string{"--sparse", "maybe"}, 2, `--sparse "maybe": give auto, yes or no`},
 		{[]string{"--tree", notKernel, "--plain"}, 1, "not a Linux kernel tree"},
+		// Checked before the series is generated or a tree unpacked.
+		{[]string{"--tree", notKernel, "--plain", "--jobs", "100000"}, 2, "--jobs 100000: at most 1024"},
+		{[]string{"--tree", notKernel, "--plain", "--cc", "no-such-cc"}, 2, `--cc "no-such-cc": no-such-cc is not installed`},
+		{[]string{"--tree", notKernel, "--plain", "--cc", "ccache"}, 2, "give the compiler ccache runs"},
+		{[]string{"--tree", notKernel, "--plain", "--patches", "3", "--from", "10"}, 2, "--from 10 is after the last patch built (--patches 3)"},
+		{[]string{"--tree", notKernel, "--plain", "--verbose", "7"}, 2, "--verbose 7"},
+		// Checked once the series is generated, before any tree is unpacked.
+		{[]string{"--tree", debianTree(t), "--base", "v6.12", "--from", "99"}, 2, "--from 99: the series has 14 patches"},
+		{[]string{"--tree", debianTree(t), "--base", "v6.12", "--patches", "20"}, 2, "--patches 20: the series has 14 patches"},
 	}
 	for _, tc := range tests {
 		var stdout, stderr bytes.Buffer

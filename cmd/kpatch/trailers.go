@@ -6,15 +6,15 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
 
 	"kpatch/plumbing/mail"
+	"kpatch/plumbing/outdir"
 	"kpatch/revision/trailers"
 	"kpatch/series"
 )
 
-func cmdTrailers(args []string, stdout, stderr io.Writer) error {
+func cmdTrailers(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("trailers", "--spec DIR [-v N] [--tree DIR [--base REV]] [--dry-run] [--json] FILE...",
 		`Add the Acked-by, Reviewed-by and Tested-by trailers that review replies
 give (FILE: an mbox, a saved thread or a directory of mails) to the patch
@@ -22,20 +22,27 @@ descriptions of a spec copy, as b4 trailers -u does. A reply counts for the
 patch its In-Reply-To chain (or its "Re: [PATCH m/n]" subject) names; a reply
 to the cover letter counts for every patch. Patches are matched by patch-id
 when --tree is given and the replied-to patch is in FILE, else by subject.
-Trailers a patch already has are not added again.`, stderr)
-	specDir := fs.String("spec", "", "the spec copy to edit (required; kpatch spec -o DIR writes one)")
-	version := fs.Int("v", 0, "revision of the spec copy to edit; default: the newest")
-	tree := fs.String("tree", "", "kernel tree to generate the revision against, for patch-id matching")
-	base := fs.String("base", "", "base revision for --tree; default: the revision's recorded base")
+Trailers a patch already has are not added again.`)
+	sf := fs.seriesFlags(seriesFlagSpec{treeHelp: "kernel tree to generate the revision against, for patch-id matching (a git repository)",
+		specHelp: "the spec copy to edit (required; kpatch spec -o DIR writes one)", noPlain: true})
+	specDir, version, tree, base := sf.specDir, sf.version, sf.tree, sf.base
 	dry := fs.Bool("dry-run", false, "report what would be added, change nothing")
-	jsonOut := fs.Bool("json", false, "print the report as JSON")
-	files, err := parseWithArgs(fs, args, -1)
+	jsonOut := fs.jsonFlag()
+	files, err := fs.parse(args, 0, -1)
 	if err != nil {
 		return err
 	}
 	if *specDir == "" || len(files) == 0 {
-		fmt.Fprintln(stderr, "kpatch trailers: give the spec copy with --spec DIR and at least one FILE of replies")
-		return errUsage
+		return badUsage("give the spec copy with --spec DIR and at least one FILE of replies")
+	}
+	// The copy is read and written under its lock: a second run waits
+	// (saying so) and then reads what the first one wrote.
+	if st, err := os.Stat(*specDir); err == nil && st.IsDir() && !*dry {
+		unlock, err := outdir.LockEdit(ctx, *specDir, stderr)
+		if err != nil {
+			return err
+		}
+		defer unlock()
 	}
 	sp, err := series.LoadSpec(*specDir)
 	if err != nil {
@@ -56,8 +63,6 @@ Trailers a patch already has are not added again.`, stderr)
 	given := trailers.Collect(msgs)
 	var ids map[int]string
 	if *tree != "" {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-		defer stop()
 		s, err := series.Generate(ctx, series.Options{Tree: *tree, Base: *base, Version: rev.Version, SpecDir: *specDir})
 		if err != nil {
 			return err
@@ -73,9 +78,16 @@ Trailers a patch already has are not added again.`, stderr)
 		}
 	}
 	added, unmatched := trailers.Plan(rev, given, ids)
+	invalid := trailers.Invalid(given)
+	for _, g := range invalid {
+		fmt.Fprintf(stderr, "kpatch trailers: left out %q (reply %s): %s\n", g.Line, g.Reply, g.Invalid)
+	}
+	if err := ctx.Err(); err != nil {
+		return err // interrupted: nothing written
+	}
 	if !*dry {
 		if err := trailers.Write(*specDir, added); err != nil {
-			return err
+			return fmt.Errorf("%w (no patch description was changed)", err)
 		}
 	}
 	if *jsonOut {
@@ -85,7 +97,8 @@ Trailers a patch already has are not added again.`, stderr)
 			Found     int              `json:"trailers_found"`
 			Added     []trailers.Added `json:"added"`
 			Unmatched []trailers.Given `json:"unmatched"`
-		}{rev.Version, *dry, len(given), added, unmatched}
+			Invalid   []trailers.Given `json:"left_out"`
+		}{rev.Version, *dry, len(given), added, unmatched, invalid}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)
@@ -100,6 +113,10 @@ Trailers a patch already has are not added again.`, stderr)
 	for _, g := range unmatched {
 		fmt.Fprintf(stdout, "no patch of v%d for %s (reply %s to patch %d %q)\n", rev.Version, g.Line, g.Reply, g.Target, g.Title)
 	}
-	fmt.Fprintf(stderr, "kpatch trailers: %d trailers in the replies; %s %d to v%d, %d for patches v%d does not have\n", len(given), verb, len(added), rev.Version, len(unmatched), rev.Version)
+	left := ""
+	if len(invalid) > 0 {
+		left = fmt.Sprintf(", %d left out (not one person with one address)", len(invalid))
+	}
+	fmt.Fprintf(stderr, "kpatch trailers: %d trailers in the replies; %s %d to v%d, %d for patches v%d does not have%s\n", len(given), verb, len(added), rev.Version, len(unmatched), rev.Version, left)
 	return nil
 }

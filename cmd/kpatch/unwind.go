@@ -1,9 +1,9 @@
 package main
 
 import (
+	"context"
 	"debug/elf"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -11,28 +11,23 @@ import (
 	"strconv"
 	"strings"
 
+	"kpatch/plumbing/outdir"
 	"kpatch/unwind"
 	"kpatch/unwind/core"
 	"kpatch/unwind/report"
 	"kpatch/unwind/symtab"
 )
 
-const unwindUsage = `usage: kpatch unwind (--core FILE | --snapshot FILE) [flags]
-
-Walks a user stack with the frame-pointer unwinder of the deferred
+const unwindAbout = `Walks a user stack with the frame-pointer unwinder of the deferred
 user-space unwinding series (v11), with the kernel's semantics at a chosen
 patch, and prints one frame a line: index, address, function+offset and
 object. The input is an ELF core dump of an x86_64 or i386 (compat) process,
 or a stack snapshot in the text form the QEMU self-tests print (see
-unwind/doc.go); a snapshot's own kernel trace is shown beside the walk.
-
-Flags:
-`
+unwind/doc.go); a snapshot's own kernel trace is shown beside the walk.`
 
 // cmdUnwind implements "kpatch unwind".
-func cmdUnwind(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("kpatch unwind", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func cmdUnwind(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("unwind", "(--core FILE | --snapshot FILE) [flags]", unwindAbout)
 	corePath := fs.String("core", "", "walk the ELF core dump `FILE`: registers from NT_PRSTATUS, memory from PT_LOAD\nsegments and, where they hold no bytes, from the files NT_FILE maps")
 	snapPath := fs.String("snapshot", "", "walk the stack snapshot in `FILE` (\"-\" for standard input)")
 	index := fs.Int("index", 0, "walk snapshot number `N` (from 0) of a --snapshot file holding several")
@@ -44,28 +39,14 @@ func cmdUnwind(args []string, stdout, stderr io.Writer) error {
 	maxEntries := fs.Int("max", 0, "stop after `N` entries (default: the kernel's, 511 on x86_64)")
 	csBase := fs.String("cs-base", "", "code segment base `ADDR` of a compat task (default: the snapshot's, 0 for a core)")
 	ssBase := fs.String("ss-base", "", "stack segment base `ADDR` of a compat task (default: the snapshot's, 0 for a core)")
-	jsonOut := fs.Bool("json", false, "print the walk as JSON (addresses as \"0x...\" strings)")
+	jsonOut := fs.jsonFlag() // addresses as "0x..." strings
 	check := fs.Bool("check", false, "fail unless the snapshot's kernel trace equals the walker's")
 	writeSnap := fs.String("write-snapshot", "", "also write the core thread's registers and stack to `FILE` as a snapshot (atomically;\nnever over an input)")
 	stackBytes := fs.Int("stack-bytes", 0, "with --write-snapshot, capture at most `N` bytes of stack (default: up to the\nend of the stack's segment)")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), unwindUsage)
-		fs.PrintDefaults()
+	if _, err := fs.parse(args, 0, 0); err != nil {
+		return err
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return errUsage // the flag set has printed the error and the usage
-	}
-	usageError := func(msg string) error {
-		fmt.Fprintf(stderr, "kpatch unwind: %s\n\n", msg)
-		fs.Usage()
-		return errUsage
-	}
-	if fs.NArg() > 0 {
-		return usageError(fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
-	}
+	usageError := func(msg string) error { return fs.usageError("%s", msg) }
 	if (*corePath == "") == (*snapPath == "") {
 		return usageError("give exactly one of --core and --snapshot")
 	}
@@ -306,39 +287,15 @@ func notAnInput(out string, inputs []string) error {
 	return nil
 }
 
-// writeSnapshotFile writes the snapshot to path atomically: into a
-// temporary file beside it (beside the file a symbolic link points to),
-// renamed over it once complete.
+// writeSnapshotFile writes the snapshot to path atomically (package
+// outdir's WriteFile: a temporary file beside it, beside the file a
+// symbolic link points to, renamed over it once complete).
 func writeSnapshotFile(path string, s *unwind.Snapshot) error {
-	if real, err := filepath.EvalSymlinks(path); err == nil {
-		path = real
-	}
-	mode := os.FileMode(0o644)
-	if fi, err := os.Stat(path); err == nil {
-		if !fi.Mode().IsRegular() {
-			return fmt.Errorf("--write-snapshot: %s is not a regular file", path)
-		}
-		mode = fi.Mode().Perm()
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	err := outdir.WriteFile(path, func(w io.Writer) error {
+		_, err := s.WriteTo(w)
+		return err
+	})
 	if err != nil {
-		return fmt.Errorf("--write-snapshot: %w", err)
-	}
-	_, err = s.WriteTo(tmp)
-	if err == nil {
-		err = tmp.Chmod(mode)
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
 		return fmt.Errorf("--write-snapshot: %w", err)
 	}
 	return nil

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
 
 	"kpatch/plumbing/kernelsrc"
@@ -19,7 +17,7 @@ type errFindings struct{ n int }
 
 func (e errFindings) Error() string { return fmt.Sprintf("%d errors", e.n) }
 
-func cmdVerify(args []string, stdout, stderr io.Writer) error {
+func cmdVerify(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("verify", "[--tree DIR] [--base REV] [-v N] [--spec DIR] [--json] [--ignore ID,...] [FILE]",
 		`Check a series before it is posted: the kernel's rules for commit messages
 and style, and the series' C invariants evaluated with modernc.org/cc/v4 for
@@ -28,27 +26,18 @@ x86_64 and i386 with its options on and off, at every patch.
 Without FILE, the series kpatch gen would write (same flags) is checked.
 With FILE (an mbox, a directory of .patch files, or a saved thread), the
 posted series is; --tree/--base then give the base that edits to existing
-files are applied to. Exit status 1 when there are errors.`, stderr)
-	tree := fs.String("tree", "", "kernel tree: a git repository or a plain directory (default \".\" without FILE)")
-	base := fs.String("base", "", "base revision of --tree; default: the revision's recorded base")
-	version := fs.Int("v", 0, "revision of the series to check; default: the newest")
-	specDir := fs.String("spec", "", "series description directory (an edited copy of templates/linux)")
-	plain := fs.Bool("plain", false, "read --tree as a plain directory even if it is a git repository")
-	jsonOut := fs.Bool("json", false, "print the report as JSON")
+files are applied to. Exit status 1 when there are errors.`)
+	sf := fs.seriesFlags(seriesFlagSpec{treeHelp: "kernel tree: a git repository or a plain directory with --plain (default \".\" without FILE)"})
+	tree, base, version, specDir, plain := sf.tree, sf.base, sf.version, sf.specDir, sf.plain
+	jsonOut := fs.jsonFlag()
 	ignore := fs.String("ignore", "", "comma-separated rule IDs (verify's or checkpatch's types) to leave out")
 	checkpatch := fs.Bool("checkpatch", false, "also run the tree's scripts/checkpatch.pl on every patch and merge its findings")
-	if err := fs.Parse(args); err != nil {
-		return parseFlags(fs, args)
+	files, err := fs.parse(args, 0, 1)
+	if err != nil {
+		return err
 	}
-	if fs.NArg() > 1 {
-		fmt.Fprintf(stderr, "kpatch verify: one FILE at most, got %d\n", fs.NArg())
-		fs.Usage()
-		return errUsage
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
 	var s *verify.Series
-	if fs.NArg() == 1 {
+	if len(files) == 1 {
 		var t *kernelsrc.Tree
 		if *tree != "" {
 			b := *base
@@ -69,7 +58,7 @@ files are applied to. Exit status 1 when there are errors.`, stderr)
 			}
 		}
 		var err error
-		if s, err = verify.ReadMail(fs.Arg(0), t); err != nil {
+		if s, err = verify.ReadMail(files[0], t); err != nil {
 			return err
 		}
 	} else {
@@ -103,7 +92,6 @@ files are applied to. Exit status 1 when there are errors.`, stderr)
 		}
 	}
 	rep := verify.NewReport(s, findings)
-	var err error
 	if *jsonOut {
 		err = rep.WriteJSON(stdout)
 	} else {

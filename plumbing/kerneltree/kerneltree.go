@@ -17,7 +17,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
+
+	"kpatch/plumbing/outdir"
 )
 
 // DebianTarball is where Debian's linux-source-6.12 package puts the sources.
@@ -42,8 +43,10 @@ func CacheDir() (string, error) {
 // Debian612 returns the path of a git repository holding Debian's
 // linux-source-6.12 as one commit tagged v6.12, creating it from
 // DebianTarball if the cache does not have it yet. Progress goes to log.
-// The repository is built in a temporary directory and renamed into place,
-// so an interrupted run leaves nothing half-made behind.
+// The repository is built in a temporary directory and renamed into place
+// (package outdir's Create), so an interrupted run leaves nothing
+// half-made behind; a run that waits for another one unpacking says so and
+// stops waiting when ctx is done.
 func Debian612(ctx context.Context, log io.Writer) (string, error) {
 	cache, err := CacheDir()
 	if err != nil {
@@ -64,55 +67,49 @@ func Debian612(ctx context.Context, log io.Writer) (string, error) {
 	}
 	// Several kpatch processes (test binaries run in parallel) may ask at
 	// once: one unpacks, the others wait for it.
-	lock, err := os.OpenFile(filepath.Join(cache, "linux-6.12.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	unlock, err := outdir.Lock(ctx, filepath.Join(cache, "linux-6.12.lock"), log, "unpacking "+dir)
 	if err != nil {
-		return "", fmt.Errorf("kerneltree: %w", err)
+		return "", err
 	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		fmt.Fprintf(log, "kerneltree: waiting for another kpatch to finish unpacking %s\n", dir)
-		if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-			return "", fmt.Errorf("kerneltree: locking %s: %w", lock.Name(), err)
-		}
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	defer unlock()
 	if _, err := os.Stat(filepath.Join(dir, ".git", "kpatch-complete")); err == nil {
 		return dir, nil // made while we waited
 	}
-	tmp, err := os.MkdirTemp(cache, "linux-6.12.tmp-")
-	if err != nil {
-		return "", fmt.Errorf("kerneltree: %w", err)
-	}
-	defer os.RemoveAll(tmp)
-
-	fmt.Fprintf(log, "kerneltree: unpacking %s into %s (once; takes a minute or two)\n", DebianTarball, dir)
-	steps := [][]string{
-		{"tar", "-xJf", DebianTarball, "--strip-components=1", "-C", tmp},
-		{"git", "init", "-q", "-b", "master", tmp},
-		// Debian's top-level .gitignore ignores everything ("/*"), hence -f.
-		{"git", "-C", tmp, "add", "-f", "-A", "."},
-		{"git", "-C", tmp, "-c", "user.name=kpatch", "-c", "user.email=kpatch@localhost",
-			"commit", "-q", "--no-verify", "-m", "Linux 6.12 (Debian linux-source-6.12)"},
-		{"git", "-C", tmp, "tag", "v6.12"},
-	}
-	for _, s := range steps {
-		cmd := exec.CommandContext(ctx, s[0], s[1:]...)
-		cmd.Env = append(os.Environ(),
-			"GIT_AUTHOR_DATE=2024-11-17T14:15:08-08:00",
-			"GIT_COMMITTER_DATE=2024-11-17T14:15:08-08:00")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return "", fmt.Errorf("kerneltree: %s: %v: %s", strings.Join(s, " "), err, strings.TrimSpace(string(out)))
+	// What interrupted runs left: an incomplete tree (we hold the lock),
+	// and the temporary directories of kpatch versions before outdir.Create.
+	os.RemoveAll(dir)
+	if old, _ := filepath.Glob(filepath.Join(cache, "linux-6.12.tmp-*")); len(old) > 0 {
+		for _, o := range old {
+			os.RemoveAll(o)
 		}
 	}
-	if err := os.Chmod(tmp, 0o755); err != nil { // MkdirTemp made it private
-		return "", fmt.Errorf("kerneltree: %w", err)
-	}
-	if err := os.WriteFile(filepath.Join(tmp, ".git", "kpatch-complete"), nil, 0o644); err != nil {
-		return "", fmt.Errorf("kerneltree: %w", err)
-	}
-	os.RemoveAll(dir) // an incomplete tree left by an interrupted run (we hold the lock)
-	if err := os.Rename(tmp, dir); err != nil {
-		return "", fmt.Errorf("kerneltree: %w", err)
+	fmt.Fprintf(log, "kerneltree: unpacking %s into %s (once; takes a minute or two)\n", DebianTarball, dir)
+	err = outdir.Create(dir, func(tmp string) error {
+		steps := [][]string{
+			{"tar", "-xJf", DebianTarball, "--strip-components=1", "-C", tmp},
+			{"git", "init", "-q", "-b", "master", tmp},
+			// Debian's top-level .gitignore ignores everything ("/*"), hence -f.
+			{"git", "-C", tmp, "add", "-f", "-A", "."},
+			{"git", "-C", tmp, "-c", "user.name=kpatch", "-c", "user.email=kpatch@localhost",
+				"commit", "-q", "--no-verify", "-m", "Linux 6.12 (Debian linux-source-6.12)"},
+			{"git", "-C", tmp, "tag", "v6.12"},
+		}
+		for _, s := range steps {
+			cmd := exec.CommandContext(ctx, s[0], s[1:]...)
+			cmd.Env = append(os.Environ(),
+				"GIT_AUTHOR_DATE=2024-11-17T14:15:08-08:00",
+				"GIT_COMMITTER_DATE=2024-11-17T14:15:08-08:00")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				return fmt.Errorf("unpacking the Debian tree: %s: %v: %s", strings.Join(s, " "), err, strings.TrimSpace(string(out)))
+			}
+		}
+		return os.WriteFile(filepath.Join(tmp, ".git", "kpatch-complete"), nil, 0o644)
+	})
+	if err != nil {
+		return "", err
 	}
 	fmt.Fprintf(log, "kerneltree: %s ready (tag v6.12)\n", dir)
 	return dir, nil

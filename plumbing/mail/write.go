@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"kpatch/plumbing/outdir"
 )
 
 // Filename is git format-patch's name for patch n of revision v ("v11-0001-
@@ -214,44 +216,36 @@ func (p *Patch) Text() string {
 
 // WriteDir writes the series' patches into dir, which must not exist, one
 // format-patch file each (and the cover letter as NNNN 0000 when there is
-// one), atomically: into a temporary directory renamed into place when
-// complete. It returns the file names.
+// one), atomically (package outdir's Create: into a temporary directory
+// renamed into place when complete). It returns the file names.
 func (s *Series) WriteDir(dir string) ([]string, error) {
-	if _, err := os.Stat(dir); err == nil {
-		return nil, fmt.Errorf("%s already exists: give a new directory", dir)
-	}
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), ".kpatch-import-*")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(tmp)
 	var names []string
-	write := func(name, text string) error {
-		names = append(names, filepath.Join(dir, name))
-		return os.WriteFile(filepath.Join(tmp, name), []byte(text), 0o644)
-	}
-	if s.Cover != nil {
-		h := Header{From: s.Cover.From, Title: s.Cover.Subject, EightBit: !IsASCII(s.Cover.Subject + s.Cover.Body)}
-		if sub := ParseSubject(s.Cover.Subject); sub.Patch {
-			h.Prefix, h.Title = "["+sub.Prefix+"]", sub.Title
+	err := outdir.Create(dir, func(tmp string) error {
+		write := func(name, text string) error {
+			names = append(names, filepath.Join(dir, name))
+			return os.WriteFile(filepath.Join(tmp, name), []byte(text), 0o644)
 		}
-		name := "0000-cover-letter.patch"
-		if s.Version > 1 {
-			name = fmt.Sprintf("v%d-%s", s.Version, name)
+		if s.Cover != nil {
+			h := Header{From: s.Cover.From, Title: s.Cover.Subject, EightBit: !IsASCII(s.Cover.Subject + s.Cover.Body)}
+			if sub := ParseSubject(s.Cover.Subject); sub.Patch {
+				h.Prefix, h.Title = "["+sub.Prefix+"]", sub.Title
+			}
+			name := "0000-cover-letter.patch"
+			if s.Version > 1 {
+				name = fmt.Sprintf("v%d-%s", s.Version, name)
+			}
+			if err := write(name, h.String()+s.Cover.Body); err != nil {
+				return err
+			}
 		}
-		if err := write(name, h.String()+s.Cover.Body); err != nil {
-			return nil, err
+		for _, p := range s.Patches {
+			if err := write(Filename(s.Version, p.Number, p.Title), p.Text()); err != nil {
+				return err
+			}
 		}
-	}
-	for _, p := range s.Patches {
-		if err := write(Filename(s.Version, p.Number, p.Title), p.Text()); err != nil {
-			return nil, err
-		}
-	}
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		return nil, err
-	}
-	if err := os.Rename(tmp, dir); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	return names, nil

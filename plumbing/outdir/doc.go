@@ -1,6 +1,18 @@
-// Package outdir writes a patch series into an output directory (kpatch gen
-// -o DIR) so that, whatever happens, DIR holds one complete series: the
-// previous one or the new one, never a mix.
+// Package outdir is kpatch's one writer of outputs that must change all
+// at once or not at all, whatever happens (an error, Ctrl-C, a kill):
+//
+//   - Write replaces the series in an output directory (kpatch gen -o);
+//   - Create makes a new directory (kpatch spec -o, series import -o,
+//     revision new, the cached kernel tree);
+//   - ReplaceFiles changes several files of a directory in place (kpatch
+//     trailers on a spec copy), through a journal that Recover completes
+//     or clears after a killed run;
+//   - WriteFile replaces one file (unwind --write-snapshot, build state);
+//   - Lock and LockEdit serialize runs: a second run waits, saying so,
+//     until its context ends.
+//
+// Write works so that, whatever happens, DIR holds one complete series:
+// the previous one or the new one, never a mix.
 //
 // The new series is written into a fresh sibling directory
 // (.DIR.kpatch-new-XXXX, beside DIR), and swapped in with one
@@ -13,7 +25,9 @@
 // disk fifteen fsyncs cost seconds): the guarantee holds for errors and
 // killed runs, not for a power loss.
 //
-// Each run holds an flock on the parent directory while it works and
+// Each run holds an flock on the parent directory while it works (a
+// second run waits, saying so on Options.Wait, until Options.Context is
+// done) and
 // removes the temporary directories of earlier runs that were killed, and
 // the .kpatch-*.tmp files older kpatch versions left inside DIR.
 //

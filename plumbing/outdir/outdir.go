@@ -1,6 +1,7 @@
 package outdir
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -23,6 +24,11 @@ type Options struct {
 	// Keep carries files that are not series files over into the new
 	// directory instead of refusing to write.
 	Keep bool
+	// Context ends a wait for another run writing beside DIR (Ctrl-C);
+	// nil waits for as long as it takes.
+	Context context.Context
+	// Wait is told, once, that Write waits for another run; nil: nobody.
+	Wait io.Writer
 }
 
 // ErrForeign is returned when DIR holds files kpatch did not write.
@@ -161,9 +167,13 @@ func Write(dir string, files []File, opt Options) ([]string, error) {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return nil, fmt.Errorf("-o %s: %w", dir, err)
 	}
-	unlock, err := lockDir(parent)
+	ctx := opt.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	unlock, err := Lock(ctx, parent, opt.Wait, "the directory of -o "+dir)
 	if err != nil {
-		return nil, fmt.Errorf("-o %s: locking %s: %w", dir, parent, err)
+		return nil, err
 	}
 	defer unlock()
 	if err := recoverStale(parent, base); err != nil {

@@ -309,7 +309,12 @@ func TestMain(m *testing.M) {
 			}
 			return nil
 		}, os.Getenv("OUTDIR_TEST_FALLBACK") != "")
-		_, err := Write(os.Getenv("OUTDIR_TEST_DIR"), newSeries, Options{})
+		var err error
+		if d := os.Getenv("OUTDIR_TEST_FILES"); d != "" {
+			err = ReplaceFiles(d, fileChanges("new"))
+		} else {
+			_, err = Write(os.Getenv("OUTDIR_TEST_DIR"), newSeries, Options{})
+		}
 		fmt.Println("not stopped:", err)
 		os.Exit(3)
 	}

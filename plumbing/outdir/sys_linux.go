@@ -37,3 +37,38 @@ func lockDir(dir string) (func(), error) {
 	}
 	return func() { f.Close() }, nil
 }
+
+// tryLock takes an exclusive flock on f without waiting: ok false when
+// another process holds it.
+func tryLock(f *os.File) (ok bool, err error) {
+	err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, unix.EWOULDBLOCK):
+		return false, nil
+	case errors.Is(err, unix.ENOLCK) || errors.Is(err, unix.EOPNOTSUPP):
+		return true, nil // a file system without locks: runs are not serialized
+	}
+	return false, err
+}
+
+// renameNoReplace renames from to to unless to exists (renameat2
+// RENAME_NOREPLACE; where that is missing, a check before the rename,
+// under the caller's lock).
+func renameNoReplace(from, to string) error {
+	err := unix.Renameat2(unix.AT_FDCWD, from, unix.AT_FDCWD, to, unix.RENAME_NOREPLACE)
+	if errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EINVAL) {
+		if _, serr := os.Lstat(to); serr == nil {
+			return &os.LinkError{Op: "rename", Old: from, New: to, Err: os.ErrExist}
+		}
+		return os.Rename(from, to)
+	}
+	if errors.Is(err, unix.EEXIST) {
+		return &os.LinkError{Op: "rename", Old: from, New: to, Err: os.ErrExist}
+	}
+	if err != nil {
+		return &os.LinkError{Op: "rename", Old: from, New: to, Err: err}
+	}
+	return nil
+}

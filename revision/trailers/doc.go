@@ -10,4 +10,12 @@
 // to the cover letter (m = 0) applies to every patch. Quoted lines ("> ")
 // never count, and a trailer a patch already has is not added again, so a
 // second run adds nothing.
+//
+// A person trailer must name one person with one mail address ("Name
+// <user@host>" or user@host); one without an address, with two, or with
+// "<not-an-email>" is left out and reported (Given.Invalid, Invalid).
+// Write changes every patch description of the copy or none (package
+// outdir's ReplaceFiles); the caller holds the copy's lock
+// (outdir.LockEdit) from before it reads the descriptions, so that two
+// runs on one copy add both their trailers.
 package trailers

@@ -2,12 +2,14 @@ package trailers
 
 import (
 	"fmt"
+	netmail "net/mail"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 
 	"kpatch/plumbing/mail"
+	"kpatch/plumbing/outdir"
 	"kpatch/spec"
 )
 
@@ -23,6 +25,10 @@ type Given struct {
 	Target  int    // the posted patch it answers; 0: the cover letter
 	Title   string // that patch's title
 	PatchID string // its git patch-id when its diff is at hand, else ""
+	// Invalid says why the trailer is not added ("" when it is fine): a
+	// person trailer names one person with one mail address, "Name
+	// <user@host>" or user@host.
+	Invalid string `json:"invalid,omitempty"`
 }
 
 // Collect finds the trailers that the replies among msgs give, with the
@@ -70,6 +76,34 @@ func Collect(msgs []*mail.Message) []Given {
 		}
 		for _, l := range lines {
 			g.Line = l
+			_, v, _ := strings.Cut(l, ": ")
+			g.Invalid = personProblem(v)
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// personProblem says why v, the value of a person trailer, is not one
+// person with one mail address, or returns "".
+func personProblem(v string) string {
+	addrs, err := netmail.ParseAddressList(v)
+	switch {
+	case err == nil && len(addrs) == 1:
+		return ""
+	case strings.Count(v, "@") > 1 || err == nil:
+		return "more than one address: a trailer names one person"
+	case !strings.Contains(v, "@"):
+		return "no mail address: want \"Name <user@host>\""
+	}
+	return fmt.Sprintf("not a mail address (%v): want \"Name <user@host>\"", err)
+}
+
+// Invalid returns the trailers of given that are not added, each with why.
+func Invalid(given []Given) []Given {
+	var out []Given
+	for _, g := range given {
+		if g.Invalid != "" {
 			out = append(out, g)
 		}
 	}
@@ -124,6 +158,9 @@ func Plan(rev *spec.Revision, given []Given, ids map[int]string) ([]Added, []Giv
 		added = append(added, Added{File: p.Src, Patch: p.Number, ID: p.ID, Trailer: g.Line, Reply: g.Reply, By: by})
 	}
 	for _, g := range given {
+		if g.Invalid != "" {
+			continue // see Invalid
+		}
 		if g.Target == 0 {
 			for _, p := range rev.Patches {
 				add(p, g, "cover letter")
@@ -165,8 +202,10 @@ func hasTrailer(log, line string) bool {
 }
 
 // Write adds the planned trailers to the patch descriptions under specDir,
-// at the end of each commit message's trailer block. Each file is replaced
-// atomically.
+// at the end of each commit message's trailer block: every file changes,
+// or none does (package outdir's ReplaceFiles). The caller holds the spec
+// copy's lock (outdir.LockEdit), so that two runs do not both read the
+// same descriptions and each write its own trailers over the other's.
 func Write(specDir string, added []Added) error {
 	byFile := map[string][]string{}
 	var files []string
@@ -176,9 +215,9 @@ func Write(specDir string, added []Added) error {
 		}
 		byFile[a.File] = append(byFile[a.File], a.Trailer)
 	}
+	var changes []outdir.Change
 	for _, f := range files {
-		path := filepath.Join(specDir, filepath.FromSlash(f))
-		data, err := os.ReadFile(path)
+		data, err := os.ReadFile(filepath.Join(specDir, filepath.FromSlash(f)))
 		if err != nil {
 			return err
 		}
@@ -186,16 +225,12 @@ func Write(specDir string, added []Added) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", f, err)
 		}
-		tmp := path + ".kpatch-tmp"
-		if err := os.WriteFile(tmp, []byte(out), 0o644); err != nil {
-			return err
-		}
-		if err := os.Rename(tmp, path); err != nil {
-			os.Remove(tmp)
-			return err
-		}
+		changes = append(changes, outdir.Change{Path: f, Data: []byte(out)})
 	}
-	return nil
+	if len(changes) == 0 {
+		return nil
+	}
+	return outdir.ReplaceFiles(specDir, changes)
 }
 
 // insert puts lines after the last line of the commit message, which ends

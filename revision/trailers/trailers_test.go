@@ -108,3 +108,47 @@ func TestApplyToSpecCopy(t *testing.T) {
 		t.Errorf("v12 holds %v (a temporary file left?)", files)
 	}
 }
+
+// TestMalformedPersonTrailers: a person trailer must name one person with
+// one mail address; the others are kept out of the plan, each with why.
+func TestMalformedPersonTrailers(t *testing.T) {
+	msgs, err := mail.LoadMessages("testdata/malformed.mbox")
+	if err != nil {
+		t.Fatal(err)
+	}
+	given := trailers.Collect(msgs)
+	why := map[string]string{}
+	for _, g := range given {
+		why[g.Line] = g.Invalid
+	}
+	for line, want := range map[string]string{
+		"Reviewed-by: No Address": "no mail address",
+		"Acked-by: Ann One <ann@example.org>, Bob Two <bob@example.org>":   "more than one address",
+		"Tested-by: <not-an-email>":                                        "no mail address",
+		"Reviewed-by: Ann One <ann@example.org> Bob Two <bob@example.org>": "more than one address",
+		"Reviewed-by: Good Person <good@example.org>":                      "",
+		"Tested-by: bare@example.org":                                      "",
+	} {
+		got, ok := why[line]
+		if !ok || (want == "") != (got == "") || !strings.Contains(got, want) {
+			t.Errorf("%q: invalid %q (found %v), want %q", line, got, ok, want)
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "spec")
+	if err := linux.Export(dir); err != nil {
+		t.Fatal(err)
+	}
+	sp, err := series.LoadSpec(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev, _ := sp.Revision(12)
+	added, unmatched := trailers.Plan(rev, given, nil)
+	var lines []string
+	for _, a := range added {
+		lines = append(lines, a.Trailer)
+	}
+	if strings.Join(lines, "\n") != "Reviewed-by: Good Person <good@example.org>\nTested-by: bare@example.org" || len(unmatched) != 0 {
+		t.Errorf("planned %q, unmatched %v", lines, unmatched)
+	}
+}

@@ -9,10 +9,11 @@ package linux
 
 import (
 	"embed"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"kpatch/plumbing/outdir"
 )
 
 // FS holds files/ and the revision directories.
@@ -21,36 +22,24 @@ import (
 var FS embed.FS
 
 // Export writes the series description into dir, which must not exist,
-// atomically: it is written next to dir and renamed into place when
-// complete. kpatch gen --spec dir then generates from the copy.
+// atomically (package outdir's Create: written beside dir and renamed
+// into place when complete). kpatch gen --spec dir then generates from the
+// copy.
 func Export(dir string) error {
-	if _, err := os.Stat(dir); err == nil {
-		return fmt.Errorf("%s already exists: give a new directory", dir)
-	}
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), ".kpatch-spec-*")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
-	err = fs.WalkDir(FS, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		dst := filepath.Join(tmp, filepath.FromSlash(p))
-		if d.IsDir() {
-			return os.MkdirAll(dst, 0o755)
-		}
-		b, err := fs.ReadFile(FS, p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(dst, b, 0o644)
+	return outdir.Create(dir, func(tmp string) error {
+		return fs.WalkDir(FS, ".", func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			dst := filepath.Join(tmp, filepath.FromSlash(p))
+			if d.IsDir() {
+				return os.MkdirAll(dst, 0o755)
+			}
+			b, err := fs.ReadFile(FS, p)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(dst, b, 0o644)
+		})
 	})
-	if err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		return err
-	}
-	return os.Rename(tmp, dir)
 }

@@ -1,0 +1,352 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"regexp"
+	"strings"
+	"syscall"
+	"time"
+
+	"kpatch/buildtest"
+)
+
+// command is one kpatch command. A name of two words ("test build") is a
+// subcommand of the first.
+type command struct {
+	name  string
+	short string
+	run   func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+// commands lists every command, in the order kpatch help shows them.
+func commands() []command {
+	return []command{
+		{"gen", "write the series as a cover letter and numbered patches", cmdGen},
+		{"verify", "check a series (generated or posted) for the review's rules and C invariants", cmdVerify},
+		{"test qemu", "build the kernel with the series, boot it in QEMU, check every trace (test --qemu)", cmdTestQEMU},
+		{"test build", "build every patch in each configuration that matters for it (test --build)", cmdTestBuild},
+		{"unwind", "walk the user stack of a core dump or a QEMU stack snapshot", cmdUnwind},
+		{"tree", "print the cached Debian linux-source-6.12 git tree, creating it once", cmdTree},
+		{"spec", "write the built-in series description into a directory to edit", cmdSpec},
+		{"series diff", "compare two versions of a series (git range-diff)", cmdSeriesDiff},
+		{"series import", "write a posted series (mbox, thread) as patch files", cmdSeriesImport},
+		{"revision new", "start the next revision in a spec copy (b4 prep --reroll)", cmdRevisionNew},
+		{"trailers", "add review trailers from replies to a spec copy (b4 trailers -u)", cmdTrailers},
+	}
+}
+
+const exitCodes = `Exit status: 0 success; 1 checks failed, or the command could not do its
+work; 2 usage (an unknown flag or command, a missing argument, a flag value
+out of range); 130 interrupted (SIGINT, SIGTERM). With --json a refusal is
+also a JSON object on standard output: {"error": "...", "exit": N}.
+`
+
+func usage(w io.Writer) {
+	fmt.Fprintf(w, "usage: kpatch <command> [flags] [arguments]\n\nkpatch regenerates, checks and tests the deferred user-space unwinding series.\n\nCommands:\n")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-14s %s\n", c.name, c.short)
+	}
+	fmt.Fprintf(w, "  %-14s %s\n", "help [CMD]", "list the commands, or print the flags of one")
+	fmt.Fprintf(w, "\nFlags may come before or after the arguments; -- ends them.\nRun 'kpatch help <command>' (or 'kpatch <command> --help') for its flags.\n\n%s", exitCodes)
+}
+
+// graceAfterSignal is how long a command may take to stop after SIGINT or
+// SIGTERM before kpatch exits without it. Every output is written to a
+// temporary name and renamed into place, so an exit at any point leaves
+// each one as it was or whole.
+const graceAfterSignal = 800 * time.Millisecond
+
+// Exit statuses.
+const (
+	exitOK          = 0
+	exitFailed      = 1
+	exitUsage       = 2
+	exitInterrupted = 130
+)
+
+// run runs kpatch with args and returns its exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	out := &checkedWriter{w: stdout}
+	code := dispatch(args, out, stderr)
+	if code == exitOK && out.err != nil {
+		fmt.Fprintf(stderr, "kpatch: writing to standard output: %v\n", out.err)
+		return exitFailed
+	}
+	return code
+}
+
+func dispatch(args []string, stdout *checkedWriter, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return exitUsage
+	}
+	switch args[0] {
+	case "-h", "--help", "-help":
+		usage(stdout)
+		return exitOK
+	case "help":
+		// git's convention: "kpatch help gen" is "kpatch gen --help".
+		if len(args) == 1 {
+			usage(stdout)
+			return exitOK
+		}
+		c, rest, err := find(args[1:])
+		if len(args) == 2 && err != nil && isGroup(args[1]) { // kpatch help series
+			(&groupHelp{args[1]}).print(stdout)
+			return exitOK
+		}
+		if err == nil && len(rest) > 0 {
+			err = fmt.Errorf("too many arguments %q: give one command, e.g. kpatch help gen", args[1:])
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "kpatch help: %v\n", err)
+			return exitUsage
+		}
+		return runCommand(c, []string{"--help"}, stdout, stderr)
+	}
+	c, rest, err := find(args)
+	var g *groupHelp
+	switch {
+	case errors.As(err, &g):
+		g.print(stdout)
+		return exitOK
+	case err != nil:
+		fmt.Fprintf(stderr, "kpatch: %v\n\n", err)
+		usage(stderr)
+		if asksJSON(args) {
+			writeJSONError(stdout, err.Error(), exitUsage, nil)
+		}
+		return exitUsage
+	}
+	return runCommand(c, rest, stdout, stderr)
+}
+
+// groupHelp is returned by find for "kpatch test --help" and the like:
+// the subcommands of the group are listed.
+type groupHelp struct{ group string }
+
+func (g *groupHelp) Error() string { return "help" }
+
+func (g *groupHelp) print(w io.Writer) {
+	var subs []string
+	for _, c := range commands() {
+		if strings.HasPrefix(c.name, g.group+" ") {
+			subs = append(subs, c.name)
+		}
+	}
+	fmt.Fprintf(w, "usage: kpatch %s [flags]\n\n", strings.Join(subs, " | "))
+	for _, c := range commands() {
+		if strings.HasPrefix(c.name, g.group+" ") {
+			fmt.Fprintf(w, "  %-14s %s\n", c.name, c.short)
+		}
+	}
+	fmt.Fprintf(w, "\nRun 'kpatch help %s' for its flags.\n", subs[0])
+}
+
+// find returns the command args name and the arguments that follow it.
+// "kpatch test --build ..." and "kpatch test --qemu ..." are found as
+// the subcommands they name, as before there were subcommands.
+func find(args []string) (command, []string, error) {
+	all := commands()
+	if len(args) > 1 {
+		for _, c := range all {
+			if c.name == args[0]+" "+args[1] {
+				return c, args[2:], nil
+			}
+		}
+	}
+	var subs []string
+	for _, c := range all {
+		if c.name == args[0] {
+			return c, args[1:], nil
+		}
+		if g, sub, ok := strings.Cut(c.name, " "); ok && g == args[0] {
+			subs = append(subs, sub)
+		}
+	}
+	if len(subs) == 0 {
+		return command{}, nil, fmt.Errorf("unknown command %q", args[0])
+	}
+	rest := args[1:]
+	if args[0] == "test" {
+		for _, sub := range []string{"build", "qemu"} {
+			if wantsFlag(rest, sub) {
+				c, _, _ := find([]string{"test", sub})
+				return c, rest, nil
+			}
+		}
+	}
+	if len(rest) == 0 || strings.HasPrefix(rest[0], "-") {
+		if len(rest) > 0 && isHelp(rest[0]) {
+			return command{}, nil, &groupHelp{args[0]}
+		}
+		return command{}, nil, fmt.Errorf("kpatch %s needs a subcommand: %s %s", args[0], args[0], strings.Join(subs, " or "+args[0]+" "))
+	}
+	return command{}, nil, fmt.Errorf("unknown subcommand %q of %s: give %s", rest[0], args[0], strings.Join(subs, " or "))
+}
+
+// isGroup reports whether name is the first word of subcommands.
+func isGroup(name string) bool {
+	for _, c := range commands() {
+		if g, _, ok := strings.Cut(c.name, " "); ok && g == name {
+			return true
+		}
+	}
+	return false
+}
+
+// wantsFlag reports whether args set the boolean flag --name before the
+// first "--".
+func wantsFlag(args []string, name string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		a = strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-")
+		if a == name || a == name+"=true" {
+			return true
+		}
+	}
+	return false
+}
+
+// wantsBuild reports whether the test command's arguments ask for --build.
+func wantsBuild(args []string) bool { return wantsFlag(args, "build") }
+
+func isHelp(a string) bool { return a == "-h" || a == "-help" || a == "--help" || a == "--h" }
+
+// errInterrupted is the error of a command stopped by SIGINT or SIGTERM.
+var errInterrupted = errors.New("interrupted")
+
+// runCommand runs one command with the signals SIGINT and SIGTERM turned
+// into the cancellation of its context, and turns its result into the exit
+// status and the messages described in the package documentation.
+func runCommand(c command, args []string, stdout *checkedWriter, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	done := make(chan error, 1)
+	go func() { done <- c.run(ctx, args, stdout, stderr) }()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		stop() // a second Ctrl-C ends kpatch at once
+		select {
+		case <-done:
+		case <-time.After(graceAfterSignal):
+		}
+		err = errInterrupted
+	}
+	prefix := "kpatch " + strings.Fields(c.name)[0]
+	code, msg := exitOK, ""
+	var (
+		help  *helpRequest
+		use   *usageError
+		opts  *buildtest.OptionsError
+		found errFindings
+		shown *jsonShown
+	)
+	switch {
+	case err == nil:
+		if stdout.err != nil {
+			code, msg = exitFailed, "writing to standard output: "+stdout.err.Error()
+		}
+	case errors.As(err, &help):
+		help.f.printUsage(stdout)
+		if stdout.err != nil {
+			code, msg = exitFailed, "writing to standard output: "+stdout.err.Error()
+		}
+	case errors.Is(err, errInterrupted) || ctx.Err() != nil:
+		code, msg = exitInterrupted, "interrupted"
+	case errors.As(err, &use):
+		code, msg = exitUsage, use.msg
+	case errors.As(err, &opts):
+		code, msg = exitUsage, opts.Error()
+	case errors.As(err, &found):
+		return exitFailed // the report has said everything
+	case stdout.err != nil && err == stdout.err:
+		code, msg = exitFailed, "writing to standard output: "+stdout.err.Error()
+	default:
+		code, msg = exitFailed, err.Error()
+	}
+	if code == exitOK {
+		return code
+	}
+	msg = userMessage(msg)
+	fmt.Fprintf(stderr, "%s: %s\n", prefix, msg)
+	if use != nil && use.f != nil {
+		fmt.Fprintln(stderr)
+		use.f.printUsage(stderr)
+	}
+	checksFailed := errors.Is(err, ErrTestFailed) || errors.Is(err, errBuildFailed)
+	if asksJSON(args) && !checksFailed && !errors.As(err, &shown) && stdout.err == nil {
+		writeJSONError(stdout, msg, code, nil)
+	}
+	return code
+}
+
+// asksJSON reports whether args hold --json before the first "--".
+func asksJSON(args []string) bool { return wantsFlag(args, "json") }
+
+// writeJSONError prints {"error": msg, "exit": code} and the fields of
+// extra, if any, on w.
+func writeJSONError(w io.Writer, msg string, code int, extra map[string]any) error {
+	obj := map[string]any{"error": msg, "exit": code}
+	for k, v := range extra {
+		obj[k] = v
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(obj)
+}
+
+// jsonShown marks an error that the command has already printed as a
+// JSON object on standard output.
+type jsonShown struct{ err error }
+
+func (j *jsonShown) Error() string { return j.err.Error() }
+func (j *jsonShown) Unwrap() error { return j.err }
+
+// checkedWriter is standard output: it keeps the first write error, so
+// that a command whose output was lost (a full disk, /dev/full) fails
+// even where it does not look at what Fprintf returns.
+type checkedWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (c *checkedWriter) Write(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.w.Write(p)
+	if err != nil {
+		c.err = err
+	}
+	return n, err
+}
+
+// internalPrefix matches the name of one of kpatch's packages where an
+// error message begins with it ("kbuild: ...") or where a wrapped
+// error's message begins ("building: spec: ..."). The packages still
+// prefix some of their messages so; users know commands and files, not
+// packages, so the frame drops the names.
+var internalPrefix = regexp.MustCompile(`(^|: )(buildtest|core|cpio|diffstat|gitdb|kbuild|kernelsrc|kerneltree|ktap|linediff|macros|mail|mailbody|maintainers|oracle|outdir|patchmail|qemu|rangediff|report|selftest|series|spec|symtab|trailers|unwind|verify|weave): `)
+
+// userMessage is an error message without the package names in it.
+func userMessage(msg string) string {
+	for {
+		m := internalPrefix.ReplaceAllString(msg, "$1")
+		if m == msg {
+			return m
+		}
+		msg = m
+	}
+}

@@ -1,0 +1,198 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"kpatch/plumbing/oracle"
+)
+
+// TestFlagsAfterArguments: flags are taken before and after the
+// positional arguments, as git takes them, by every command.
+func TestFlagsAfterArguments(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nothing.mbox")
+	tests := []struct {
+		args []string
+		code int
+		want string // on stderr
+	}{
+		// verify FILE --json was refused as "one FILE at most, got 2".
+		{[]string{"verify", missing, "--json"}, 1, "nothing.mbox"},
+		{[]string{"verify", "--json", missing}, 1, "nothing.mbox"},
+		{[]string{"series", "import", missing, "-o", filepath.Join(t.TempDir(), "o")}, 1, "nothing.mbox"},
+		{[]string{"trailers", missing, "--spec", filepath.Join(t.TempDir(), "nospec")}, 1, "kpatch spec -o DIR"},
+		// "--" ends the flags: what follows is an argument.
+		{[]string{"verify", "--", "--json"}, 1, "--json"},
+	}
+	for _, tc := range tests {
+		var stdout, stderr bytes.Buffer
+		code := run(tc.args, &stdout, &stderr)
+		if code != tc.code || !strings.Contains(stderr.String(), tc.want) || strings.Count(stderr.String(), "\n") != 1 {
+			t.Errorf("%q: exit %d, stderr %q; want exit %d and one line holding %q", tc.args, code, stderr.String(), tc.code, tc.want)
+		}
+	}
+}
+
+// TestHelpOnce: help is printed once, on stdout, for every command and
+// subcommand, however it is asked for.
+func TestHelpOnce(t *testing.T) {
+	for _, c := range commands() {
+		for _, args := range [][]string{
+			append(strings.Fields(c.name), "--help"),
+			append([]string{"help"}, strings.Fields(c.name)...),
+			append(strings.Fields(c.name), "-h", "--no-such-flag"),
+		} {
+			var stdout, stderr bytes.Buffer
+			code := run(args, &stdout, &stderr)
+			head := "usage: kpatch " + c.name
+			if code != 0 || strings.Count(stdout.String(), head) != 1 || stderr.Len() != 0 {
+				t.Errorf("%q: exit %d, %d times %q on stdout, stderr %q", args, code, strings.Count(stdout.String(), head), head, stderr.String())
+			}
+		}
+	}
+}
+
+// TestHelpListsEveryCommand: kpatch help names every command and
+// subcommand that run dispatches, and each can be run by that name.
+func TestHelpListsEveryCommand(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"help"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	names := map[string]bool{}
+	for _, c := range commands() {
+		names[c.name] = true
+		if !strings.Contains(stdout.String(), "\n  "+c.name+" ") {
+			t.Errorf("kpatch help does not list %q:\n%s", c.name, stdout.String())
+		}
+	}
+	for _, n := range []string{"gen", "verify", "test qemu", "test build", "unwind", "tree", "spec", "series diff", "series import", "revision new", "trailers"} {
+		if !names[n] {
+			t.Errorf("no command %q", n)
+		}
+	}
+	if !strings.Contains(stdout.String(), "Exit status") {
+		t.Errorf("kpatch help does not give the exit codes")
+	}
+	for group, subs := range map[string][]string{"test": {"test qemu", "test build"}, "series": {"series diff", "series import"}, "revision": {"revision new"}} {
+		for _, args := range [][]string{{"help", group}, {group, "--help"}} {
+			stdout.Reset()
+			stderr.Reset()
+			code := run(args, &stdout, &stderr)
+			for _, sub := range subs {
+				if code != 0 || !strings.Contains(stdout.String(), "\n  "+sub+" ") {
+					t.Errorf("%q: exit %d, does not list %q:\n%s%s", args, code, sub, stdout.String(), stderr.String())
+				}
+			}
+		}
+	}
+}
+
+// TestTestSubcommands: kpatch test build and kpatch test qemu are the
+// subcommands; the --build and --qemu flag forms still work the same.
+func TestTestSubcommands(t *testing.T) {
+	for _, args := range [][]string{
+		{"test", "build", "--jobs", "0"},
+		{"test", "--build", "--jobs", "0"},
+		{"test", "--jobs", "0", "--build"},
+		{"test", "qemu", "--timeout", "-1s"},
+		{"test", "--qemu", "--timeout", "-1s"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run(args, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "must be") {
+			t.Errorf("%q: exit %d, %q", args, code, stderr.String())
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"test"}, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "test build") {
+		t.Errorf("kpatch test: exit %d, %q", code, stderr.String())
+	}
+}
+
+// TestJSONErrors: with --json every refusal is also a JSON object on
+// stdout with the error and the exit status.
+func TestJSONErrors(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nothing.mbox")
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"gen", "--json", "--no-such-flag"}, 2, "flag provided but not defined"},
+		{[]string{"nosuch", "--json"}, 2, `unknown command "nosuch"`},
+		{[]string{"series", "bogus", "--json"}, 2, `unknown subcommand "bogus"`},
+		{[]string{"verify", missing, "--json"}, 1, "nothing.mbox"},
+		{[]string{"trailers", "--json", missing}, 2, "--spec DIR"},
+		{[]string{"unwind", "--json"}, 2, "--core"},
+		{[]string{"test", "build", "--json", "--jobs", "0"}, 2, "--jobs"},
+		{[]string{"test", "qemu", "--json", "--accel", "warp"}, 2, "warp"},
+		{[]string{"gen", "--json", "--tree", t.TempDir(), "-o", filepath.Join(t.TempDir(), "o")}, 1, "not a Linux kernel tree"},
+	}
+	for _, tc := range tests {
+		var stdout, stderr bytes.Buffer
+		code := run(tc.args, &stdout, &stderr)
+		var e struct {
+			Error string
+			Exit  int
+		}
+		dec := json.NewDecoder(&stdout)
+		if err := dec.Decode(&e); err != nil || code != tc.code || e.Exit != code || !strings.Contains(e.Error, tc.want) || dec.More() {
+			t.Errorf("%q: exit %d, JSON %+v (%v); want exit %d and an error holding %q", tc.args, code, e, err, tc.code, tc.want)
+		}
+		if strings.HasPrefix(e.Error, "kpatch") {
+			t.Errorf("%q: the JSON error %q repeats the command name", tc.args, e.Error)
+		}
+	}
+}
+
+// failingWriter fails every write, as standard output on /dev/full does.
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+// TestStdoutErrors: a command whose output cannot be written fails.
+func TestStdoutErrors(t *testing.T) {
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "spec")
+	replies := filepath.Join("..", "..", "revision", "trailers", "testdata", "replies.mbox")
+	seed, err := oracle.SeedPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"spec", "-o", spec},
+		{"trailers", "--spec", spec, replies},
+		{"trailers", "--spec", spec, "--json", replies},
+		{"revision", "new", "--spec", spec},
+		{"series", "import", seed, "-o", filepath.Join(dir, "imported")},
+		{"help"},
+		{"gen", "--help"},
+	} {
+		var stderr bytes.Buffer
+		code := run(args, failingWriter{}, &stderr)
+		if code != 1 || !strings.Contains(stderr.String(), "standard output") || !strings.Contains(stderr.String(), "no space left") {
+			t.Errorf("%q: exit %d, %q", args, code, stderr.String())
+		}
+	}
+}
+
+// TestUserMessage: the frame drops the package names that begin error
+// messages, and nothing else.
+func TestUserMessage(t *testing.T) {
+	for in, want := range map[string]string{
+		"oracle: patch 7 has no diff":                      "patch 7 has no diff",
+		"generating the series: spec: v12/x.patch: line 3": "generating the series: v12/x.patch: line 3",
+		"kbuild: make: kbuild: exit 2":                     "make: exit 2",
+		"the series: patch 3 is missing":                   "the series: patch 3 is missing",
+		"--spec: not a directory":                          "--spec: not a directory",
+		"/tmp/core: qemu: unknown accelerator \"x\"":       "/tmp/core: unknown accelerator \"x\"",
+	} {
+		if got := userMessage(in); got != want {
+			t.Errorf("userMessage(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+)
+
+// flagSet is the one flag parser of every command: the flag package's,
+// with flags taken before, between and after the positional arguments (as
+// git takes them; "--" ends the flags), nothing printed while parsing,
+// and the usage printed once by the frame (cli.go) where it belongs: on
+// standard output when asked for, on standard error after a usage error.
+type flagSet struct {
+	*flag.FlagSet
+	name     string // "gen", "test build"
+	synopsis string // what follows "usage: kpatch NAME "
+	about    string // what the command does
+}
+
+// newFlags returns the flag set of command name.
+func newFlags(name, synopsis, about string) *flagSet {
+	fs := flag.NewFlagSet("kpatch "+name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return &flagSet{FlagSet: fs, name: name, synopsis: synopsis, about: about}
+}
+
+// printUsage prints the command's usage, description and flags.
+func (f *flagSet) printUsage(w io.Writer) {
+	fmt.Fprintf(w, "usage: kpatch %s %s\n\n%s\n\nFlags:\n", f.name, f.synopsis, f.about)
+	f.SetOutput(w)
+	f.PrintDefaults()
+	f.SetOutput(io.Discard)
+	fmt.Fprintf(w, "\n%s", exitCodes)
+}
+
+// parse parses args and returns the positional arguments, of which there
+// must be at least min and at most max (max < 0: no limit). It returns a
+// *helpRequest for -h or --help and a *usageError for anything else wrong.
+func (f *flagSet) parse(args []string, min, max int) ([]string, error) {
+	var pos []string
+	for {
+		err := f.Parse(args)
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, &helpRequest{f}
+		}
+		if err != nil {
+			return nil, f.usageError("%v", err)
+		}
+		rest := f.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
+			pos = append(pos, rest...) // after "--" everything is an argument
+			break
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+	switch {
+	case max == 0 && len(pos) > 0:
+		return nil, f.usageError("unexpected argument %q", pos[0])
+	case max > 0 && len(pos) > max:
+		return nil, f.usageError("too many arguments: want at most %d, got %d (%q)", max, len(pos), pos)
+	case len(pos) < min:
+		return nil, f.usageError("missing argument: want %d, got %d", min, len(pos))
+	}
+	return pos, nil
+}
+
+// usageError returns a usage error that is printed with the usage.
+func (f *flagSet) usageError(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...), f: f}
+}
+
+// badUsage returns a usage error printed as one line: a flag value out of
+// range, a required flag missing, flags that contradict each other.
+func badUsage(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// usageError makes kpatch exit 2 after printing msg (and the usage of f,
+// when set) on standard error.
+type usageError struct {
+	msg string
+	f   *flagSet
+}
+
+func (u *usageError) Error() string { return u.msg }
+
+// helpRequest makes kpatch print the usage of f on standard output and
+// exit 0.
+type helpRequest struct{ f *flagSet }
+
+func (h *helpRequest) Error() string { return "help requested" }
+
+// seriesFlags are the flags every command that generates the series takes,
+// defined here once: which tree, at which base, which revision, from which
+// series description, and whether the tree is read as a plain directory.
+type seriesFlags struct {
+	tree    *string
+	base    *string
+	version *int
+	specDir *string
+	plain   *bool
+}
+
+// seriesFlagSpec says which of seriesFlags a command takes, with what
+// default tree, and any words of its own for --tree and --spec.
+type seriesFlagSpec struct {
+	tree     string // the default of --tree
+	treeHelp string // "" for the common text
+	baseHelp string // "" for the common text
+	specHelp string // "" for the common text
+	noTree   bool   // the command reads no tree (nor --plain)
+	noPlain  bool   // the command reads git trees only
+	noVer    bool   // the command takes no -v
+}
+
+func (f *flagSet) seriesFlags(s seriesFlagSpec) *seriesFlags {
+	if s.treeHelp == "" {
+		s.treeHelp = "kernel tree: a git repository (clone, worktree or bare mirror), or a plain directory with --plain"
+	}
+	if s.baseHelp == "" {
+		s.baseHelp = "base revision of --tree (tag, branch or commit); default: the base recorded for the revision"
+	}
+	if s.specHelp == "" {
+		s.specHelp = "series description directory (an edited copy of templates/linux; kpatch spec -o DIR writes one); default: the one built in"
+	}
+	sf := &seriesFlags{
+		tree:    new(string),
+		base:    f.String("base", "", s.baseHelp),
+		specDir: f.String("spec", "", s.specHelp),
+		version: new(int),
+		plain:   new(bool),
+	}
+	if !s.noTree {
+		f.StringVar(sf.tree, "tree", s.tree, s.treeHelp)
+	}
+	if !s.noVer {
+		f.IntVar(sf.version, "v", 0, "revision of the series; default: the newest")
+	}
+	if !s.noPlain && !s.noTree {
+		f.BoolVar(sf.plain, "plain", false, "read --tree as a plain directory even if it is a git repository (--base then only labels it)")
+	}
+	return sf
+}
+
+// jsonFlag defines --json, the same for every command.
+func (f *flagSet) jsonFlag() *bool {
+	return f.Bool("json", false, `print the result as JSON; a refusal is then also {"error": "...", "exit": N} on standard output`)
+}
