@@ -26,6 +26,7 @@ type cUnit struct {
 	text   []byte // what was read: the file, or a hunk's lines at their line numbers
 	funcs  []*cFunc
 	decls  []cDecl // function declarations (prototypes) at file scope
+	vars   []cDecl // object declarations and definitions at file scope
 	uses   []cRef  // identifiers used in file-scope declarations (initializers)
 	macros []cMacro
 	failed []cFailure // definitions cc/v4 could not parse (left out)
@@ -46,7 +47,8 @@ type cFunc struct {
 	unitText                     []byte
 }
 
-// cDecl is a function declaration at file scope.
+// cDecl is a function declaration (or, in cUnit.vars, an object) at file
+// scope.
 type cDecl struct {
 	name   string
 	line   int
@@ -72,7 +74,8 @@ type cMacro struct {
 
 // cFailure is a definition cc/v4 could not parse.
 type cFailure struct {
-	fn    bool // a function definition
+	fn    bool   // a function definition
+	name  string // the function's name, when fn
 	start int  // its first line
 	line  int  // the line cc/v4 stopped at
 	msg   string
@@ -147,6 +150,7 @@ type unitCache struct {
 	parsed map[string]*unitEntry // by input (see parseUnit)
 	inputs map[inputKey]*unitInput
 	names  map[string][]map[string]bool // path -> per patch: the functions the series touched so far
+	evals  map[string]Finding           // C_EVAL findings by what failed (see evalFinding)
 }
 
 type unitEntry struct {
@@ -155,7 +159,7 @@ type unitEntry struct {
 }
 
 func newUnitCache() *unitCache {
-	return &unitCache{units: map[unitKey]*unitEntry{}, parsed: map[string]*unitEntry{}, inputs: map[inputKey]*unitInput{}, names: map[string][]map[string]bool{}}
+	return &unitCache{units: map[unitKey]*unitEntry{}, parsed: map[string]*unitEntry{}, inputs: map[inputKey]*unitInput{}, names: map[string][]map[string]bool{}, evals: map[string]Finding{}}
 }
 
 // unit returns path parsed in e after (or before) patch n, or nil when the
@@ -668,11 +672,12 @@ func parseChunks(s *Series, path string, n int, e cenv, text []byte, keep []cChu
 		return u
 	}
 	typedefs := typedefWords(blankExcept(text, keep))
+	loops := map[string]bool{}
 	var ast *cc.AST
 	for try := 0; ; try++ {
 		src := blankExcept(text, keep)
 		ast, err = cc.Parse(cfg, []cc.Source{
-			{Name: "<prelude>", Value: e.unitPrelude(sortedKeys(typedefs))},
+			{Name: "<prelude>", Value: e.unitPrelude(sortedKeys(typedefs), sortedKeys(loops))},
 			{Name: path, Value: src},
 		})
 		if err == nil {
@@ -697,6 +702,10 @@ func parseChunks(s *Series, path string, n int, e cenv, text []byte, keep []cChu
 				continue
 			}
 		}
+		if w := loopMacroAt(src, line); w != "" && !loops[w] {
+			loops[w] = true // "name(...) {": an iterator macro the empty headers would have defined
+			continue
+		}
 		i := -1
 		for j, ch := range keep {
 			if line >= ch.startLine && line <= ch.endLine {
@@ -707,11 +716,30 @@ func parseChunks(s *Series, path string, n int, e cenv, text []byte, keep []cChu
 			u.err = err
 			return u
 		}
-		u.failed = append(u.failed, cFailure{keep[i].fn, keep[i].startLine, line, m[4]})
+		u.failed = append(u.failed, cFailure{keep[i].fn, keep[i].name, keep[i].startLine, line, m[4]})
 		keep = append(keep[:i:i], keep[i+1:]...)
 	}
 	u.collect(ast)
 	return u
+}
+
+// loopCallRE is a statement that is an invocation without a semicolon,
+// indented (inside a body): "\tname(args) {" or "\tname(args)".
+var loopCallRE = regexp.MustCompile(`^[ \t]+([A-Za-z_]\w*)\s*\(.*\)\s*\{?\s*$`)
+
+// loopMacroAt returns the name of an iterator macro invoked on line (or
+// the line before, where cc/v4 stops at the loop's body), or "".
+func loopMacroAt(src []byte, line int) string {
+	lines := strings.Split(string(src), "\n")
+	for l := line; l >= line-1 && l >= 1; l-- {
+		if l > len(lines) {
+			continue
+		}
+		if m := loopCallRE.FindStringSubmatch(lines[l-1]); m != nil && !cKeywords[m[1]] && m[1] != "defined" {
+			return m[1]
+		}
+	}
+	return ""
 }
 
 // wordBefore returns the identifier that ends right before the token at
@@ -912,10 +940,11 @@ func (u *cUnit) collect(ast *cc.AST) {
 // declaration records the function declarations of d that are in the
 // unit's file, and the identifiers its initializers use.
 func (u *cUnit) declaration(d *cc.Declaration) {
-	static := false
+	static, typedef := false, false
 	walk(d.DeclarationSpecifiers, func(n cc.Node) bool {
-		if x, ok := n.(*cc.StorageClassSpecifier); ok && x.Case == cc.StorageClassSpecifierStatic {
-			static = true
+		if x, ok := n.(*cc.StorageClassSpecifier); ok {
+			static = static || x.Case == cc.StorageClassSpecifierStatic
+			typedef = typedef || x.Case == cc.StorageClassSpecifierTypedef
 		}
 		return true
 	}, nil)
@@ -928,6 +957,10 @@ func (u *cUnit) declaration(d *cc.Declaration) {
 			dd.DirectDeclarator != nil && dd.DirectDeclarator.Case == cc.DirectDeclaratorIdent {
 			if p := id.Declarator.Position(); p.Filename == u.path {
 				u.decls = append(u.decls, cDecl{name: id.Declarator.Name(), line: p.Line, static: static})
+			}
+		} else if dd != nil && !typedef && (dd.Case == cc.DirectDeclaratorIdent || dd.Case == cc.DirectDeclaratorArr) {
+			if p := id.Declarator.Position(); p.Filename == u.path {
+				u.vars = append(u.vars, cDecl{name: id.Declarator.Name(), line: p.Line, static: static})
 			}
 		}
 		if id.Initializer != nil {
@@ -957,8 +990,9 @@ func (u *cUnit) ref(t cc.Token) (cRef, bool) {
 // the attributes as GNU attributes cc/v4 keeps in the AST (noinstr as its
 // section, __always_inline as inline plus always_inline), the other
 // annotations empty, and the kernel's loop macros as the for statements
-// they are. typedefs are names the file uses as types.
-func (e cenv) unitPrelude(typedefs []string) string {
+// they are. typedefs are names the file uses as types; loops are names of
+// iterator macros the file uses that the prelude does not define.
+func (e cenv) unitPrelude(typedefs, loops []string) string {
 	var b strings.Builder
 	b.WriteString(e.preludeDefines())
 	b.WriteString(`#define __always_inline inline __attribute__((__always_inline__))
@@ -1032,6 +1066,34 @@ func (e cenv) unitPrelude(typedefs []string) string {
 #define offsetof(type, member) __builtin_offsetof(type, member)
 #define scoped_guard(_name, ...) if (1)
 #define scoped_cond_guard(_name, _fail, ...) if (1)
+#define hlist_for_each_entry_rcu(pos, head, member, ...) for (pos = (void *)(head); pos; pos = 0)
+#define hlist_for_each_entry_safe(pos, n, head, member) for (pos = (void *)(head), n = 0; pos; pos = n)
+#define list_for_each(pos, head) for (pos = (head); pos; pos = 0)
+#define list_for_each_safe(pos, n, head) for (pos = (head), n = 0; pos; pos = n)
+#define list_for_each_entry_reverse(pos, head, member) for (pos = (void *)(head); pos; pos = 0)
+#define list_for_each_entry_continue(pos, head, member) for (pos = (void *)(head); pos; pos = 0)
+#define skb_list_walk_safe(first, skb, next_skb) for (skb = (first), next_skb = 0; skb; skb = next_skb)
+#define skb_queue_walk(queue, skb) for (skb = (void *)(queue); skb; skb = 0)
+#define skb_queue_walk_safe(queue, skb, tmp) for (skb = (void *)(queue), tmp = 0; skb; skb = tmp)
+#define for_each_cpu(cpu, mask) for (cpu = 0; cpu < 1 && (mask); cpu++)
+#define for_each_node(node) for (node = 0; node < 1; node++)
+#define for_each_online_node(node) for (node = 0; node < 1; node++)
+#define __define_initcall_use(fn, id) static void *__initcall_##id##_##fn __attribute__((__unused__)) = (void *)fn;
+#define module_init(fn) __define_initcall_use(fn, module)
+#define module_exit(fn) __define_initcall_use(fn, exit)
+#define early_initcall(fn) __define_initcall_use(fn, early)
+#define core_initcall(fn) __define_initcall_use(fn, core)
+#define postcore_initcall(fn) __define_initcall_use(fn, postcore)
+#define arch_initcall(fn) __define_initcall_use(fn, arch)
+#define subsys_initcall(fn) __define_initcall_use(fn, subsys)
+#define fs_initcall(fn) __define_initcall_use(fn, fs)
+#define device_initcall(fn) __define_initcall_use(fn, device)
+#define late_initcall(fn) __define_initcall_use(fn, late)
+#define late_initcall_sync(fn) __define_initcall_use(fn, late_sync)
+#define __initcall(fn) device_initcall(fn)
+#define __exitcall(fn) module_exit(fn)
+#define EXPORT_SYMBOL(sym) extern int __export_##sym
+#define EXPORT_SYMBOL_GPL(sym) extern int __export_##sym
 int __predefined_declarator;
 `)
 	b.WriteString(preludeTypes)
@@ -1040,6 +1102,11 @@ int __predefined_declarator;
 		if !preludeTypeNames[t] && !unitTypeNames[t] {
 			fmt.Fprintf(&b, "typedef int %s;\n", t)
 		}
+	}
+	for _, m := range loops {
+		// an iterator macro the prelude does not know: a loop over its
+		// arguments (their identifiers stay uses)
+		fmt.Fprintf(&b, "#define %s(...) for ((void)(__VA_ARGS__);;)\n", m)
 	}
 	return b.String()
 }
@@ -1078,11 +1145,11 @@ func (c *checker) unitsAt(p *Patch, path string, side unitSide) []*cUnit {
 		}
 		if side == afterPatch {
 			if u.err != nil {
-				c.evalFailed(p, path, fmt.Errorf("%s: %w", e, u.err))
+				c.unreadable(p, path, "", 0, fmt.Errorf("%s: %w", e, u.err))
 			}
 			for _, f := range u.failed {
 				if f.fn {
-					c.evalFailed(p, path, fmt.Errorf("%s: line %d: %s (the definition at line %d is not checked)", e, f.line, f.msg, f.start))
+					c.unreadable(p, path, f.name, f.start, fmt.Errorf("line %d: %s", f.line, f.msg))
 				}
 			}
 		}

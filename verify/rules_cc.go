@@ -31,19 +31,63 @@ var ccRules = []Rule{
 var cEvalRule = Rule{ID: "C_EVAL", Severity: Warning,
 	Why: "verify could not evaluate this C with cc/v4: the checks that need it did not run"}
 
-// evalFailed reports a C evaluation failure (once per message).
+// evalFailed reports a C evaluation failure (once per file and message
+// in a run, whichever rule met it).
 func (c *checker) evalFailed(p *Patch, file string, err error) {
-	saved := c.rule
-	c.rule = cEvalRule
 	msg, _, _ := strings.Cut(err.Error(), "\n") // cc/v4 lists every follow-on error
-	msg = regexp.MustCompile(` \(\w+\.go:\d+:\w+:\)`).ReplaceAllString(msg, "")
-	if !c.once("C_EVAL " + file + msg) {
-		c.rule = saved
+	msg = ccSourceRE.ReplaceAllString(msg, "")
+	c.evalFinding("eval "+file+" "+msg, p, file, 0, msg)
+}
+
+// unreadable reports, once per run, a definition of path (name, first
+// line start) or the whole file (name "") that cc/v4 could not parse: the
+// reason, and that the checks on it did not run. A definition stays the
+// same one over the patches, builds and rules that fail on it.
+func (c *checker) unreadable(p *Patch, path, name string, start int, err error) {
+	msg, _, _ := strings.Cut(err.Error(), "\n")
+	msg = ccSourceRE.ReplaceAllString(msg, "")
+	if name == "" {
+		c.evalFinding("unreadable "+path+" "+msg, p, path, 0,
+			fmt.Sprintf("could not be parsed (%s): the C checks on this file did not run", msg))
 		return
 	}
-	c.report(p, file, 0, "%s", msg)
-	c.rule = saved
+	c.evalFinding("unreadable "+path+" "+name, p, path, start,
+		fmt.Sprintf("%s() could not be parsed (%s): the checks on its body did not run (its uses still count)", name, msg))
 }
+
+// evalFinding records a C_EVAL finding under key for the run; of the
+// findings with one key the earliest patch's is kept, so that the report
+// does not depend on which rule met the failure first.
+func (c *checker) evalFinding(key string, p *Patch, file string, line int, msg string) {
+	if c.ignore["C_EVAL"] {
+		return
+	}
+	f := Finding{ID: cEvalRule.ID, Severity: cEvalRule.Severity, File: file, Line: line, Message: msg, Why: cEvalRule.Why, Source: "verify"}
+	if p != nil {
+		f.Patch, f.Subject = p.Number, p.Subject
+	}
+	uc := c.units
+	uc.mu.Lock()
+	defer uc.mu.Unlock()
+	if old, ok := uc.evals[key]; ok && (old.Patch < f.Patch || old.Patch == f.Patch && old.Line <= f.Line) {
+		return
+	}
+	uc.evals[key] = f
+}
+
+// evalFindings returns the C_EVAL findings of the run.
+func (uc *unitCache) evalFindings() []Finding {
+	uc.mu.Lock()
+	defer uc.mu.Unlock()
+	var out []Finding
+	for _, k := range sortedKeys(uc.evals) {
+		out = append(out, uc.evals[k])
+	}
+	return out
+}
+
+// ccSourceRE is the position in cc/v4's own source some of its messages carry.
+var ccSourceRE = regexp.MustCompile(` \(\w+\.go:\d+:\w+:\)`)
 
 // evalDeferred evaluates exprs with cc/v4 after the preprocessor
 // directives of kernel/unwind/deferred.c (src) at patch p on ABI e; a

@@ -95,7 +95,7 @@ func Run(s *Series, opt Options) []Finding {
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
 	for i, r := range rules {
-		if r.check == nil || ignore[r.ID] && r.ID != "HEADER_GUARD" { // HEADER_GUARD also checks HEADER_GUARD_NAME
+		if r.check == nil || ignore[r.ID] && !reportsOthers[r.ID] {
 			continue // ignored, or reported by another rule's check
 		}
 		wg.Add(1)
@@ -113,8 +113,13 @@ func Run(s *Series, opt Options) []Finding {
 	for _, o := range outs {
 		all = append(all, o...)
 	}
+	all = append(all, units.evalFindings()...)
 	return Sorted(all)
 }
+
+// reportsOthers are the rules whose check also reports other rules' IDs: they
+// run while one of those is not ignored.
+var reportsOthers = map[string]bool{"HEADER_GUARD": true, "UNUSED_STATIC": true}
 
 // Sorted sorts findings by patch, file, line and ID, and drops exact
 // duplicates.
@@ -150,6 +155,8 @@ type checker struct {
 	out    []Finding
 	seen   map[string]bool // what once has let through
 	units  *unitCache      // shared by the rules of one Run
+
+	seriesUsesAt map[int]map[string]int // seriesUses by patch, for the running rule
 }
 
 // once reports whether key (within the running rule) is new: a problem that
