@@ -76,8 +76,8 @@ type cMacro struct {
 type cFailure struct {
 	fn    bool   // a function definition
 	name  string // the function's name, when fn
-	start int  // its first line
-	line  int  // the line cc/v4 stopped at
+	start int    // its first line
+	line  int    // the line cc/v4 stopped at
 	msg   string
 }
 

@@ -380,7 +380,7 @@ func checkTaskCurrent(c *checker) {
 }
 
 var unusedStaticRule = Rule{ID: "UNUSED_STATIC", Severity: Error,
-	Why: "the kernel build warns about a static function or variable its file does not use (-Wunused-function, -Wunused-variable; const variables with W=1): with -Werror the step does not build and bisection breaks",
+	Why:   "the kernel build warns about a static function or variable its file does not use (-Wunused-function, -Wunused-variable; const variables with W=1): with -Werror the step does not build and bisection breaks",
 	check: checkUnusedStatic}
 
 var unusedInlineRule = Rule{ID: "UNUSED_INLINE", Severity: Warning,
