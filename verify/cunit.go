@@ -170,6 +170,7 @@ func newUnitCache() *unitCache {
 // unknown (posted mail without the tree) is read from its hunk: its lines
 // at their line numbers.
 func (c *checker) unit(path string, n int, side unitSide, e cenv) *cUnit {
+	c.stopped()
 	k := unitKey{path, n, side, e.String()}
 	c.units.mu.Lock()
 	ent := c.units.units[k]

@@ -51,7 +51,7 @@ func TestMailInputs(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := v11Generated(t)
-	wantKeys := keys(want, Run(want, Options{}))
+	wantKeys := keys(want, Run(want, seriesOpts(t)))
 	tree, err := kernelsrc.Open(debianTree(t), "v6.12", false)
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +77,7 @@ func TestMailInputs(t *testing.T) {
 					}
 				}
 			}
-			got := keys(s, Run(s, Options{}))
+			got := keys(s, Run(s, seriesOpts(t)))
 			for k, n := range wantKeys {
 				if got[k] != n {
 					t.Errorf("generated has %d of %+v, %s has %d", n, k, in, got[k])

@@ -104,7 +104,7 @@ var (
 func TestMutations(t *testing.T) {
 	fixedOnce.Do(func() {
 		fixedS = generate(t, specCopy(t, true))
-		fixed = Run(fixedS, Options{})
+		fixed = Run(fixedS, seriesOpts(t))
 	})
 	for _, m := range mutations {
 		t.Run(strings.ReplaceAll(m.name, " ", "_"), func(t *testing.T) {
@@ -114,7 +114,7 @@ func TestMutations(t *testing.T) {
 				t.Errorf("the corrected series has %s: %s", id, describe(fixedS, got))
 			}
 			s := generate(t, specCopy(t, true, m.edits...))
-			checkPoints(t, s, Run(s, Options{}), m.want)
+			checkPoints(t, s, Run(s, seriesOpts(t)), m.want)
 		})
 	}
 }

@@ -10,7 +10,7 @@ import (
 )
 
 var cRules = []Rule{
-	{ID: "HEADER_GUARD", Severity: Error,
+	{ID: "HEADER_GUARD", Severity: Error, Scope: SeriesScope,
 		Why:   "a guard outside its directory's namespace (_LINUX_, _ASM_GENERIC_, _ASM_X86_) can collide with another header's and silently hide it",
 		check: checkHeaderGuards},
 	guardNameRule, // reported by checkHeaderGuards
@@ -20,7 +20,7 @@ var cRules = []Rule{
 	unusedMacroRule,  // reported by checkUnusedStatic
 	noinstrRule,
 	noinstrAccessRule,
-	{ID: "X86_PREFIX", Severity: Error,
+	{ID: "X86_PREFIX", Severity: Error, Scope: SeriesScope,
 		Why:   "x86 maintainers want x86-internal helpers made global to say so: x86_ keeps them apart from generic and KVM names",
 		check: checkX86Prefix},
 	{ID: "MOVE_CHANGES_BODY", Severity: Error,
@@ -28,7 +28,7 @@ var cRules = []Rule{
 		check: checkMoveBody},
 }
 
-var guardNameRule = Rule{ID: "HEADER_GUARD_NAME", Severity: Warning,
+var guardNameRule = Rule{ID: "HEADER_GUARD_NAME", Severity: Warning, Scope: SeriesScope,
 	Why: "guards named after the file let readers and scripts find the header from the guard"}
 
 // guardNamespace returns the namespace a header's guard must start with
@@ -110,6 +110,7 @@ func addedAt(f *File, line int) bool {
 func checkHeaderGuards(c *checker) {
 	nameRule := guardNameRule
 	for _, p := range c.s.Patches {
+		c.stopped()
 		for _, f := range p.Files {
 			ns, want := guardNamespace(f.Path)
 			if ns == "" || !strings.HasSuffix(f.Path, ".h") || f.Deleted {
@@ -144,6 +145,7 @@ func checkHeaderGuards(c *checker) {
 // under a name without x86_, unless the name was global before the patch.
 func checkX86Prefix(c *checker) {
 	for _, p := range c.s.Patches {
+		c.stopped()
 		wasGlobal := map[string]bool{}
 		for _, f := range p.Files {
 			if !isCode(f.Path) {
@@ -202,6 +204,7 @@ type movedFunc struct {
 // old one lacks.
 func checkMoveBody(c *checker) {
 	for _, p := range c.s.Patches {
+		c.stopped()
 		var removed, added []movedFunc
 		for _, f := range p.Files {
 			if !isCode(f.Path) {
@@ -349,7 +352,7 @@ func newLines(r, a []Line, renames map[string]string) []Line {
 	return out
 }
 
-var taskCurrentRule = Rule{ID: "TASK_CURRENT", Severity: Error,
+var taskCurrentRule = Rule{ID: "TASK_CURRENT", Severity: Error, Scope: SeriesScope,
 	Why:   "a function given a task must act on that task: reading current's state instead is wrong whenever the caller passes another task",
 	check: checkTaskCurrent}
 
@@ -358,6 +361,7 @@ var taskCurrentRule = Rule{ID: "TASK_CURRENT", Severity: Error,
 // and identifiers: a comment or a string does not count).
 func checkTaskCurrent(c *checker) {
 	for _, p := range c.s.Patches {
+		c.stopped()
 		for _, f := range p.Files {
 			if !isCode(f.Path) || len(f.Added) == 0 {
 				continue
@@ -404,6 +408,7 @@ var unusedMacroRule = Rule{ID: "UNUSED_MACRO", Severity: Warning,
 // __always_unused silence it, as they silence the compiler.
 func checkUnusedStatic(c *checker) {
 	for _, p := range c.s.Patches {
+		c.stopped()
 		for _, f := range p.Files {
 			if !f.Known || len(f.Added) == 0 || f.Deleted {
 				continue
@@ -629,6 +634,7 @@ func selfUses(fn *cFunc) int {
 func (c *checker) seriesUses(p *Patch) map[string]int {
 	paths := map[string]bool{}
 	for _, q := range c.s.Patches {
+		c.stopped()
 		for _, f := range q.Files {
 			if isCode(f.Path) {
 				paths[f.Path] = true

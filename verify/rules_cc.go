@@ -14,13 +14,13 @@ var ccRules = []Rule{
 	{ID: "STUB_PARITY", Severity: Error,
 		Why:   "a missing or mistyped stub breaks the build with the option off, which only randconfig bots find",
 		check: checkStubParity},
-	{ID: "CACHE_PAGE", Severity: Error,
+	{ID: "CACHE_PAGE", Severity: Error, Scope: SeriesScope,
 		Why:   "the per-task cache is one 4K allocation: one entry too many makes every traced task allocate two pages",
 		check: checkCachePage},
-	{ID: "RESERVED_BITS", Severity: Error,
+	{ID: "RESERVED_BITS", Severity: Error, Scope: SeriesScope,
 		Why:   "a tracer handed a reserved bit of the mask (PENDING) corrupts the deferral state of every task",
 		check: checkReservedBits},
-	{ID: "FRAME_LAYOUT", Severity: Error,
+	{ID: "FRAME_LAYOUT", Severity: Error, Scope: SeriesScope,
 		Why:   "the kernel's frame description must be the one the reference walker checks traces against, on both ABIs",
 		check: checkFrameLayout},
 	cEvalRule,
@@ -190,6 +190,7 @@ func without(defs []string, d string) []string {
 
 func checkStubParity(c *checker) {
 	for _, p := range c.s.Patches {
+		c.stopped()
 		for _, f := range p.Files {
 			if !f.Known || f.Deleted || !strings.HasSuffix(f.Path, ".h") || !c.s.created[f.Path] {
 				continue
@@ -273,6 +274,7 @@ var cacheStructRE = regexp.MustCompile(`struct\s+unwind_cache\s*\{`)
 // only the entries before the cache struct exists).
 func checkCachePage(c *checker) {
 	for _, p := range c.s.Patches {
+		c.stopped()
 		if !changedAt(p, deferredC, deferredTypes, deferredH) {
 			continue
 		}
@@ -316,6 +318,7 @@ var (
 // may be handed out.
 func checkReservedBits(c *checker) {
 	for _, p := range c.s.Patches {
+		c.stopped()
 		if !changedAt(p, deferredC, deferredH) {
 			continue
 		}
@@ -397,6 +400,7 @@ var frameDefineRE = regexp.MustCompile(`(?m)^#\s*define\s+(ARCH_INIT_USER_\w*FRA
 // each equal to the reference walker's.
 func checkFrameLayout(c *checker) {
 	for _, p := range c.s.Patches {
+		c.stopped()
 		if !changedAt(p, x86UnwindUser) {
 			continue
 		}

@@ -38,6 +38,7 @@ func isCode(path string) bool {
 
 func checkLongLines(c *checker) {
 	for _, p := range c.s.Patches {
+		c.stopped()
 		for _, f := range p.Files {
 			if !isCode(f.Path) && !isMakefile(f.Path) && !strings.Contains(f.Path, "Kconfig") {
 				continue
@@ -60,6 +61,7 @@ func checkLongLines(c *checker) {
 
 func checkTrailingWhitespace(c *checker) {
 	for _, p := range c.s.Patches {
+		c.stopped()
 		for _, f := range p.Files {
 			for _, l := range f.Added {
 				if t := strings.TrimRight(l.Text, " \t"); t != l.Text {
@@ -74,6 +76,7 @@ func checkTrailingWhitespace(c *checker) {
 // "#!" line.
 func checkSPDX(c *checker) {
 	for _, p := range c.s.Patches {
+		c.stopped()
 		for _, f := range p.Files {
 			if !f.Created || len(f.Added) == 0 {
 				continue
@@ -103,6 +106,7 @@ func spdxExample(path string) string {
 
 func checkMakefileSpace(c *checker) {
 	for _, p := range c.s.Patches {
+		c.stopped()
 		for _, f := range p.Files {
 			if !isMakefile(f.Path) {
 				continue

@@ -80,6 +80,7 @@ func (c *checker) seriesFuncs(n int, e cenv) map[string][]*cFunc {
 func (c *checker) seriesCode() []string {
 	paths := map[string]bool{}
 	for _, q := range c.s.Patches {
+		c.stopped()
 		for _, f := range q.Files {
 			if strings.HasSuffix(f.Path, ".c") || strings.HasSuffix(f.Path, ".h") {
 				paths[f.Path] = true
@@ -162,6 +163,7 @@ func where(fn *cFunc) string {
 // .noinstr.text, __always_inline the always_inline attribute.
 func checkNoinstrCalls(c *checker) {
 	for _, p := range c.s.Patches {
+		c.stopped()
 		if !changesCode(p) {
 			continue
 		}
@@ -318,6 +320,7 @@ func accesses(defs map[string][]*cFunc, r region) []access {
 // else the nearest call it adds), once.
 func checkNoinstrAccess(c *checker) {
 	for _, p := range c.s.Patches {
+		c.stopped()
 		if !changesCode(p) {
 			continue
 		}

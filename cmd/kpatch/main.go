@@ -16,6 +16,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -133,6 +134,9 @@ func runCommand(c command, args []string, stdout, stderr io.Writer) int {
 		return 2
 	case errors.As(err, new(errFindings)):
 		return 1
+	case errors.Is(err, context.Canceled): // Ctrl-C, as a shell reports SIGINT
+		fmt.Fprintf(stderr, "kpatch %s: interrupted\n", c.name)
+		return 130
 	}
 	fmt.Fprintf(stderr, "kpatch %s: %v\n", c.name, err)
 	return 1

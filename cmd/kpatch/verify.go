@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -20,34 +22,52 @@ type errFindings struct{ n int }
 func (e errFindings) Error() string { return fmt.Sprintf("%d errors", e.n) }
 
 func cmdVerify(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("verify", "[--tree DIR] [--base REV] [-v N] [--spec DIR] [--json] [--ignore ID,...] [FILE]",
+	fs := newFlags("verify", "[--tree DIR] [--base REV] [-v N] [--spec DIR] [--json] [--ignore ID,...] [--rules] [FILE]",
 		`Check a series before it is posted: the kernel's rules for commit messages
-and style, and the series' C invariants evaluated with modernc.org/cc/v4 for
-x86_64 and i386 with its options on and off, at every patch.
+and style, and C invariants evaluated with modernc.org/cc/v4 for x86_64 and
+i386 with the series' options on and off, at every patch. Rules of scope
+"series" apply only to the series whose spec declares them (verify-rules in
+the spec directory); --rules lists every rule.
 
 Without FILE, the series kpatch gen would write (same flags) is checked.
 With FILE (an mbox, a directory of .patch files, or a saved thread), the
 posted series is; --tree/--base then give the base that edits to existing
-files are applied to. Exit status 1 when there are errors.`, stderr)
+files are applied to.
+
+Exit status: 0 no errors (warnings only or clean), 1 errors found,
+2 usage or input verify could not read (nothing was checked).`, stderr)
 	tree := fs.String("tree", "", "kernel tree: a git repository or a plain directory (default \".\" without FILE)")
 	base := fs.String("base", "", "base revision of --tree; default: the revision's recorded base")
 	version := fs.Int("v", 0, "revision of the series to check; default: the newest")
-	specDir := fs.String("spec", "", "series description directory (an edited copy of templates/linux)")
+	specDir := fs.String("spec", "", "series description directory (an edited copy of templates/linux); with FILE, its series rules apply")
 	plain := fs.Bool("plain", false, "read --tree as a plain directory even if it is a git repository")
 	jsonOut := fs.Bool("json", false, "print the report as JSON")
 	ignore := fs.String("ignore", "", "comma-separated rule IDs (verify's or checkpatch's types) to leave out")
 	checkpatch := fs.Bool("checkpatch", false, "also run the tree's scripts/checkpatch.pl on every patch and merge its findings")
+	rules := fs.Bool("rules", false, "list every rule (ID, severity, scope, why) and exit")
 	if err := fs.Parse(args); err != nil {
-		return parseFlags(fs, args)
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errUsage // the flag package has printed the error and the usage
+	}
+	if *rules {
+		return verify.WriteRules(stdout)
 	}
 	if fs.NArg() > 1 {
 		fmt.Fprintf(stderr, "kpatch verify: one FILE at most, got %d\n", fs.NArg())
-		fs.Usage()
+		return errUsage
+	}
+	// Anything that stops verify before its report is bad input: exit 2
+	// with one line, as for usage errors.
+	refuse := func(err error) error {
+		fmt.Fprintf(stderr, "kpatch verify: %v\n", err)
 		return errUsage
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	var s *verify.Series
+	var seriesRules *verify.SeriesRules
 	if fs.NArg() == 1 {
 		var t *kernelsrc.Tree
 		if *tree != "" {
@@ -55,22 +75,27 @@ files are applied to. Exit status 1 when there are errors.`, stderr)
 			if b == "" {
 				sp, err := series.LoadSpec(*specDir)
 				if err != nil {
-					return err
+					return refuse(err)
 				}
 				rev, err := sp.Revision(*version)
 				if err != nil {
-					return err
+					return refuse(err)
 				}
 				b = rev.Base
 			}
 			var err error
 			if t, err = kernelsrc.Open(*tree, b, *plain); err != nil {
-				return err
+				return refuse(err)
 			}
 		}
 		var err error
 		if s, err = verify.ReadMail(fs.Arg(0), t); err != nil {
-			return err
+			return refuse(err)
+		}
+		if *specDir != "" {
+			if seriesRules, err = verify.LoadSeriesRules(*specDir); err != nil {
+				return refuse(err)
+			}
 		}
 	} else {
 		if *tree == "" {
@@ -78,10 +103,13 @@ files are applied to. Exit status 1 when there are errors.`, stderr)
 		}
 		g, err := series.Generate(ctx, series.Options{Tree: *tree, Base: *base, Version: *version, SpecDir: *specDir, Plain: *plain})
 		if err != nil {
-			return err
+			return refuse(err)
 		}
 		if s, err = verify.FromGenerated(g); err != nil {
-			return err
+			return refuse(err)
+		}
+		if seriesRules, err = verify.LoadSeriesRules(*specDir); err != nil {
+			return refuse(err)
 		}
 	}
 	var ids []string
@@ -90,20 +118,34 @@ files are applied to. Exit status 1 when there are errors.`, stderr)
 			ids = append(ids, id)
 		}
 	}
-	opt := verify.Options{Ignore: ids}
-	findings := verify.Run(s, opt)
-	if *checkpatch {
-		if s.Tree == nil {
-			return fmt.Errorf("--checkpatch runs the tree's scripts/checkpatch.pl: give the tree with --tree")
-		}
-		fmt.Fprintf(stderr, "kpatch verify: running scripts/checkpatch.pl of %s on %d patches\n", s.Tree.Base, len(s.Patches))
+	var cpTypes map[string]bool
+	if *checkpatch && s.Tree != nil {
 		var err error
+		if cpTypes, err = verify.CheckpatchTypes(s.Tree); err != nil {
+			return refuse(err)
+		}
+	}
+	if err := verify.CheckIgnore(ids, cpTypes); err != nil {
+		return refuse(err)
+	}
+	if *checkpatch && s.Tree == nil {
+		return refuse(fmt.Errorf("--checkpatch runs the tree's scripts/checkpatch.pl: give the tree with --tree"))
+	}
+	opt := verify.Options{Ignore: ids, Series: seriesRules, Context: ctx}
+	findings, err := verify.RunContext(s, opt)
+	if err != nil {
+		return err
+	}
+	if *checkpatch {
+		fmt.Fprintf(stderr, "kpatch verify: running scripts/checkpatch.pl of %s on %d patches\n", s.Tree.Base, len(s.Patches))
 		if findings, err = verify.Checkpatch(ctx, s, findings, opt); err != nil {
-			return err
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return refuse(err)
 		}
 	}
 	rep := verify.NewReport(s, findings)
-	var err error
 	if *jsonOut {
 		err = rep.WriteJSON(stdout)
 	} else {

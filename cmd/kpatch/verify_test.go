@@ -18,7 +18,7 @@ func TestVerifyCommand(t *testing.T) {
 		t.Fatalf("exit %d on v11 (it has errors); stderr %q", code, errb.String())
 	}
 	text := out.String()
-	if !strings.Contains(text, "\npatch 05/14 unwind_user/deferred: Add unwind cache\n") || !strings.Contains(text, "CO_DEVELOPED_BY") {
+	if !strings.Contains(text, "\npatch 05/14 unwind_user/deferred: Add unwind cache: ") || !strings.Contains(text, "CO_DEVELOPED_BY") {
 		t.Errorf("text report lacks the patch heading or a finding:\n%s", text)
 	}
 	last := text[strings.LastIndex(strings.TrimSuffix(text, "\n"), "\n")+1:]
@@ -65,15 +65,42 @@ func TestVerifyCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	code = run([]string{"verify", "--checkpatch", seedPath}, &out, &errb)
-	if code != 1 || strings.Count(errb.String(), "\n") != 1 || !strings.Contains(errb.String(), "--tree") {
+	if code != 2 || strings.Count(errb.String(), "\n") != 1 || !strings.Contains(errb.String(), "--tree") {
 		t.Errorf("--checkpatch without --tree: exit %d, %q", code, errb.String())
 	}
 
-	// Bad input: one line naming the cause, exit 1.
+	// Bad input: one line naming the cause, exit 2.
 	errb.Reset()
 	code = run([]string{"verify", filepath.Join(t.TempDir(), "nothing.mbox")}, &out, &errb)
 	msg := errb.String()
-	if code != 1 || strings.Count(msg, "\n") != 1 || !strings.Contains(msg, "nothing.mbox") {
+	if code != 2 || strings.Count(msg, "\n") != 1 || !strings.Contains(msg, "nothing.mbox") {
 		t.Errorf("missing file: exit %d, %q", code, msg)
+	}
+}
+
+// TestVerifyUsage: --rules lists the rules (exit 0); an unknown --ignore ID
+// is refused by name before anything is read (exit 2); --help prints the
+// usage once (exit 0).
+func TestVerifyUsage(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"verify", "--rules"}, &out, &errb); code != 0 ||
+		!strings.Contains(out.String(), "X86_PREFIX") || !strings.Contains(out.String(), " series ") || !strings.Contains(out.String(), "UNUSED_STATIC") {
+		t.Errorf("--rules: exit %d:\n%s%s", code, out.String(), errb.String())
+	}
+	out.Reset()
+	errb.Reset()
+	seedPath, err := oracle.SeedPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	code := run([]string{"verify", "--ignore", "SPELLING,NO_SUCH_RULE", seedPath}, &out, &errb)
+	if code != 2 || strings.Count(errb.String(), "\n") != 1 || !strings.Contains(errb.String(), "NO_SUCH_RULE") || out.Len() != 0 {
+		t.Errorf("unknown --ignore: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	}
+	out.Reset()
+	errb.Reset()
+	code = run([]string{"verify", "--help"}, &out, &errb)
+	if code != 0 || strings.Count(out.String()+errb.String(), "usage: kpatch verify") != 1 {
+		t.Errorf("--help: exit %d, usage printed %d times:\n%s%s", code, strings.Count(out.String()+errb.String(), "usage: kpatch verify"), out.String(), errb.String())
 	}
 }
