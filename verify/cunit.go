@@ -1067,6 +1067,16 @@ func (e cenv) unitPrelude(typedefs, loops []string) string {
 #define offsetof(type, member) __builtin_offsetof(type, member)
 #define scoped_guard(_name, ...) if (1)
 #define scoped_cond_guard(_name, _fail, ...) if (1)
+#define __net_init
+#define __net_exit
+#define __net_initdata
+#define __initconst
+#define __init_or_module
+#define __exit_p(x) x
+#define min_t(type, x, y) ((type)(x) < (type)(y) ? (type)(x) : (type)(y))
+#define max_t(type, x, y) ((type)(x) > (type)(y) ? (type)(x) : (type)(y))
+#define clamp_t(type, val, lo, hi) min_t(type, max_t(type, val, lo), hi)
+#define clamp_val(val, lo, hi) clamp_t(typeof(val), val, lo, hi)
 #define hlist_for_each_entry_rcu(pos, head, member, ...) for (pos = (void *)(head); pos; pos = 0)
 #define hlist_for_each_entry_safe(pos, n, head, member) for (pos = (void *)(head), n = 0; pos; pos = n)
 #define list_for_each(pos, head) for (pos = (head); pos; pos = 0)

@@ -478,11 +478,16 @@ func (c *checker) unusedInFile(p *Patch, f *File, units []*cUnit) {
 	defer func() { c.rule = saved }()
 	for _, line := range sortedInts(macros) {
 		name := macros[line]
-		if addedAt(f, line) && wordLines(code, name, line) == 0 {
+		if addedAt(f, line) && wordLines(code, name, line) == 0 && !headerHooks[name] {
 			c.report(p, f.Path, line, "macro %s() is not used at this patch: add it in the patch that first uses it", name)
 		}
 	}
 }
+
+// headerHooks are macros a file defines for the kernel headers it includes
+// to expand (printk's pr_fmt, the device core's dev_fmt): their uses are
+// in those headers.
+var headerHooks = map[string]bool{"pr_fmt": true, "dev_fmt": true}
 
 // maybeUnusedRE is the annotations that tell the compiler not to warn.
 var maybeUnusedRE = regexp.MustCompile(`\b(__maybe_unused|__always_unused|__used|__attribute__\s*\(\(\s*_*(unused|used)_*)\b`)
