@@ -55,6 +55,37 @@ type File struct {
 	Known    bool   // New is the content after the patch
 	Added    []Line // the added lines, numbered in the new file
 	Removed  []Line // the removed lines, numbered in the old file
+	// noApply says which hunk did not apply to the base tree (and where
+	// the mail has it), when one did not.
+	noApply *hunkFailure
+}
+
+// hunkFailure is a hunk of a patch that does not apply to the base tree.
+type hunkFailure struct {
+	line int    // of the mail
+	msg  string // which hunk, and why
+}
+
+// applyFailure describes the hunk of f (gf as parsed) that err says did
+// not apply.
+func applyFailure(p *Patch, f *File, gf *gitdiff.File, base string, err error) *hunkFailure {
+	n := 0
+	var ae *gitdiff.ApplyError
+	if errors.As(err, &ae) {
+		n = ae.Fragment
+	}
+	what := "a hunk"
+	line := p.line("\ndiff --git a/"+f.Path+" ") + 1
+	if n >= 1 && n <= len(gf.TextFragments) {
+		fr := gf.TextFragments[n-1]
+		hdr := fmt.Sprintf("@@ -%d,%d +%d,%d @@", fr.OldPosition, fr.OldLines, fr.NewPosition, fr.NewLines)
+		what = fmt.Sprintf("hunk %d (%s)", n, hdr)
+		if l := p.line("\n" + hdr); l > 0 {
+			line = l + 1
+		}
+	}
+	reason, _, _ := strings.Cut(err.Error(), "\n")
+	return &hunkFailure{line, fmt.Sprintf("%s of %s does not apply to %s (%s): the patch is checked from its hunks only; rebase it or give the base it was made on (--base)", what, f.Path, base, reason)}
 }
 
 // Line is one line of a file.
@@ -242,6 +273,7 @@ func (s *Series) rebuild() error {
 						p.mail.File, p.line("\ndiff --git a/"+f.Path+" ")+1, p.Number, p.Subject, f.Path, err)
 				}
 				known[f.Path] = false
+				f.noApply = applyFailure(p, f, gf, s.Tree.Base, err)
 				continue
 			}
 			cur[f.Path] = dst.Bytes()

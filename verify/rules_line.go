@@ -5,6 +5,9 @@ import (
 )
 
 var lineRules = []Rule{
+	{ID: "PATCH_APPLY", Severity: Error,
+		Why:   "git am refuses a patch that does not apply to the base: the maintainer cannot take it, and verify could check it only from its hunks",
+		check: checkPatchApply},
 	{ID: "LONG_LINE", Severity: Warning,
 		Why:   "coding-style.rst: lines past 100 columns are hard to read and to review in mail",
 		check: checkLongLines},
@@ -115,6 +118,18 @@ func checkMakefileSpace(c *checker) {
 				if strings.HasPrefix(l.Text, " ") && strings.TrimSpace(l.Text) != "" {
 					c.report(p, f.Path, l.N, "Makefile line starts with spaces: indent with a tab, or not at all")
 				}
+			}
+		}
+	}
+}
+
+// checkPatchApply reports the hunks that did not apply to the base tree
+// given (ReadMail), at the hunk in the mail.
+func checkPatchApply(c *checker) {
+	for _, p := range c.s.Patches {
+		for _, f := range p.Files {
+			if f.noApply != nil {
+				c.report(p, p.MailFile, f.noApply.line, "%s", f.noApply.msg)
 			}
 		}
 	}
