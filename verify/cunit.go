@@ -149,8 +149,9 @@ type unitCache struct {
 	units  map[unitKey]*unitEntry
 	parsed map[string]*unitEntry // by input (see parseUnit)
 	inputs map[inputKey]*unitInput
-	names  map[string][]map[string]bool // path -> per patch: the functions the series touched so far
-	evals  map[string]Finding           // C_EVAL findings by what failed (see evalFinding)
+	names  map[string]map[string]int // path -> function -> the first patch that touched it
+	texts  map[textKey]*textEntry
+	evals  map[string]Finding // C_EVAL findings by what failed (see evalFinding)
 }
 
 type unitEntry struct {
@@ -159,7 +160,7 @@ type unitEntry struct {
 }
 
 func newUnitCache() *unitCache {
-	return &unitCache{units: map[unitKey]*unitEntry{}, parsed: map[string]*unitEntry{}, inputs: map[inputKey]*unitInput{}, names: map[string][]map[string]bool{}, evals: map[string]Finding{}}
+	return &unitCache{units: map[unitKey]*unitEntry{}, parsed: map[string]*unitEntry{}, inputs: map[inputKey]*unitInput{}, names: map[string]map[string]int{}, texts: map[textKey]*textEntry{}, evals: map[string]Finding{}}
 }
 
 // unit returns path parsed in e after (or before) patch n, or nil when the
@@ -259,17 +260,58 @@ func (s *Series) unitInput(cache *unitCache, path string, n int, side unitSide) 
 			}
 		}
 	}
+	if !sparse {
+		// The same version of the file with the same changed lines reads
+		// the same: share what is cut from it.
+		tk := textKey{path: path, version: s.version(path, at)}
+		if f != nil {
+			tk.changedBy, tk.side = n, side
+		}
+		cache.mu.Lock()
+		ent := cache.texts[tk]
+		if ent == nil {
+			ent = &textEntry{}
+			cache.texts[tk] = ent
+		}
+		cache.mu.Unlock()
+		ent.once.Do(func() { ent.keep, ent.blank = s.cutUnit(cache, path, at, text, changed, false) })
+		return &unitInput{at: at, text: text, keep: ent.keep, blank: ent.blank}
+	}
+	keep, blank := s.cutUnit(cache, path, at, text, changed, true)
+	return &unitInput{at: at, text: text, keep: keep, blank: blank}
+}
+
+// textKey identifies what a unit reads of a file: its version (the last
+// patch that changed it), and the patch whose changed lines are kept with
+// the side they are on (0 when the unit's patch does not change the file).
+type textKey struct {
+	path      string
+	version   int
+	changedBy int
+	side      unitSide
+}
+
+// textEntry is what cutUnit made of a textKey.
+type textEntry struct {
+	once  sync.Once
+	keep  []cChunk
+	blank []byte
+}
+
+// cutUnit chooses the chunks of text a unit gives cc/v4 (see unit) and
+// blanks the rest.
+func (s *Series) cutUnit(cache *unitCache, path string, at int, text []byte, changed []Line, sparse bool) ([]cChunk, []byte) {
 	whole := sparse || s.created[path]
-	var touched map[string]bool
+	var touched map[string]int
 	if !whole {
-		touched = cache.touchedNames(s, path, at)
+		touched = cache.touchedNames(s, path)
 	}
 	var keep []cChunk
 	for _, ch := range cChunks(text) {
 		switch {
 		case whole, ch.typedef:
 			keep = append(keep, ch)
-		case ch.fn && touched[ch.name]:
+		case ch.fn && touched[ch.name] > 0 && touched[ch.name] <= at:
 			keep = append(keep, ch)
 		case !ch.fn && !ch.brace && overlaps(ch, changed): // a declaration (a prototype) the patch changes
 			keep = append(keep, ch)
@@ -277,7 +319,7 @@ func (s *Series) unitInput(cache *unitCache, path string, n int, side unitSide) 
 			keep = append(keep, ch)
 		}
 	}
-	return &unitInput{at: at, text: text, keep: keep, blank: blankExcept(text, keep)}
+	return keep, blankExcept(text, keep)
 }
 
 func (s *Series) parseUnit(cache *unitCache, in *unitInput, path string, e cenv) *cUnit {
@@ -402,37 +444,29 @@ func (s *Series) includedHeaders(n int, src []byte) []string {
 	return sortedKeys(seen)
 }
 
-// touchedNames returns the names of the functions of path (a file the
-// series edits) whose definitions a patch up to n changed.
-func (uc *unitCache) touchedNames(s *Series, path string, n int) map[string]bool {
+// touchedNames returns, for the functions of path (a file the series
+// edits) whose definitions a patch changed, the first patch that did; a
+// function counts at patch n when that is n or before.
+func (uc *unitCache) touchedNames(s *Series, path string) map[string]int {
 	uc.mu.Lock()
 	defer uc.mu.Unlock()
-	per, ok := uc.names[path]
+	first, ok := uc.names[path]
 	if !ok {
-		per = make([]map[string]bool, len(s.Patches)+1)
-		cur := map[string]bool{}
-		per[0] = cur
-		for i, p := range s.Patches {
-			if f := fileOf(p, path); f != nil && f.Known && !f.Deleted {
-				next := map[string]bool{}
-				for k := range cur {
-					next[k] = true
-				}
-				for _, ch := range cChunks(f.New) {
-					if ch.fn && overlaps(ch, f.Added) {
-						next[ch.name] = true
-					}
-				}
-				cur = next
+		first = map[string]int{}
+		for _, k := range s.changes[path] {
+			f := fileOf(s.Patches[k-1], path)
+			if f == nil || !f.Known || f.Deleted {
+				continue
 			}
-			per[i+1] = cur
+			for _, ch := range cChunks(f.New) {
+				if _, seen := first[ch.name]; ch.fn && !seen && overlaps(ch, f.Added) {
+					first[ch.name] = k
+				}
+			}
 		}
-		uc.names[path] = per
+		uc.names[path] = first
 	}
-	if n < 0 || n >= len(per) {
-		return nil
-	}
-	return per[n]
+	return first
 }
 
 // sparseText places lines at their line numbers, blank lines between.

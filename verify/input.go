@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
@@ -18,11 +19,12 @@ import (
 // Series is a patch series as verify sees it: the messages and, where
 // known, the content of every file it touches after every patch.
 type Series struct {
-	Source  string          // what was read: "v11 generated on v6.12", a file
-	Sender  string          // who posts the series ("Name <addr>" or a name)
-	Patches []*Patch        // in order
-	Tree    *kernelsrc.Tree // the base tree, nil when none was given
-	created map[string]bool // the files the series creates
+	Source  string           // what was read: "v11 generated on v6.12", a file
+	Sender  string           // who posts the series ("Name <addr>" or a name)
+	Patches []*Patch         // in order
+	Tree    *kernelsrc.Tree  // the base tree, nil when none was given
+	created map[string]bool  // the files the series creates
+	changes map[string][]int // path -> the patches that change it, in order
 
 }
 
@@ -98,18 +100,12 @@ type Line struct {
 // content the last patch up to n that touched it left, else the base
 // tree's. ok is false when the file is absent or its content unknown.
 func (s *Series) FileAt(path string, n int) (content []byte, ok bool) {
-	for i := n; i >= 1; i-- {
-		if i > len(s.Patches) {
-			continue
+	if v := s.version(path, n); v > 0 {
+		f := fileOf(s.Patches[v-1], path)
+		if f.Deleted || !f.Known {
+			return nil, false
 		}
-		for _, f := range s.Patches[i-1].Files {
-			if f.Path == path {
-				if f.Deleted || !f.Known {
-					return nil, false
-				}
-				return f.New, true
-			}
-		}
+		return f.New, true
 	}
 	if s.Tree == nil {
 		return nil, false
@@ -292,14 +288,33 @@ func (p *Patch) line(text string) int {
 	return p.mail.LineOf(text)
 }
 
-// index records which files the series creates.
+// index records which files the series creates and which patches change
+// each file.
 func (s *Series) index() {
 	s.created = map[string]bool{}
-	for _, p := range s.Patches {
+	s.changes = map[string][]int{}
+	for i, p := range s.Patches {
 		for _, f := range p.Files {
 			if f.Created {
 				s.created[f.Path] = true
 			}
+			if ch := s.changes[f.Path]; len(ch) == 0 || ch[len(ch)-1] != i+1 {
+				s.changes[f.Path] = append(ch, i+1)
+			}
 		}
 	}
+}
+
+// version returns the last patch up to n that changes path, or 0 (the
+// base) when none does.
+func (s *Series) version(path string, n int) int {
+	if s.changes == nil {
+		s.index()
+	}
+	ch := s.changes[path]
+	i := sort.SearchInts(ch, n+1) // the first change after n
+	if i == 0 {
+		return 0
+	}
+	return ch[i-1]
 }

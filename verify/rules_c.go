@@ -539,7 +539,7 @@ func (c *checker) unusedInline(p *Patch, f *File, units []*cUnit) {
 		}
 		first := 0
 		for _, q := range c.s.Patches[p.Number:] {
-			if c.usedBy(q, fn) {
+			if addsUse(q, fn) {
 				first = q.Number
 				break
 			}
@@ -556,30 +556,42 @@ func (c *checker) unusedInline(p *Patch, f *File, units []*cUnit) {
 // identifiers, or the name among the code lines the series added up to q
 // (a use in a definition cc/v4 could not read), its own definition aside.
 func (c *checker) usedBy(q *Patch, fn *cFunc) bool {
-	if c.seriesUsesAt == nil {
-		c.seriesUsesAt = map[int]map[string]int{}
+	if c.usesAt == nil {
+		c.usesAt = map[int]map[string]int{}
 	}
-	uses, ok := c.seriesUsesAt[q.Number]
+	uses, ok := c.usesAt[q.Number]
 	if !ok {
 		uses = c.seriesUses(q)
-		c.seriesUsesAt[q.Number] = uses
+		c.usesAt[q.Number] = uses
 	}
 	if uses[fn.name]-selfUses(fn) > 0 {
 		return true
 	}
-	re := regexp.MustCompile(`\b` + regexp.QuoteMeta(fn.name) + `\b`)
 	for _, r := range c.s.Patches[:q.Number] {
-		for _, f := range r.Files {
-			if !isCode(f.Path) {
+		if addsUse(r, fn) {
+			return true
+		}
+	}
+	return false
+}
+
+// addsUse reports whether patch r adds a code line that names fn, its own
+// definition aside.
+func addsUse(r *Patch, fn *cFunc) bool {
+	var re *regexp.Regexp
+	for _, f := range r.Files {
+		if !isCode(f.Path) {
+			continue
+		}
+		for _, l := range f.Added {
+			if f.Path == fn.unitPath && l.N >= fn.start && l.N <= fn.end || !strings.Contains(l.Text, fn.name) {
 				continue
 			}
-			for _, l := range f.Added {
-				if f.Path == fn.unitPath && l.N >= fn.start && l.N <= fn.end {
-					continue
-				}
-				if strings.Contains(l.Text, fn.name) && re.Match(codeOnly([]byte(l.Text))) {
-					return true
-				}
+			if re == nil {
+				re = regexp.MustCompile(`\b` + regexp.QuoteMeta(fn.name) + `\b`)
+			}
+			if re.Match(codeOnly([]byte(l.Text))) {
+				return true
 			}
 		}
 	}

@@ -221,9 +221,10 @@ type checker struct {
 	seen   map[string]bool // what once has let through
 	units  *unitCache      // shared by the rules of one Run
 
-	seriesUsesAt map[int]map[string]int // seriesUses by patch, for the running rule
-	ctx          context.Context
-	words        map[string]string // the series' own misspellings
+	ctx     context.Context
+	words   map[string]string      // the series' own misspellings
+	noinstr *noinstrIndex          // seriesFuncs' index, at the last patch asked
+	usesAt  map[int]map[string]int // seriesUses by patch
 }
 
 // errStopped unwinds a rule's check when the run's context is done.

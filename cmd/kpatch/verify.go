@@ -88,8 +88,14 @@ Exit status: 0 no errors (warnings only or clean), 1 errors found,
 				return refuse(err)
 			}
 		}
-		var err error
-		if s, err = verify.ReadMail(fs.Arg(0), t); err != nil {
+		err := interruptible(ctx, func() (err error) {
+			s, err = verify.ReadMail(fs.Arg(0), t)
+			return err
+		})
+		if errors.Is(err, context.Canceled) {
+			return err
+		}
+		if err != nil {
 			return refuse(err)
 		}
 		if *specDir != "" {
@@ -132,7 +138,11 @@ Exit status: 0 no errors (warnings only or clean), 1 errors found,
 		return refuse(fmt.Errorf("--checkpatch runs the tree's scripts/checkpatch.pl: give the tree with --tree"))
 	}
 	opt := verify.Options{Ignore: ids, Series: seriesRules, Context: ctx}
-	findings, err := verify.RunContext(s, opt)
+	var findings []verify.Finding
+	err := interruptible(ctx, func() (err error) {
+		findings, err = verify.RunContext(s, opt)
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -158,4 +168,18 @@ Exit status: 0 no errors (warnings only or clean), 1 errors found,
 		return errFindings{rep.Errors}
 	}
 	return nil
+}
+
+// interruptible runs f and returns its error, or ctx's as soon as ctx is
+// done (Ctrl-C): f's work is abandoned, which is safe because verify writes
+// nothing before its report.
+func interruptible(ctx context.Context, f func() error) error {
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
