@@ -152,6 +152,12 @@ func (p *Patch) checkpatchText() (string, int) {
 	if strings.HasPrefix(p.Mail, "From ") {
 		return p.Mail, p.MailLine - 1
 	}
+	if mailHeaderRE.MatchString(p.Mail) {
+		// a mail without its mbox "From " line (a .patch saved from a
+		// mail client): give it one, so that checkpatch reads the headers
+		// as headers and not as the commit message
+		return "From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\n" + p.Mail, p.MailLine - 2
+	}
 	// A saved thread: the subject, a blank line and "[Sender]" become a
 	// From and a Subject header.
 	rest := p.Mail
@@ -160,6 +166,9 @@ func (p *Patch) checkpatchText() (string, int) {
 	}
 	return fmt.Sprintf("From: %s\nSubject: [PATCH] %s\n\n", p.Author, p.Subject) + rest, p.MailLine - 1 + 3 - 3
 }
+
+// mailHeaderRE is the first line of a mail that starts with its headers.
+var mailHeaderRE = regexp.MustCompile(`^(?i:from|subject|date|message-id|to|cc|return-path|received|mime-version|content-type):`)
 
 var hunkHeader = regexp.MustCompile(`^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@`)
 

@@ -3,6 +3,7 @@ package verify
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -112,5 +113,35 @@ func TestRunStopped(t *testing.T) {
 	}
 	if fs, err := RunContext(s, Options{}); err != nil || len(fs) == 0 {
 		t.Errorf("RunContext without a context: %d findings, %v", len(fs), err)
+	}
+}
+
+// TestCheckpatchHeadersFirst: a mail that starts with its headers (no mbox
+// "From " line) gets from checkpatch.pl what the same mail with the line
+// gets, at the same lines of the mail.
+func TestCheckpatchHeadersFirst(t *testing.T) {
+	tree, err := kernelsrc.Open(debianTree(t), "v6.12", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := v11Generated(t).Patch(5)
+	first, rest, _ := strings.Cut(full.Mail, "\n")
+	if !strings.HasPrefix(first, "From ") {
+		t.Fatalf("generated mail starts with %q", first)
+	}
+	bare := *full
+	bare.Mail, bare.MailLine = rest, full.MailLine+1
+	var got [2][]string
+	for i, p := range []*Patch{full, &bare} {
+		fs, err := Checkpatch(context.Background(), &Series{Source: "t", Tree: tree, Patches: []*Patch{p}}, nil, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range fs {
+			got[i] = append(got[i], fmt.Sprintf("%s %s", f.ID, f.Where()))
+		}
+	}
+	if strings.Join(got[0], "\n") != strings.Join(got[1], "\n") || len(got[0]) == 0 {
+		t.Errorf("with the From line:\n%s\nwithout:\n%s", strings.Join(got[0], "\n"), strings.Join(got[1], "\n"))
 	}
 }

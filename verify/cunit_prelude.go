@@ -2,6 +2,7 @@ package verify
 
 import (
 	"fmt"
+	"kpatch/internal/ktypes"
 	"strings"
 )
 
@@ -17,9 +18,8 @@ import (
 func (e cenv) unitPrelude(typedefs, loops []string) string {
 	var b strings.Builder
 	b.WriteString(e.preludeDefines())
-	b.WriteString(`#define __always_inline inline __attribute__((__always_inline__))
-#define noinstr __attribute__((__section__(".noinstr.text")))
-#define __ARG_PLACEHOLDER_1 0,
+	b.WriteString(ktypes.Prelude(true))
+	b.WriteString(`#define __ARG_PLACEHOLDER_1 0,
 #define __take_second_arg(__ignored, val, ...) val
 #define __is_defined(x) ___is_defined(x)
 #define ___is_defined(val) ____is_defined(__ARG_PLACEHOLDER_##val)
@@ -27,47 +27,8 @@ func (e cenv) unitPrelude(typedefs, loops []string) string {
 #define IS_ENABLED(option) __is_defined(option)
 #define IS_BUILTIN(option) __is_defined(option)
 #define IS_MODULE(option) 0
-#define __user
-#define __kernel
-#define __iomem
-#define __percpu
-#define __rcu
-#define __force
-#define __init
-#define __exit
-#define __initdata
-#define __ref
-#define __sched
-#define __cold
-#define __weak
-#define __visible
-#define __noreturn
-#define __must_check
-#define __maybe_unused
-#define __always_unused
-#define __latent_entropy
-#define __read_mostly
-#define __ro_after_init
-#define __randomize_layout
 #define __packed
 #define __aligned(x)
-#define __printf(a, b)
-#define __acquires(x)
-#define __releases(x)
-#define __must_hold(x)
-#define __cond_acquires(x)
-#define __section(x)
-#define __counted_by(x)
-#define __free(x)
-#define noinline
-#define notrace
-#define nokprobe_inline inline
-#define asmlinkage
-#define __no_kcsan
-#define __no_sanitize_address
-#define fastcall
-#define likely(x) (x)
-#define unlikely(x) (x)
 #define for_each_process_thread(p, t) for (p = 0, t = 0; p; p = 0)
 #define list_for_each_entry(pos, head, member) for (pos = (void *)(head); pos; pos = 0)
 #define list_for_each_entry_safe(pos, n, head, member) for (pos = (void *)(head), n = 0; pos; pos = n)
@@ -126,7 +87,6 @@ func (e cenv) unitPrelude(typedefs, loops []string) string {
 #define __exitcall(fn) module_exit(fn)
 #define EXPORT_SYMBOL(sym) extern int __export_##sym
 #define EXPORT_SYMBOL_GPL(sym) extern int __export_##sym
-int __predefined_declarator;
 `)
 	b.WriteString(preludeTypes)
 	b.WriteString(unitTypes)
