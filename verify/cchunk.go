@@ -111,6 +111,10 @@ func cChunks(src []byte) []cChunk {
 			}
 			braces++
 		case '}':
+			if braces == 0 { // a brace that closes what came before the text (a hunk's context)
+				start = -1
+				continue
+			}
 			braces--
 			if braces == 0 && fnBody {
 				end = true

@@ -126,11 +126,16 @@ func (s *Series) unitInput(cache *unitCache, path string, n int, side unitSide) 
 	sparse := false
 	switch {
 	case f != nil && !f.Known:
-		lines := f.Added
+		lines, shown := f.Added, f.newSide
 		if side == beforePatch {
-			lines = f.Removed
+			lines, shown = f.Removed, f.oldSide
 		}
-		text, changed, sparse = sparseText(lines), lines, true
+		if shown == nil {
+			shown = lines
+		}
+		// the hunks' lines on that side, context included (a comment or a
+		// definition may open on a context line)
+		text, changed, sparse = sparseText(shown), lines, true
 	default:
 		c, ok := s.FileAt(path, at)
 		if !ok {

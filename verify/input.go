@@ -60,6 +60,9 @@ type File struct {
 	// noApply says which hunk did not apply to the base tree (and where
 	// the mail has it), when one did not.
 	noApply *hunkFailure
+	// newSide and oldSide are the lines the hunks show on each side,
+	// context included, numbered in the new and the old file.
+	newSide, oldSide []Line
 }
 
 // hunkFailure is a hunk of a patch that does not apply to the base tree.
@@ -214,11 +217,19 @@ func fromMail(mp *patchmail.Patch) *Patch {
 				switch l.Op {
 				case gitdiff.OpAdd:
 					f.Added = append(f.Added, Line{n, text})
+					f.newSide = append(f.newSide, Line{n, text})
 					n++
 				case gitdiff.OpDelete:
 					f.Removed = append(f.Removed, Line{o, text})
+					f.oldSide = append(f.oldSide, Line{o, text})
 					o++
 				default:
+					// context, but not a preprocessor line: its #if or
+					// #endif may be outside the hunk
+					if !strings.HasPrefix(strings.TrimSpace(text), "#") {
+						f.newSide = append(f.newSide, Line{n, text})
+						f.oldSide = append(f.oldSide, Line{o, text})
+					}
 					o++
 					n++
 				}
