@@ -17,6 +17,9 @@ type Report struct {
 	Warnings int            `json:"warnings"`
 	PerPatch []PatchSummary `json:"per_patch"`
 	Findings []Finding      `json:"findings"`
+	// Notes say how verify read the series: where the C rules took the
+	// kernel headers from, which word lists SPELLING used.
+	Notes []string `json:"notes"`
 }
 
 // PatchSummary counts the findings of one patch (0: the series as a whole).
@@ -54,6 +57,10 @@ func NewReport(s *Series, fs []Finding) *Report {
 		per = per[1:]
 	}
 	r.PerPatch = per
+	r.Notes = []string{
+		"C read by cc/v4 with verify's prelude in place of the kernel headers (no kbuild preprocessed units are used yet)",
+		"spelling: " + s.SpellingSources(),
+	}
 	return r
 }
 
@@ -84,6 +91,9 @@ func (r *Report) WriteText(w io.Writer) error {
 		for _, line := range foldedLines(byPatch[sum.Patch]) {
 			b.WriteString("  " + line + "\n")
 		}
+	}
+	for _, n := range r.Notes {
+		b.WriteString("note: " + n + "\n")
 	}
 	if len(r.Findings) > 0 {
 		b.WriteString("why each rule exists: kpatch verify --rules\n")

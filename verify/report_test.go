@@ -24,6 +24,15 @@ func TestReportText(t *testing.T) {
 	if err := NewReport(s, fs).WriteText(&b); err != nil {
 		t.Fatal(err)
 	}
+	rep := NewReport(s, fs)
+	if len(rep.Notes) != 2 || !strings.Contains(rep.Notes[0], "prelude") || !strings.HasPrefix(rep.Notes[1], "spelling: ") {
+		t.Errorf("notes: %q", rep.Notes)
+	}
+	rep.Notes = nil
+	b.Reset()
+	if err := rep.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
 	want := `patch 1/2 one: ok
 patch 2/2 two: 1 error, 3 warnings
   error   UNUSED_STATIC: a.c:7: static f() is not used
