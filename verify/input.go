@@ -138,7 +138,7 @@ func FromGenerated(g *series.Series) (*Series, error) {
 	for _, m := range g.Messages() {
 		ms, err := patchmail.ReadMbox([]byte(m.Text))
 		if err != nil {
-			return nil, fmt.Errorf("verify: %s: %w", m.Filename, err)
+			return nil, fmt.Errorf("the generated mail %s: %w", m.Filename, err)
 		}
 		for _, pm := range ms {
 			pm.File = m.Filename
@@ -147,7 +147,7 @@ func FromGenerated(g *series.Series) (*Series, error) {
 	}
 	ps, err := patchmail.Assemble(msgs)
 	if err != nil {
-		return nil, fmt.Errorf("verify: the generated mail: %w", err)
+		return nil, fmt.Errorf("the generated mail: %w", err)
 	}
 	for i, gp := range g.Patches {
 		p := fromMail(ps.Patches[i])
@@ -159,7 +159,7 @@ func FromGenerated(g *series.Series) (*Series, error) {
 		for _, fc := range gp.Files {
 			f := byPath[fc.Path]
 			if f == nil {
-				return nil, fmt.Errorf("verify: patch %d: %s changed but not in its mail", gp.Number, fc.Path)
+				return nil, fmt.Errorf("generated patch %d changes %s but its mail does not", gp.Number, fc.Path)
 			}
 			f.Old, f.New, f.Known = fc.Old, fc.New, true
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -62,6 +63,11 @@ Exit status: 0 no errors (warnings only or clean), 1 errors found,
 	// with one line, as for usage errors.
 	refuse := func(err error) error {
 		fmt.Fprintf(stderr, "kpatch verify: %v\n", err)
+		if *jsonOut { // a reader of --json gets an answer on stdout too
+			json.NewEncoder(stdout).Encode(struct {
+				Error string `json:"error"`
+			}{err.Error()})
+		}
 		return errUsage
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)

@@ -101,6 +101,13 @@ func TestVerifyUsage(t *testing.T) {
 	}
 	out.Reset()
 	errb.Reset()
+	code = run([]string{"verify", "--json", filepath.Join(t.TempDir(), "nothing.mbox")}, &out, &errb)
+	var refusal struct{ Error string }
+	if err := json.Unmarshal(out.Bytes(), &refusal); code != 2 || err != nil || !strings.Contains(refusal.Error, "nothing.mbox") {
+		t.Errorf("--json refusal: exit %d, stdout %q (%v)", code, out.String(), err)
+	}
+	out.Reset()
+	errb.Reset()
 	code = run([]string{"verify", "--help"}, &out, &errb)
 	if code != 0 || strings.Count(out.String()+errb.String(), "usage: kpatch verify") != 1 {
 		t.Errorf("--help: exit %d, usage printed %d times:\n%s%s", code, strings.Count(out.String()+errb.String(), "usage: kpatch verify"), out.String(), errb.String())
