@@ -83,3 +83,23 @@ func TestUnusedStatic(t *testing.T) {
 		}
 	}
 }
+
+// TestSimilarBodies: two bodies are paired as a move by their lines only
+// when there are enough of them to say so.
+func TestSimilarBodies(t *testing.T) {
+	body := func(lines ...string) []Line {
+		var out []Line
+		for i, l := range lines {
+			out = append(out, Line{i + 1, l})
+		}
+		return out
+	}
+	short := body("{", "\treturn 0;", "}")
+	if got := similar(short, body("{", "\tx();", "\treturn 0;", "}")); got != 0 {
+		t.Errorf("one-line body paired: %v", got)
+	}
+	long := body("{", "\tint a = f();", "\tg(a);", "\treturn a;", "}")
+	if got := similar(long, body("{", "\tint a = f();", "\tg(a);", "\th();", "\treturn a;", "}")); got != 1 {
+		t.Errorf("three-line body: %v, want 1", got)
+	}
+}
