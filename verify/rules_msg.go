@@ -153,10 +153,11 @@ var CodespellDictionary = []string{
 
 // codespellPath returns the codespell dictionary verify reads, or "".
 func codespellPath() string {
+	paths := CodespellDictionary
 	if p := os.Getenv("KPATCH_CODESPELL_DICT"); p != "" {
-		return p
+		paths = []string{p}
 	}
-	for _, p := range CodespellDictionary {
+	for _, p := range paths {
 		if _, err := os.Stat(p); err == nil {
 			return p
 		}
