@@ -70,6 +70,17 @@ Exit status: 0 no errors (warnings only or clean), 1 errors found,
 		}
 		return errUsage
 	}
+	var ids []string
+	for _, id := range strings.Split(*ignore, ",") {
+		if id = strings.TrimSpace(id); id != "" {
+			ids = append(ids, id)
+		}
+	}
+	if !*checkpatch { // checked before anything is read; with --checkpatch, once its types are known
+		if err := verify.CheckIgnore(ids, nil); err != nil {
+			return refuse(err)
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	var s *verify.Series
@@ -122,12 +133,6 @@ Exit status: 0 no errors (warnings only or clean), 1 errors found,
 		}
 		if seriesRules, err = verify.LoadSeriesRules(*specDir); err != nil {
 			return refuse(err)
-		}
-	}
-	var ids []string
-	for _, id := range strings.Split(*ignore, ",") {
-		if id = strings.TrimSpace(id); id != "" {
-			ids = append(ids, id)
 		}
 	}
 	var cpTypes map[string]bool

@@ -99,6 +99,12 @@ func TestVerifyUsage(t *testing.T) {
 	if code != 2 || strings.Count(errb.String(), "\n") != 1 || !strings.Contains(errb.String(), "NO_SUCH_RULE") || out.Len() != 0 {
 		t.Errorf("unknown --ignore: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
 	}
+	// ... before anything is read: a missing FILE is not what it reports
+	errb.Reset()
+	code = run([]string{"verify", "--ignore", "NO_SUCH_RULE", filepath.Join(t.TempDir(), "missing.mbox")}, &out, &errb)
+	if code != 2 || !strings.Contains(errb.String(), "NO_SUCH_RULE") || strings.Contains(errb.String(), "missing.mbox") {
+		t.Errorf("unknown --ignore with a missing FILE: exit %d, %q", code, errb.String())
+	}
 	out.Reset()
 	errb.Reset()
 	code = run([]string{"verify", "--json", filepath.Join(t.TempDir(), "nothing.mbox")}, &out, &errb)
