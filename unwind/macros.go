@@ -158,9 +158,9 @@ func ParseFrameMacrosEnv(header []byte, env MacroEnv) (map[string]Frame, error) 
 
 func varName(macro string) string { return "__kpatch_" + strings.ToLower(macro) }
 
-// kernelTypes declares what the kernel's frame macros may use.
-// cc/v4 requires __predefined_declarator in every translation unit.
-const kernelTypes = "int __predefined_declarator;\n" + ktypes.Types + `struct unwind_user_frame {
+// kernelTypes declares what the kernel's frame macros may use: the prelude
+// shared with package verify (package ktypes) and the frame structure.
+var kernelTypes = ktypes.Prelude(false) + `struct unwind_user_frame {
 	s32 cfa_off;
 	s32 ra_off;
 	s32 fp_off;

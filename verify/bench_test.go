@@ -19,7 +19,7 @@ func BenchmarkVerify(b *testing.B) {
 	s := v11Generated(b)
 	for b.Loop() {
 		resetCaches()
-		if fs := Run(s, Options{}); len(fs) == 0 {
+		if fs := Run(s, seriesOpts(b)); len(fs) == 0 {
 			b.Fatal("no findings on v11")
 		}
 	}
@@ -29,9 +29,9 @@ func BenchmarkVerify(b *testing.B) {
 // spelling list of the tree already read (a second verify in one process).
 func BenchmarkVerifyWarm(b *testing.B) {
 	s := v11Generated(b)
-	Run(s, Options{})
+	Run(s, seriesOpts(b))
 	for b.Loop() {
-		if fs := Run(s, Options{}); len(fs) == 0 {
+		if fs := Run(s, seriesOpts(b)); len(fs) == 0 {
 			b.Fatal("no findings on v11")
 		}
 	}

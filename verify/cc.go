@@ -56,24 +56,9 @@ func (e cenv) String() string {
 // given: the fixed-size types, the attributes, BIT() and BITS_PER_LONG for
 // the build. cc/v4 wants __predefined_declarator in every translation unit.
 func (e cenv) prelude() string {
-	var b strings.Builder
-	b.WriteString(e.preludeDefines())
-	b.WriteString(`#define __always_inline inline
-#define noinstr
-#define notrace
-#define __user
-#define __init
-#define __must_check
-#define __noreturn
-#define __weak
-#define likely(x) (x)
-#define unlikely(x) (x)
-#define EXPORT_SYMBOL_GPL(x)
+	return e.preludeDefines() + ktypes.Prelude(false) + `#define EXPORT_SYMBOL_GPL(x)
 #define EXPORT_SYMBOL(x)
-int __predefined_declarator;
-`)
-	b.WriteString(preludeTypes)
-	return b.String()
+` + preludeTypes
 }
 
 // preludeDefines defines the build's options, BITS_PER_LONG, BIT() and the
@@ -93,9 +78,9 @@ func (e cenv) preludeDefines() string {
 	return b.String()
 }
 
-// preludeTypes are the kernel types the series' headers use: the basic
-// ones (package ktypes) and the atomic, local and list types.
-const preludeTypes = ktypes.Types + `typedef long ssize_t;
+// preludeTypes are the kernel types the series' headers use beyond the
+// basic ones of package ktypes: the atomic, local and list types.
+const preludeTypes = `typedef long ssize_t;
 typedef struct { long counter; } atomic_long_t;
 typedef struct { int counter; } atomic_t;
 typedef struct { atomic_long_t a; } local_t;

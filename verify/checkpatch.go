@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // checkpatchIDs maps checkpatch.pl's types to the verify rule that checks
@@ -29,6 +30,11 @@ var checkpatchIDs = map[string]string{
 const checkpatchWhy = "scripts/checkpatch.pl reports it, and maintainers run checkpatch on what they apply"
 
 var checkpatchLine = regexp.MustCompile(`^(.+?):(\d+): (ERROR|WARNING|CHECK):([A-Z0-9_]+): (.*)$`)
+
+// CheckpatchTimeout is how long Checkpatch lets scripts/checkpatch.pl run
+// on n patches when Options.CheckpatchTimeout is zero: a minute, and two
+// seconds a patch (it takes about a third of a second a patch).
+func CheckpatchTimeout(n int) time.Duration { return time.Minute + time.Duration(n)*2*time.Second }
 
 // Checkpatch runs the tree's scripts/checkpatch.pl (--no-tree, one perl
 // for all patches) on every patch of s and returns own with checkpatch's
@@ -74,11 +80,24 @@ func Checkpatch(ctx context.Context, s *Series, own []Finding, opt Options) ([]F
 		args = append(args, name)
 		offsets[name], byName[name] = off, p
 	}
-	cmd := exec.CommandContext(ctx, perl, args...)
+	timeout := opt.CheckpatchTimeout
+	if timeout == 0 {
+		timeout = CheckpatchTimeout(len(s.Patches))
+	}
+	runCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(runCtx, perl, args...)
 	cmd.Dir = dir
+	cmd.WaitDelay = time.Second // a child holding the output open does not keep verify waiting
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
 	err = cmd.Run()
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	if runCtx.Err() != nil {
+		return nil, fmt.Errorf("scripts/checkpatch.pl did not finish in %v on %d patches and was stopped: run without --checkpatch, or check that perl and the tree's checkpatch.pl work", timeout, len(s.Patches))
+	}
 	var exit *exec.ExitError
 	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 1) {
 		return nil, fmt.Errorf("checkpatch.pl: %v: %s", err, strings.TrimSpace(stderr.String()))

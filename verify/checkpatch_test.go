@@ -2,8 +2,13 @@ package verify
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"kpatch/plumbing/kernelsrc"
 )
@@ -21,7 +26,7 @@ func TestCheckpatch(t *testing.T) {
 	s.Tree = tree
 	for name, s := range map[string]*Series{"generated": v11Generated(t), "seed": s} {
 		t.Run(name, func(t *testing.T) {
-			own := Run(s, Options{})
+			own := Run(s, seriesOpts(t))
 			all, err := Checkpatch(context.Background(), s, own, Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -66,3 +71,77 @@ func TestCheckpatch(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// TestCheckpatchTimeout: a checkpatch.pl that never returns is stopped at
+// the timeout and said so; one stopped by the caller (Ctrl-C) returns the
+// context's error.
+func TestCheckpatchTimeout(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"MAINTAINERS", "Kconfig", "kernel/fork.c", "arch/x86/Kconfig", "scripts/checkpatch.pl"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("sleep 600;\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tree, err := kernelsrc.OpenDir(dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Series{Source: "hang", Tree: tree, Patches: []*Patch{{Number: 1, Subject: "x", Mail: "From 0 Mon Sep 17 00:00:00 2001\nSubject: [PATCH] x\n\n"}}}
+	_, err = Checkpatch(context.Background(), s, nil, Options{CheckpatchTimeout: 500 * time.Millisecond})
+	if err == nil || !strings.Contains(err.Error(), "scripts/checkpatch.pl did not finish in 500ms on 1 patches and was stopped") {
+		t.Errorf("timeout: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(200 * time.Millisecond); cancel() }()
+	if _, err = Checkpatch(ctx, s, nil, Options{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("stopped: %v, want context.Canceled", err)
+	}
+}
+
+// TestRunStopped: a run whose context is done returns its error, not a
+// partial report.
+func TestRunStopped(t *testing.T) {
+	s := unusedSeries(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	fs, err := RunContext(s, Options{Context: ctx})
+	if !errors.Is(err, context.Canceled) || fs != nil {
+		t.Errorf("RunContext: %d findings, %v", len(fs), err)
+	}
+	if fs, err := RunContext(s, Options{}); err != nil || len(fs) == 0 {
+		t.Errorf("RunContext without a context: %d findings, %v", len(fs), err)
+	}
+}
+
+// TestCheckpatchHeadersFirst: a mail that starts with its headers (no mbox
+// "From " line) gets from checkpatch.pl what the same mail with the line
+// gets, at the same lines of the mail.
+func TestCheckpatchHeadersFirst(t *testing.T) {
+	tree, err := kernelsrc.Open(debianTree(t), "v6.12", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := v11Generated(t).Patch(5)
+	first, rest, _ := strings.Cut(full.Mail, "\n")
+	if !strings.HasPrefix(first, "From ") {
+		t.Fatalf("generated mail starts with %q", first)
+	}
+	bare := *full
+	bare.Mail, bare.MailLine = rest, full.MailLine+1
+	var got [2][]string
+	for i, p := range []*Patch{full, &bare} {
+		fs, err := Checkpatch(context.Background(), &Series{Source: "t", Tree: tree, Patches: []*Patch{p}}, nil, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range fs {
+			got[i] = append(got[i], fmt.Sprintf("%s %s", f.ID, f.Where()))
+		}
+	}
+	if strings.Join(got[0], "\n") != strings.Join(got[1], "\n") || len(got[0]) == 0 {
+		t.Errorf("with the From line:\n%s\nwithout:\n%s", strings.Join(got[0], "\n"), strings.Join(got[1], "\n"))
+	}
+}

@@ -3,6 +3,7 @@ package verify
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -229,5 +230,37 @@ func TestInstrumentedAccess(t *testing.T) {
 		if instead != c.instead || ok != c.ok {
 			t.Errorf("%s: %q %v, want %q %v", c.name, instead, ok, c.instead, c.ok)
 		}
+	}
+}
+
+// TestUnitFromHunkContext: an edit known only by its hunk is read with the
+// hunk's context lines, so a comment that opens on a context line does not
+// make the added definition unreadable; a context #endif (whose #if is
+// outside the hunk) and a context "}" closing an earlier definition are
+// left out.
+func TestUnitFromHunkContext(t *testing.T) {
+	mbox := "From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\n" +
+		"From: A U Thor <a@example.com>\nDate: Mon, 1 Jan 2024 00:00:00 +0000\nSubject: [PATCH] x: add x_mode()\n\n" +
+		"Add it.\n\nSigned-off-by: A U Thor <a@example.com>\n---\n" +
+		"diff --git a/drivers/x.c b/drivers/x.c\nindex 1111111..2222222 100644\n--- a/drivers/x.c\n+++ b/drivers/x.c\n" +
+		"@@ -10,5 +10,12 @@ int x_old(void)\n \treturn 0;\n }\n #endif\n /**\n+ * x_mode - the mode\n+ */\n+int x_mode(int m)\n+{\n+\treturn m;\n+}\n+\n  * x_next - the next\n"
+	path := filepath.Join(t.TempDir(), "x.patch")
+	if err := os.WriteFile(path, []byte(mbox), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := ReadMail(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.index()
+	c := &checker{s: s, units: newUnitCache(), rule: Rules()[0], seen: map[string]bool{}, ignore: map[string]bool{}}
+	fns := c.funcsAt(s.Patches[0], "drivers/x.c", afterPatch)
+	u := c.unit("drivers/x.c", 1, afterPatch, envs()[0])
+	fnFailed := false // a context statement left out is not a definition
+	for _, f := range u.failed {
+		fnFailed = fnFailed || f.fn
+	}
+	if len(fns) != 1 || fns[0].name != "x_mode" || fns[0].line != 16 || u.err != nil || fnFailed {
+		t.Errorf("functions %+v, unit error %v, left out %+v", fns, u.err, u.failed)
 	}
 }

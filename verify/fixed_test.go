@@ -14,7 +14,7 @@ func TestFixedVariant(t *testing.T) {
 	if len(s.Patches) != 15 {
 		t.Fatalf("%d patches, want 15 (the lockdep assertion split out)", len(s.Patches))
 	}
-	for _, f := range Run(s, Options{}) {
+	for _, f := range Run(s, seriesOpts(t)) {
 		if f.Severity == Error || f.ID == "C_EVAL" {
 			t.Errorf("patch %d %s: %s: %s", f.Patch, f.Where(), f.ID, f.Message)
 		}

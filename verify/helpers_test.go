@@ -104,3 +104,14 @@ func only(fs []Finding, id string) []Finding {
 	}
 	return out
 }
+
+// seriesOpts checks with the rules the built-in spec declares for this
+// series (templates/linux/verify-rules), as kpatch verify does.
+func seriesOpts(t testing.TB) Options {
+	t.Helper()
+	r, err := LoadSeriesRules("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Options{Series: r}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
@@ -18,11 +19,12 @@ import (
 // Series is a patch series as verify sees it: the messages and, where
 // known, the content of every file it touches after every patch.
 type Series struct {
-	Source  string          // what was read: "v11 generated on v6.12", a file
-	Sender  string          // who posts the series ("Name <addr>" or a name)
-	Patches []*Patch        // in order
-	Tree    *kernelsrc.Tree // the base tree, nil when none was given
-	created map[string]bool // the files the series creates
+	Source  string           // what was read: "v11 generated on v6.12", a file
+	Sender  string           // who posts the series ("Name <addr>" or a name)
+	Patches []*Patch         // in order
+	Tree    *kernelsrc.Tree  // the base tree, nil when none was given
+	created map[string]bool  // the files the series creates
+	changes map[string][]int // path -> the patches that change it, in order
 
 }
 
@@ -55,6 +57,40 @@ type File struct {
 	Known    bool   // New is the content after the patch
 	Added    []Line // the added lines, numbered in the new file
 	Removed  []Line // the removed lines, numbered in the old file
+	// noApply says which hunk did not apply to the base tree (and where
+	// the mail has it), when one did not.
+	noApply *hunkFailure
+	// newSide and oldSide are the lines the hunks show on each side,
+	// context included, numbered in the new and the old file.
+	newSide, oldSide []Line
+}
+
+// hunkFailure is a hunk of a patch that does not apply to the base tree.
+type hunkFailure struct {
+	line int    // of the mail
+	msg  string // which hunk, and why
+}
+
+// applyFailure describes the hunk of f (gf as parsed) that err says did
+// not apply.
+func applyFailure(p *Patch, f *File, gf *gitdiff.File, base string, err error) *hunkFailure {
+	n := 0
+	var ae *gitdiff.ApplyError
+	if errors.As(err, &ae) {
+		n = ae.Fragment
+	}
+	what := "a hunk"
+	line := p.line("\ndiff --git a/"+f.Path+" ") + 1
+	if n >= 1 && n <= len(gf.TextFragments) {
+		fr := gf.TextFragments[n-1]
+		hdr := fmt.Sprintf("@@ -%d,%d +%d,%d @@", fr.OldPosition, fr.OldLines, fr.NewPosition, fr.NewLines)
+		what = fmt.Sprintf("hunk %d (%s)", n, hdr)
+		if l := p.line("\n" + hdr); l > 0 {
+			line = l + 1
+		}
+	}
+	reason, _, _ := strings.Cut(err.Error(), "\n")
+	return &hunkFailure{line, fmt.Sprintf("%s of %s does not apply to %s (%s): the patch is checked from its hunks only; rebase it or give the base it was made on (--base)", what, f.Path, base, reason)}
 }
 
 // Line is one line of a file.
@@ -67,18 +103,12 @@ type Line struct {
 // content the last patch up to n that touched it left, else the base
 // tree's. ok is false when the file is absent or its content unknown.
 func (s *Series) FileAt(path string, n int) (content []byte, ok bool) {
-	for i := n; i >= 1; i-- {
-		if i > len(s.Patches) {
-			continue
+	if v := s.version(path, n); v > 0 {
+		f := fileOf(s.Patches[v-1], path)
+		if f.Deleted || !f.Known {
+			return nil, false
 		}
-		for _, f := range s.Patches[i-1].Files {
-			if f.Path == path {
-				if f.Deleted || !f.Known {
-					return nil, false
-				}
-				return f.New, true
-			}
-		}
+		return f.New, true
 	}
 	if s.Tree == nil {
 		return nil, false
@@ -108,7 +138,7 @@ func FromGenerated(g *series.Series) (*Series, error) {
 	for _, m := range g.Messages() {
 		ms, err := mail.ReadMbox([]byte(m.Text))
 		if err != nil {
-			return nil, fmt.Errorf("verify: %s: %w", m.Filename, err)
+			return nil, fmt.Errorf("the generated mail %s: %w", m.Filename, err)
 		}
 		for _, pm := range ms {
 			pm.File = m.Filename
@@ -117,7 +147,7 @@ func FromGenerated(g *series.Series) (*Series, error) {
 	}
 	ps, err := mail.Assemble(msgs)
 	if err != nil {
-		return nil, fmt.Errorf("verify: the generated mail: %w", err)
+		return nil, fmt.Errorf("the generated mail: %w", err)
 	}
 	for i, gp := range g.Patches {
 		p := fromMail(ps.Patches[i])
@@ -129,7 +159,7 @@ func FromGenerated(g *series.Series) (*Series, error) {
 		for _, fc := range gp.Files {
 			f := byPath[fc.Path]
 			if f == nil {
-				return nil, fmt.Errorf("verify: patch %d: %s changed but not in its mail", gp.Number, fc.Path)
+				return nil, fmt.Errorf("generated patch %d changes %s but its mail does not", gp.Number, fc.Path)
 			}
 			f.Old, f.New, f.Known = fc.Old, fc.New, true
 		}
@@ -187,11 +217,19 @@ func fromMail(mp *mail.Patch) *Patch {
 				switch l.Op {
 				case gitdiff.OpAdd:
 					f.Added = append(f.Added, Line{n, text})
+					f.newSide = append(f.newSide, Line{n, text})
 					n++
 				case gitdiff.OpDelete:
 					f.Removed = append(f.Removed, Line{o, text})
+					f.oldSide = append(f.oldSide, Line{o, text})
 					o++
 				default:
+					// context, but not a preprocessor line: its #if or
+					// #endif may be outside the hunk
+					if !strings.HasPrefix(strings.TrimSpace(text), "#") {
+						f.newSide = append(f.newSide, Line{n, text})
+						f.oldSide = append(f.oldSide, Line{o, text})
+					}
 					o++
 					n++
 				}
@@ -242,6 +280,7 @@ func (s *Series) rebuild() error {
 						p.mail.File, p.line("\ndiff --git a/"+f.Path+" ")+1, p.Number, p.Subject, f.Path, err)
 				}
 				known[f.Path] = false
+				f.noApply = applyFailure(p, f, gf, s.Tree.Base, err)
 				continue
 			}
 			cur[f.Path] = dst.Bytes()
@@ -260,14 +299,33 @@ func (p *Patch) line(text string) int {
 	return p.mail.LineOf(text)
 }
 
-// index records which files the series creates.
+// index records which files the series creates and which patches change
+// each file.
 func (s *Series) index() {
 	s.created = map[string]bool{}
-	for _, p := range s.Patches {
+	s.changes = map[string][]int{}
+	for i, p := range s.Patches {
 		for _, f := range p.Files {
 			if f.Created {
 				s.created[f.Path] = true
 			}
+			if ch := s.changes[f.Path]; len(ch) == 0 || ch[len(ch)-1] != i+1 {
+				s.changes[f.Path] = append(ch, i+1)
+			}
 		}
 	}
+}
+
+// version returns the last patch up to n that changes path, or 0 (the
+// base) when none does.
+func (s *Series) version(path string, n int) int {
+	if s.changes == nil {
+		s.index()
+	}
+	ch := s.changes[path]
+	i := sort.SearchInts(ch, n+1) // the first change after n
+	if i == 0 {
+		return 0
+	}
+	return ch[i-1]
 }

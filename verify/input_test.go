@@ -51,7 +51,7 @@ func TestMailInputs(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := v11Generated(t)
-	wantKeys := keys(want, Run(want, Options{}))
+	wantKeys := keys(want, Run(want, seriesOpts(t)))
 	tree, err := kernelsrc.Open(debianTree(t), "v6.12", false)
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +77,7 @@ func TestMailInputs(t *testing.T) {
 					}
 				}
 			}
-			got := keys(s, Run(s, Options{}))
+			got := keys(s, Run(s, seriesOpts(t)))
 			for k, n := range wantKeys {
 				if got[k] != n {
 					t.Errorf("generated has %d of %+v, %s has %d", n, k, in, got[k])
@@ -252,5 +252,43 @@ func TestBadMail(t *testing.T) {
 	s, err := ReadMail("testdata/mail/good.mbox", nil)
 	if err != nil || len(s.Patches) != 2 || !s.Patches[1].Files[0].Known || !strings.Contains(string(s.Patches[1].Files[0].New), "return 1;") {
 		t.Fatalf("good.mbox: %v", err)
+	}
+}
+
+// TestHunkNotApplying: a hunk of an edit to an existing file that does not
+// apply to --tree is reported as PATCH_APPLY, naming the patch's hunk and
+// the base, at the hunk's line in the mail; the other patches are read as
+// before.
+func TestHunkNotApplying(t *testing.T) {
+	g, err := series.Generate(context.Background(), series.Options{Tree: debianTree(t), Base: "v6.12", Version: 11})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mbox := series.Mbox(g.Messages())
+	i := strings.Index(mbox, "diff --git a/arch/x86/Kconfig b/arch/x86/Kconfig\n")
+	if i < 0 {
+		t.Fatal("no edit of arch/x86/Kconfig in v11")
+	}
+	h := i + strings.Index(mbox[i:], "\n@@ ") + 1
+	ctx := h + strings.Index(mbox[h:], "\n ") + 1 // the hunk's first context line
+	mbox = mbox[:ctx] + " XXX" + mbox[ctx+1:]
+	patch := strings.Count(mbox[:ctx], "\nSubject: [PATCH v11 ") - 1 // less the cover letter
+	path := filepath.Join(t.TempDir(), "v11.mbox")
+	if err := os.WriteFile(path, []byte(mbox), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tree, err := kernelsrc.Open(debianTree(t), "v6.12", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ReadMail(path, tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := only(Run(s, Options{}), "PATCH_APPLY")
+	hunkLine := 1 + strings.Count(mbox[:h], "\n")
+	if len(got) != 1 || got[0].Patch != patch || got[0].Line != hunkLine || got[0].Severity != Error ||
+		!strings.Contains(got[0].Message, "hunk 1 (@@ -") || !strings.Contains(got[0].Message, "of arch/x86/Kconfig does not apply to v6.12") {
+		t.Fatalf("PATCH_APPLY: %+v; want one at patch %d line %d", got, patch, hunkLine)
 	}
 }

@@ -108,6 +108,7 @@ func checkKconfigSymbols(c *checker) {
 	base := map[string]bool{}
 	near := []string{"Kconfig", "init/Kconfig", "arch/Kconfig"}
 	for _, p := range c.s.Patches {
+		c.stopped()
 		for _, f := range p.Files {
 			if isKconfig(f.Path) {
 				near = append(near, f.Path)
@@ -141,6 +142,7 @@ func checkKconfigSymbols(c *checker) {
 	}
 	defined := map[string]bool{}
 	for _, p := range c.s.Patches {
+		c.stopped()
 		for _, f := range p.Files {
 			if isKconfig(f.Path) {
 				for _, l := range f.Added {

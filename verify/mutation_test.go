@@ -76,11 +76,11 @@ var mutations = []mutation{
 		[]reviewPoint{{"UNUSED_STATIC", 6, "static void unwind_debug_dump(void)", "kernel/unwind/deferred.c"}}},
 	{"function-like macro before its first use", []edit{{"files/kernel/unwind/deferred.c.tmpl",
 		"/*\n * Read the task context timestamp", "#define unwind_dbg(fmt, ...) pr_debug(fmt, ##__VA_ARGS__)\n\n/*\n * Read the task context timestamp"}},
-		[]reviewPoint{{"UNUSED_STATIC", 6, "#define unwind_dbg(fmt, ...)", "kernel/unwind/deferred.c"}}},
+		[]reviewPoint{{"UNUSED_MACRO", 6, "#define unwind_dbg(fmt, ...)", "kernel/unwind/deferred.c"}}},
 	{"static inline in a header before its first use", []edit{{"files/include/linux/unwind_deferred.h.tmpl",
 		"void unwind_deferred_task_exit(struct task_struct *task);\n\n{{end}}\n",
 		"void unwind_deferred_task_exit(struct task_struct *task);\n\nstatic inline bool unwind_task_exiting(struct task_struct *task)\n{\n\treturn task->flags & PF_EXITING;\n}\n\n{{end}}\n"}},
-		[]reviewPoint{{"UNUSED_STATIC", 11, "static inline bool unwind_task_exiting(struct task_struct *task)", "include/linux/unwind_deferred.h"}}},
+		[]reviewPoint{{"UNUSED_INLINE", 11, "static inline bool unwind_task_exiting(struct task_struct *task)", "include/linux/unwind_deferred.h"}}},
 	{"non-inline call after instrumentation_end()", []edit{{"files/include/linux/unwind_deferred.h.tmpl",
 		"static __always_inline void unwind_reset_info(void)", "static inline void unwind_reset_info(void)"},
 		{"v11/05-cache.patch", "statement-before exit_to_user_mode trace_hardirqs_on_prepare", "statement-before exit_to_user_mode user_enter_irqoff"}},
@@ -104,7 +104,7 @@ var (
 func TestMutations(t *testing.T) {
 	fixedOnce.Do(func() {
 		fixedS = generate(t, specCopy(t, true))
-		fixed = Run(fixedS, Options{})
+		fixed = Run(fixedS, seriesOpts(t))
 	})
 	for _, m := range mutations {
 		t.Run(strings.ReplaceAll(m.name, " ", "_"), func(t *testing.T) {
@@ -114,7 +114,7 @@ func TestMutations(t *testing.T) {
 				t.Errorf("the corrected series has %s: %s", id, describe(fixedS, got))
 			}
 			s := generate(t, specCopy(t, true, m.edits...))
-			checkPoints(t, s, Run(s, Options{}), m.want)
+			checkPoints(t, s, Run(s, seriesOpts(t)), m.want)
 		})
 	}
 }

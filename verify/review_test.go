@@ -93,10 +93,13 @@ func describe(s *Series, fs []Finding) string {
 }
 
 func TestV11MessagePoints(t *testing.T) {
+	if codespellPath() == "" {
+		t.Fatal("codespell's dictionary is missing (two of v11's misspellings come from it): apt-get install codespell, or run scripts/setup.sh")
+	}
 	inputs := map[string]func(testing.TB) *Series{"generated": v11Generated, "seed": seed}
 	for in, load := range inputs {
 		s := load(t)
-		fs := Run(s, Options{})
+		fs := Run(s, seriesOpts(t))
 		for name, points := range messagePoints {
 			t.Run(in+"/"+name, func(t *testing.T) { checkPoints(t, s, fs, points) })
 		}
@@ -118,7 +121,7 @@ var taskPoints = []reviewPoint{
 func TestV11TaskCurrent(t *testing.T) {
 	for in, load := range map[string]func(testing.TB) *Series{"generated": v11Generated, "seed": seed} {
 		s := load(t)
-		t.Run(in, func(t *testing.T) { checkPoints(t, s, Run(s, Options{}), taskPoints) })
+		t.Run(in, func(t *testing.T) { checkPoints(t, s, Run(s, seriesOpts(t)), taskPoints) })
 	}
 }
 
@@ -126,7 +129,7 @@ func TestV11IngoPoints(t *testing.T) {
 	inputs := map[string]func(testing.TB) *Series{"generated": v11Generated, "seed": seed}
 	for in, load := range inputs {
 		s := load(t)
-		fs := Run(s, Options{})
+		fs := Run(s, seriesOpts(t))
 		for _, p := range ingoPoints {
 			t.Run(in+"/"+p.id, func(t *testing.T) { checkPoints(t, s, fs, []reviewPoint{p}) })
 		}
@@ -148,7 +151,7 @@ func TestV12ResolvesIngoPoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	ids := map[string]int{}
-	for _, f := range Run(s, Options{}) {
+	for _, f := range Run(s, seriesOpts(t)) {
 		ids[f.ID]++
 	}
 	for _, p := range ingoPoints {
@@ -191,7 +194,7 @@ func TestNoinstrAccess(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkPoints(t, s, Run(s, Options{}), noinstrAccessPoints[v])
+			checkPoints(t, s, Run(s, seriesOpts(t)), noinstrAccessPoints[v])
 		})
 	}
 }

@@ -5,19 +5,22 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"sort"
 	"strings"
 )
 
 var cRules = []Rule{
-	{ID: "HEADER_GUARD", Severity: Error,
+	{ID: "HEADER_GUARD", Severity: Error, Scope: SeriesScope,
 		Why:   "a guard outside its directory's namespace (_LINUX_, _ASM_GENERIC_, _ASM_X86_) can collide with another header's and silently hide it",
 		check: checkHeaderGuards},
 	guardNameRule, // reported by checkHeaderGuards
 	taskCurrentRule,
 	unusedStaticRule,
+	unusedInlineRule, // reported by checkUnusedStatic
+	unusedMacroRule,  // reported by checkUnusedStatic
 	noinstrRule,
 	noinstrAccessRule,
-	{ID: "X86_PREFIX", Severity: Error,
+	{ID: "X86_PREFIX", Severity: Error, Scope: SeriesScope,
 		Why:   "x86 maintainers want x86-internal helpers made global to say so: x86_ keeps them apart from generic and KVM names",
 		check: checkX86Prefix},
 	{ID: "MOVE_CHANGES_BODY", Severity: Error,
@@ -25,7 +28,7 @@ var cRules = []Rule{
 		check: checkMoveBody},
 }
 
-var guardNameRule = Rule{ID: "HEADER_GUARD_NAME", Severity: Warning,
+var guardNameRule = Rule{ID: "HEADER_GUARD_NAME", Severity: Warning, Scope: SeriesScope,
 	Why: "guards named after the file let readers and scripts find the header from the guard"}
 
 // guardNamespace returns the namespace a header's guard must start with
@@ -107,6 +110,7 @@ func addedAt(f *File, line int) bool {
 func checkHeaderGuards(c *checker) {
 	nameRule := guardNameRule
 	for _, p := range c.s.Patches {
+		c.stopped()
 		for _, f := range p.Files {
 			ns, want := guardNamespace(f.Path)
 			if ns == "" || !strings.HasSuffix(f.Path, ".h") || f.Deleted {
@@ -141,6 +145,7 @@ func checkHeaderGuards(c *checker) {
 // under a name without x86_, unless the name was global before the patch.
 func checkX86Prefix(c *checker) {
 	for _, p := range c.s.Patches {
+		c.stopped()
 		wasGlobal := map[string]bool{}
 		for _, f := range p.Files {
 			if !isCode(f.Path) {
@@ -199,6 +204,7 @@ type movedFunc struct {
 // old one lacks.
 func checkMoveBody(c *checker) {
 	for _, p := range c.s.Patches {
+		c.stopped()
 		var removed, added []movedFunc
 		for _, f := range p.Files {
 			if !isCode(f.Path) {
@@ -278,7 +284,8 @@ func normLine(s string, renames map[string]string) string {
 	return s
 }
 
-// similar returns the share of a's non-blank lines that b has.
+// similar returns the share of a's non-blank lines that b has; 0 when a
+// has fewer than three.
 func similar(a, b []Line) float64 {
 	have := map[string]int{}
 	for _, l := range b {
@@ -296,7 +303,7 @@ func similar(a, b []Line) float64 {
 			same++
 		}
 	}
-	if n == 0 {
+	if n < 3 { // one or two lines ("return 0;") do not make two functions the same
 		return 0
 	}
 	return float64(same) / float64(n)
@@ -346,7 +353,7 @@ func newLines(r, a []Line, renames map[string]string) []Line {
 	return out
 }
 
-var taskCurrentRule = Rule{ID: "TASK_CURRENT", Severity: Error,
+var taskCurrentRule = Rule{ID: "TASK_CURRENT", Severity: Error, Scope: SeriesScope,
 	Why:   "a function given a task must act on that task: reading current's state instead is wrong whenever the caller passes another task",
 	check: checkTaskCurrent}
 
@@ -355,6 +362,7 @@ var taskCurrentRule = Rule{ID: "TASK_CURRENT", Severity: Error,
 // and identifiers: a comment or a string does not count).
 func checkTaskCurrent(c *checker) {
 	for _, p := range c.s.Patches {
+		c.stopped()
 		for _, f := range p.Files {
 			if !isCode(f.Path) || len(f.Added) == 0 {
 				continue
@@ -377,20 +385,31 @@ func checkTaskCurrent(c *checker) {
 }
 
 var unusedStaticRule = Rule{ID: "UNUSED_STATIC", Severity: Error,
-	Why:   "every step must build and say what it is for: a static function no one calls yet is a -Wunused-function error with W=1/-Werror and breaks bisection",
+	Why:   "the kernel build warns about a static function or variable its file does not use (-Wunused-function, -Wunused-variable; const variables with W=1): with -Werror the step does not build and bisection breaks",
 	check: checkUnusedStatic}
 
-// checkUnusedStatic reports, at the patch that adds them, static functions
-// that nothing uses yet: a static (not inline) function of a .c file that
-// the file does not use, a static inline function of a header the series
-// creates that no file of the series uses (API stubs of an #else branch
-// and arch hooks excepted), and function-like macros of a .c file that the
-// file does not expand. Uses are cc/v4's identifiers in every build; macro
-// expansions are not in the AST, so a macro's uses are its name in the
-// file's code (comments and strings left out).
+var unusedInlineRule = Rule{ID: "UNUSED_INLINE", Severity: Warning,
+	Why: "a helper introduced before its use is reviewed without its caller: reviewers ask for it in the patch that first calls it (the compiler does not warn about an unused static inline function)"}
+
+var unusedMacroRule = Rule{ID: "UNUSED_MACRO", Severity: Warning,
+	Why: "a macro introduced before its use is reviewed without its user (-Wunused-macros, which only W=2 enables)"}
+
+// checkUnusedStatic reports, at the patch that adds them, what the kernel
+// build would warn about: a static, not inline, function or variable of a
+// .c file that the file does not use (UNUSED_STATIC, an error). As advice
+// it reports a static inline function of a header the series creates that
+// no file of the series uses yet (UNUSED_INLINE: introduced before use;
+// API stubs of an #else branch and arch hooks excepted) and function-like
+// macros of a .c file that the file does not expand (UNUSED_MACRO).
+//
+// cc/v4 says what is defined, static and inline; whether the file uses a
+// name is decided on the file's code (comments and strings left out), so
+// that a use the parse cannot see (a definition it could not read, a macro
+// argument such as module_init(fn)) still counts. __maybe_unused and
+// __always_unused silence it, as they silence the compiler.
 func checkUnusedStatic(c *checker) {
 	for _, p := range c.s.Patches {
-		var seriesUses map[string]int // over the files of the series at p
+		c.stopped()
 		for _, f := range p.Files {
 			if !f.Known || len(f.Added) == 0 || f.Deleted {
 				continue
@@ -400,49 +419,194 @@ func checkUnusedStatic(c *checker) {
 				continue
 			}
 			units := c.unitsAt(p, f.Path, afterPatch)
-			declared := map[string]bool{} // extern declarations: an API with stubs
-			for _, u := range units {
-				for _, d := range u.decls {
-					if !d.static {
-						declared[d.name] = true
-					}
-				}
-			}
-			fileUses := identUses(units)
-			for _, fn := range c.funcsAt(p, f.Path, afterPatch) {
-				if !fn.static || !addedAt(f, fn.line) {
-					continue
-				}
-				switch {
-				case isC && !fn.inline && fileUses[fn.name]-selfUses(fn) == 0:
-					c.report(p, f.Path, fn.line, "static %s() is not used at this patch: add it in the patch that first calls it", fn.name)
-				case isH && fn.inline && !declared[fn.name] && !strings.HasPrefix(fn.name, "arch_"):
-					if seriesUses == nil {
-						seriesUses = c.seriesUses(p)
-					}
-					if seriesUses[fn.name]-selfUses(fn) == 0 && c.once("static inline "+fn.name) {
-						c.report(p, f.Path, fn.line, "static inline %s() is not used by any file of the series at this patch: add it in the patch that first calls it", fn.name)
-					}
-				}
-			}
-			if !isC {
+			if isC {
+				c.unusedInFile(p, f, units)
 				continue
 			}
-			code := codeOnly(f.New)
-			macros := map[int]string{} // cc/v4's function-like macros of the file, by line, in any build
-			for _, u := range units {
-				for _, m := range u.macros {
-					macros[m.line] = m.name
-				}
+			c.unusedInline(p, f, units)
+		}
+	}
+}
+
+// unusedInFile reports the static functions, variables and macros patch p
+// adds to the .c file f that f does not use.
+func (c *checker) unusedInFile(p *Patch, f *File, units []*cUnit) {
+	code := codeOnly(f.New)
+	lines := strings.Split(string(code), "\n")
+	protos := map[string][]int{} // the lines of each name's declarations: not uses
+	for _, u := range units {
+		for _, d := range u.decls {
+			protos[d.name] = append(protos[d.name], d.line)
+		}
+	}
+	silenced := func(from, to int) bool {
+		for l := from; l <= to && l <= len(lines); l++ {
+			if l >= 1 && maybeUnusedRE.MatchString(lines[l-1]) {
+				return true
 			}
-			for line := range macros {
-				name := macros[line]
-				if addedAt(f, line) && wordLines(code, name, line) == 0 {
-					c.report(p, f.Path, line, "macro %s() is not used at this patch: add it in the patch that first uses it", name)
-				}
+		}
+		return false
+	}
+	for _, fn := range c.funcsAt(p, f.Path, afterPatch) {
+		if !fn.static || fn.inline || !addedAt(f, fn.line) || silenced(fn.start, fn.open) || !written(lines, fn.name, fn.line) {
+			continue
+		}
+		if usesOutside(lines, fn.name, fn.start, fn.end, protos[fn.name]) == 0 {
+			c.report(p, f.Path, fn.line, "static %s() is not used in this file at this patch (the build warns: defined but not used): add it in the patch that first calls it", fn.name)
+		}
+	}
+	seen := map[string]bool{}
+	for _, u := range units {
+		for _, v := range u.vars {
+			k := fmt.Sprintf("%s:%d", v.name, v.line)
+			if !v.static || seen[k] || !addedAt(f, v.line) || silenced(v.line, v.line) || !written(lines, v.name, v.line) {
+				continue
+			}
+			seen[k] = true
+			if usesOutside(lines, v.name, v.line, v.line, protos[v.name]) == 0 {
+				c.report(p, f.Path, v.line, "static variable %s is not used in this file at this patch (the build warns: defined but not used): add it in the patch that first uses it", v.name)
 			}
 		}
 	}
+	macros := map[int]string{} // cc/v4's function-like macros of the file, by line, in any build
+	for _, u := range units {
+		for _, m := range u.macros {
+			macros[m.line] = m.name
+		}
+	}
+	saved := c.rule
+	c.rule = unusedMacroRule
+	defer func() { c.rule = saved }()
+	for _, line := range sortedInts(macros) {
+		name := macros[line]
+		if addedAt(f, line) && wordLines(code, name, line) == 0 && !headerHooks[name] {
+			c.report(p, f.Path, line, "macro %s() is not used at this patch: add it in the patch that first uses it", name)
+		}
+	}
+}
+
+// headerHooks are macros a file defines for the kernel headers it includes
+// to expand (printk's pr_fmt, the device core's dev_fmt): their uses are
+// in those headers.
+var headerHooks = map[string]bool{"pr_fmt": true, "dev_fmt": true}
+
+// maybeUnusedRE is the annotations that tell the compiler not to warn.
+var maybeUnusedRE = regexp.MustCompile(`\b(__maybe_unused|__always_unused|__used|__attribute__\s*\(\(\s*_*(unused|used)_*)\b`)
+
+// written reports whether name is written on line (not made by a macro's
+// expansion, as module_init(fn) makes its initcall).
+func written(lines []string, name string, line int) bool {
+	return line >= 1 && line <= len(lines) && regexp.MustCompile(`\b`+regexp.QuoteMeta(name)+`\b`).MatchString(lines[line-1])
+}
+
+// usesOutside counts the lines of code (code split in lines) that have name
+// as a word, outside lines from..to and the given declaration lines.
+func usesOutside(lines []string, name string, from, to int, decls []int) int {
+	skip := map[int]bool{}
+	for _, d := range decls {
+		skip[d] = true
+	}
+	re := regexp.MustCompile(`\b` + regexp.QuoteMeta(name) + `\b`)
+	n := 0
+	for i, l := range lines {
+		if ln := i + 1; (ln < from || ln > to) && !skip[ln] && strings.Contains(l, name) && re.MatchString(l) {
+			n++
+		}
+	}
+	return n
+}
+
+// unusedInline reports the static inline functions patch p adds to f (a
+// header the series creates) that no file of the series uses yet, with the
+// patch that first does.
+func (c *checker) unusedInline(p *Patch, f *File, units []*cUnit) {
+	declared := map[string]bool{} // extern declarations: an API with stubs
+	for _, u := range units {
+		for _, d := range u.decls {
+			if !d.static {
+				declared[d.name] = true
+			}
+		}
+	}
+	saved := c.rule
+	c.rule = unusedInlineRule
+	defer func() { c.rule = saved }()
+	for _, fn := range c.funcsAt(p, f.Path, afterPatch) {
+		if !fn.static || !fn.inline || !addedAt(f, fn.line) || declared[fn.name] || strings.HasPrefix(fn.name, "arch_") {
+			continue
+		}
+		if c.usedBy(p, fn) || !c.once("static inline "+fn.name) {
+			continue
+		}
+		first := 0
+		for _, q := range c.s.Patches[p.Number:] {
+			if addsUse(q, fn) {
+				first = q.Number
+				break
+			}
+		}
+		if first > 0 {
+			c.report(p, f.Path, fn.line, "static inline %s() is introduced before use: patch %d is the first to use it; consider adding it there", fn.name, first)
+		} else {
+			c.report(p, f.Path, fn.line, "static inline %s() is not used by any patch of the series", fn.name)
+		}
+	}
+}
+
+// usedBy reports whether a file of the series uses fn at patch q: cc/v4's
+// identifiers, or the name among the code lines the series added up to q
+// (a use in a definition cc/v4 could not read), its own definition aside.
+func (c *checker) usedBy(q *Patch, fn *cFunc) bool {
+	if c.usesAt == nil {
+		c.usesAt = map[int]map[string]int{}
+	}
+	uses, ok := c.usesAt[q.Number]
+	if !ok {
+		uses = c.seriesUses(q)
+		c.usesAt[q.Number] = uses
+	}
+	if uses[fn.name]-selfUses(fn) > 0 {
+		return true
+	}
+	for _, r := range c.s.Patches[:q.Number] {
+		if addsUse(r, fn) {
+			return true
+		}
+	}
+	return false
+}
+
+// addsUse reports whether patch r adds a code line that names fn, its own
+// definition aside.
+func addsUse(r *Patch, fn *cFunc) bool {
+	var re *regexp.Regexp
+	for _, f := range r.Files {
+		if !isCode(f.Path) {
+			continue
+		}
+		for _, l := range f.Added {
+			if f.Path == fn.unitPath && l.N >= fn.start && l.N <= fn.end || !strings.Contains(l.Text, fn.name) {
+				continue
+			}
+			if re == nil {
+				re = regexp.MustCompile(`\b` + regexp.QuoteMeta(fn.name) + `\b`)
+			}
+			if re.Match(codeOnly([]byte(l.Text))) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// sortedInts returns the keys of m in order.
+func sortedInts[V any](m map[int]V) []int {
+	var out []int
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Ints(out)
+	return out
 }
 
 // identUses counts the identifiers the units use, in bodies, file-scope
@@ -488,6 +652,7 @@ func selfUses(fn *cFunc) int {
 func (c *checker) seriesUses(p *Patch) map[string]int {
 	paths := map[string]bool{}
 	for _, q := range c.s.Patches {
+		c.stopped()
 		for _, f := range q.Files {
 			if isCode(f.Path) {
 				paths[f.Path] = true

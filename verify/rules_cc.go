@@ -14,13 +14,13 @@ var ccRules = []Rule{
 	{ID: "STUB_PARITY", Severity: Error,
 		Why:   "a missing or mistyped stub breaks the build with the option off, which only randconfig bots find",
 		check: checkStubParity},
-	{ID: "CACHE_PAGE", Severity: Error,
+	{ID: "CACHE_PAGE", Severity: Error, Scope: SeriesScope,
 		Why:   "the per-task cache is one 4K allocation: one entry too many makes every traced task allocate two pages",
 		check: checkCachePage},
-	{ID: "RESERVED_BITS", Severity: Error,
+	{ID: "RESERVED_BITS", Severity: Error, Scope: SeriesScope,
 		Why:   "a tracer handed a reserved bit of the mask (PENDING) corrupts the deferral state of every task",
 		check: checkReservedBits},
-	{ID: "FRAME_LAYOUT", Severity: Error,
+	{ID: "FRAME_LAYOUT", Severity: Error, Scope: SeriesScope,
 		Why:   "the kernel's frame description must be the one the reference walker checks traces against, on both ABIs",
 		check: checkFrameLayout},
 	cEvalRule,
@@ -31,19 +31,63 @@ var ccRules = []Rule{
 var cEvalRule = Rule{ID: "C_EVAL", Severity: Warning,
 	Why: "verify could not evaluate this C with cc/v4: the checks that need it did not run"}
 
-// evalFailed reports a C evaluation failure (once per message).
+// evalFailed reports a C evaluation failure (once per file and message
+// in a run, whichever rule met it).
 func (c *checker) evalFailed(p *Patch, file string, err error) {
-	saved := c.rule
-	c.rule = cEvalRule
 	msg, _, _ := strings.Cut(err.Error(), "\n") // cc/v4 lists every follow-on error
-	msg = regexp.MustCompile(` \(\w+\.go:\d+:\w+:\)`).ReplaceAllString(msg, "")
-	if !c.once("C_EVAL " + file + msg) {
-		c.rule = saved
+	msg = ccSourceRE.ReplaceAllString(msg, "")
+	c.evalFinding("eval "+file+" "+msg, p, file, 0, msg)
+}
+
+// unreadable reports, once per run, a definition of path (name, first
+// line start) or the whole file (name "") that cc/v4 could not parse: the
+// reason, and that the checks on it did not run. A definition stays the
+// same one over the patches, builds and rules that fail on it.
+func (c *checker) unreadable(p *Patch, path, name string, start int, err error) {
+	msg, _, _ := strings.Cut(err.Error(), "\n")
+	msg = ccSourceRE.ReplaceAllString(msg, "")
+	if name == "" {
+		c.evalFinding("unreadable "+path+" "+msg, p, path, 0,
+			fmt.Sprintf("could not be parsed (%s): the C checks on this file did not run", msg))
 		return
 	}
-	c.report(p, file, 0, "%s", msg)
-	c.rule = saved
+	c.evalFinding("unreadable "+path+" "+name, p, path, start,
+		fmt.Sprintf("%s() could not be parsed (%s): the checks on its body did not run (its uses still count)", name, msg))
 }
+
+// evalFinding records a C_EVAL finding under key for the run; of the
+// findings with one key the earliest patch's is kept, so that the report
+// does not depend on which rule met the failure first.
+func (c *checker) evalFinding(key string, p *Patch, file string, line int, msg string) {
+	if c.ignore["C_EVAL"] {
+		return
+	}
+	f := Finding{ID: cEvalRule.ID, Severity: cEvalRule.Severity, File: file, Line: line, Message: msg, Why: cEvalRule.Why, Source: "verify"}
+	if p != nil {
+		f.Patch, f.Subject = p.Number, p.Subject
+	}
+	uc := c.units
+	uc.mu.Lock()
+	defer uc.mu.Unlock()
+	if old, ok := uc.evals[key]; ok && (old.Patch < f.Patch || old.Patch == f.Patch && old.Line <= f.Line) {
+		return
+	}
+	uc.evals[key] = f
+}
+
+// evalFindings returns the C_EVAL findings of the run.
+func (uc *unitCache) evalFindings() []Finding {
+	uc.mu.Lock()
+	defer uc.mu.Unlock()
+	var out []Finding
+	for _, k := range sortedKeys(uc.evals) {
+		out = append(out, uc.evals[k])
+	}
+	return out
+}
+
+// ccSourceRE is the position in cc/v4's own source some of its messages carry.
+var ccSourceRE = regexp.MustCompile(` \(\w+\.go:\d+:\w+:\)`)
 
 // evalDeferred evaluates exprs with cc/v4 after the preprocessor
 // directives of kernel/unwind/deferred.c (src) at patch p on ABI e; a
@@ -146,6 +190,7 @@ func without(defs []string, d string) []string {
 
 func checkStubParity(c *checker) {
 	for _, p := range c.s.Patches {
+		c.stopped()
 		for _, f := range p.Files {
 			if !f.Known || f.Deleted || !strings.HasSuffix(f.Path, ".h") || !c.s.created[f.Path] {
 				continue
@@ -229,6 +274,7 @@ var cacheStructRE = regexp.MustCompile(`struct\s+unwind_cache\s*\{`)
 // only the entries before the cache struct exists).
 func checkCachePage(c *checker) {
 	for _, p := range c.s.Patches {
+		c.stopped()
 		if !changedAt(p, deferredC, deferredTypes, deferredH) {
 			continue
 		}
@@ -272,6 +318,7 @@ var (
 // may be handed out.
 func checkReservedBits(c *checker) {
 	for _, p := range c.s.Patches {
+		c.stopped()
 		if !changedAt(p, deferredC, deferredH) {
 			continue
 		}
@@ -353,6 +400,7 @@ var frameDefineRE = regexp.MustCompile(`(?m)^#\s*define\s+(ARCH_INIT_USER_\w*FRA
 // each equal to the reference walker's.
 func checkFrameLayout(c *checker) {
 	for _, p := range c.s.Patches {
+		c.stopped()
 		if !changedAt(p, x86UnwindUser) {
 			continue
 		}

@@ -39,6 +39,7 @@ func isGenericHeader(p string) bool {
 func checkArchHooks(c *checker) {
 	env := envs()[0]
 	for _, p := range c.s.Patches {
+		c.stopped()
 		changed := false
 		for _, f := range p.Files {
 			if c.s.created[f.Path] && strings.HasSuffix(f.Path, ".h") && f.Known {
@@ -164,6 +165,7 @@ var (
 // do-while block or a loop) under an upper-case name.
 func checkMacroCase(c *checker) {
 	for _, p := range c.s.Patches {
+		c.stopped()
 		for _, f := range p.Files {
 			if !isCode(f.Path) {
 				continue

@@ -5,6 +5,9 @@ import (
 )
 
 var lineRules = []Rule{
+	{ID: "PATCH_APPLY", Severity: Error,
+		Why:   "git am refuses a patch that does not apply to the base: the maintainer cannot take it, and verify could check it only from its hunks",
+		check: checkPatchApply},
 	{ID: "LONG_LINE", Severity: Warning,
 		Why:   "coding-style.rst: lines past 100 columns are hard to read and to review in mail",
 		check: checkLongLines},
@@ -38,6 +41,7 @@ func isCode(path string) bool {
 
 func checkLongLines(c *checker) {
 	for _, p := range c.s.Patches {
+		c.stopped()
 		for _, f := range p.Files {
 			if !isCode(f.Path) && !isMakefile(f.Path) && !strings.Contains(f.Path, "Kconfig") {
 				continue
@@ -60,6 +64,7 @@ func checkLongLines(c *checker) {
 
 func checkTrailingWhitespace(c *checker) {
 	for _, p := range c.s.Patches {
+		c.stopped()
 		for _, f := range p.Files {
 			for _, l := range f.Added {
 				if t := strings.TrimRight(l.Text, " \t"); t != l.Text {
@@ -74,6 +79,7 @@ func checkTrailingWhitespace(c *checker) {
 // "#!" line.
 func checkSPDX(c *checker) {
 	for _, p := range c.s.Patches {
+		c.stopped()
 		for _, f := range p.Files {
 			if !f.Created || len(f.Added) == 0 {
 				continue
@@ -103,6 +109,7 @@ func spdxExample(path string) string {
 
 func checkMakefileSpace(c *checker) {
 	for _, p := range c.s.Patches {
+		c.stopped()
 		for _, f := range p.Files {
 			if !isMakefile(f.Path) {
 				continue
@@ -111,6 +118,18 @@ func checkMakefileSpace(c *checker) {
 				if strings.HasPrefix(l.Text, " ") && strings.TrimSpace(l.Text) != "" {
 					c.report(p, f.Path, l.N, "Makefile line starts with spaces: indent with a tab, or not at all")
 				}
+			}
+		}
+	}
+}
+
+// checkPatchApply reports the hunks that did not apply to the base tree
+// given (ReadMail), at the hunk in the mail.
+func checkPatchApply(c *checker) {
+	for _, p := range c.s.Patches {
+		for _, f := range p.Files {
+			if f.noApply != nil {
+				c.report(p, p.MailFile, f.noApply.line, "%s", f.noApply.msg)
 			}
 		}
 	}

@@ -3,9 +3,9 @@ package verify
 import (
 	"bufio"
 	"bytes"
-	_ "embed"
 	"fmt"
 	"net/mail"
+	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -79,6 +79,7 @@ func trailers(log string) []trailer {
 
 func checkAuthorSignOff(c *checker) {
 	for _, p := range c.s.Patches {
+		c.stopped()
 		author := parsePerson(p.Author)
 		found := false
 		for _, t := range trailers(p.Log) {
@@ -98,6 +99,7 @@ func checkSenderSignOff(c *checker) {
 	}
 	sender := parsePerson(c.s.Sender)
 	for _, p := range c.s.Patches {
+		c.stopped()
 		var last *trailer
 		ts := trailers(p.Log)
 		for i := range ts {
@@ -114,6 +116,7 @@ func checkSenderSignOff(c *checker) {
 
 func checkCoDevelopedBy(c *checker) {
 	for _, p := range c.s.Patches {
+		c.stopped()
 		lines := strings.Split(p.Log, "\n")
 		for i, l := range lines {
 			m := trailerRE.FindStringSubmatch(l)
@@ -138,13 +141,33 @@ func checkCoDevelopedBy(c *checker) {
 	}
 }
 
-//go:embed spelling.txt
-var extraSpelling []byte
-
 var spellingOnce sync.Map // *kernelsrc.Tree or nil -> map[string]string
 
+// CodespellDictionary is where codespell's dictionary is looked for (the
+// Debian package codespell installs it there); KPATCH_CODESPELL_DICT
+// overrides it.
+var CodespellDictionary = []string{
+	"/usr/lib/python3/dist-packages/codespell_lib/data/dictionary.txt",
+	"/usr/local/lib/python3/dist-packages/codespell_lib/data/dictionary.txt",
+}
+
+// codespellPath returns the codespell dictionary verify reads, or "".
+func codespellPath() string {
+	paths := CodespellDictionary
+	if p := os.Getenv("KPATCH_CODESPELL_DICT"); p != "" {
+		paths = []string{p}
+	}
+	for _, p := range paths {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
 // spellingList returns misspelling -> correction, from the tree's
-// scripts/spelling.txt (when there is a tree) and verify's own list.
+// scripts/spelling.txt (when there is a tree) and codespell's dictionary
+// (when it is installed).
 func (s *Series) spellingList() map[string]string {
 	key := any(nil)
 	if s.Tree != nil {
@@ -154,14 +177,54 @@ func (s *Series) spellingList() map[string]string {
 		return v.(map[string]string)
 	}
 	m := map[string]string{}
+	if p := codespellPath(); p != "" {
+		if data, err := os.ReadFile(p); err == nil {
+			readCodespell(data, m)
+		}
+	}
 	if s.Tree != nil {
 		if data, err := s.Tree.ReadFile("scripts/spelling.txt"); err == nil {
 			readSpelling(data, m)
 		}
 	}
-	readSpelling(extraSpelling, m)
 	spellingOnce.Store(key, m)
 	return m
+}
+
+// SpellingSources says which word lists SPELLING reads for s.
+func (s *Series) SpellingSources() string {
+	var out []string
+	if s.Tree != nil {
+		if _, err := s.Tree.ReadFile("scripts/spelling.txt"); err == nil {
+			out = append(out, "the tree's scripts/spelling.txt")
+		}
+	}
+	if p := codespellPath(); p != "" {
+		out = append(out, "codespell's "+p)
+	} else {
+		out = append(out, "not codespell's dictionary (apt-get install codespell)")
+	}
+	return strings.Join(out, ", ")
+}
+
+// readCodespell reads codespell's "mistake->fix" and "mistake->fix1, fix2,"
+// lines (a text after the last comma of a one-fix line is a reason).
+func readCodespell(data []byte, m map[string]string) {
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		bad, fix, ok := strings.Cut(sc.Text(), "->")
+		if !ok {
+			continue
+		}
+		fix = strings.TrimSpace(fix)
+		switch i := strings.LastIndexByte(fix, ','); {
+		case i == len(fix)-1: // several fixes
+			fix = strings.TrimSuffix(fix, ",")
+		case i >= 0: // one fix and a reason
+			fix = fix[:i]
+		}
+		m[strings.ToLower(bad)] = fix
+	}
 }
 
 func readSpelling(data []byte, m map[string]string) {
@@ -278,7 +341,11 @@ func checkSpelling(c *checker) {
 	list := c.s.spellingList()
 	for _, pr := range c.s.proseOf() {
 		for _, w := range wordRE.FindAllString(pr.text, -1) {
-			if good, ok := list[strings.ToLower(w)]; ok {
+			good, ok := c.words[strings.ToLower(w)]
+			if !ok {
+				good, ok = list[strings.ToLower(w)]
+			}
+			if ok {
 				c.report(pr.p, pr.file, pr.line, "%q may be misspelled: perhaps %q", w, matchCase(good, w))
 			}
 		}
@@ -337,6 +404,7 @@ func checkSubjectPrefix(c *checker) {
 	byFile := map[string][]*Patch{}
 	var files []string
 	for _, p := range c.s.Patches {
+		c.stopped()
 		f := mainFile(p)
 		if byFile[f] == nil {
 			files = append(files, f)

@@ -34,22 +34,19 @@ type region struct {
 }
 
 // seriesFuncs indexes, by name, the functions defined at patch n in every
-// C file the series touches (in build e). A file is parsed when it can hold
-// a region or an inlined body (it mentions noinstr, instrumentation_end or
-// __always_inline), or when it defines a function those files call.
+// C file the series touches (in build e) that the noinstr rules need: a
+// file is parsed when it can hold a region or an inlined body (it mentions
+// noinstr, instrumentation_end or __always_inline), or when it defines a
+// function those files call. Which files those are is followed patch by
+// patch (c.noinstr), so that a patch costs what it changes, not the size of
+// the series; the rules ask for the patches in order.
 func (c *checker) seriesFuncs(n int, e cenv) map[string][]*cFunc {
+	ix := c.noinstrAt(n)
 	out := map[string][]*cFunc{}
 	called := map[string]bool{}
-	var rest []string
-	for _, path := range c.seriesCode() {
-		in := c.input(path, n, afterPatch)
-		if in == nil {
-			continue
-		}
-		if !mentionsAny(in.blank, "noinstr", "instrumentation_end", "__always_inline") {
-			rest = append(rest, path)
-			continue
-		}
+	parsed := map[string]bool{}
+	for _, path := range sortedKeys(ix.mention) {
+		parsed[path] = true
 		if u := c.unit(path, n, afterPatch, e); u != nil {
 			for _, f := range u.funcs {
 				out[f.name] = append(out[f.name], f)
@@ -59,14 +56,15 @@ func (c *checker) seriesFuncs(n int, e cenv) map[string][]*cFunc {
 			}
 		}
 	}
-	for _, path := range rest {
-		defines := false
-		for _, ch := range c.input(path, n, afterPatch).keep {
-			defines = defines || ch.fn && called[ch.name]
+	rest := map[string]bool{}
+	for name := range called {
+		for path := range ix.defines[name] {
+			if !parsed[path] {
+				rest[path] = true
+			}
 		}
-		if !defines {
-			continue
-		}
+	}
+	for _, path := range sortedKeys(rest) {
 		if u := c.unit(path, n, afterPatch, e); u != nil {
 			for _, f := range u.funcs {
 				out[f.name] = append(out[f.name], f)
@@ -76,10 +74,61 @@ func (c *checker) seriesFuncs(n int, e cenv) map[string][]*cFunc {
 	return out
 }
 
+// noinstrIndex is, at one patch, which C files of the series mention what
+// makes a region or an inlined body, and which files define each function
+// (of a file the series edits, the definitions it reads).
+type noinstrIndex struct {
+	n       int
+	mention map[string]bool
+	defines map[string]map[string]bool // function -> paths
+	names   map[string][]string        // path -> the functions it defines
+}
+
+// noinstrAt brings c.noinstr to patch n, from the patch it is at (or from
+// the start when n is before it).
+func (c *checker) noinstrAt(n int) *noinstrIndex {
+	if c.noinstr == nil || c.noinstr.n > n {
+		c.noinstr = &noinstrIndex{mention: map[string]bool{}, defines: map[string]map[string]bool{}, names: map[string][]string{}}
+	}
+	ix := c.noinstr
+	for k := ix.n + 1; k <= n && k <= len(c.s.Patches); k++ {
+		for _, f := range c.s.Patches[k-1].Files {
+			if !strings.HasSuffix(f.Path, ".c") && !strings.HasSuffix(f.Path, ".h") {
+				continue
+			}
+			for _, name := range ix.names[f.Path] {
+				delete(ix.defines[name], f.Path)
+			}
+			delete(ix.names, f.Path)
+			delete(ix.mention, f.Path)
+			in := c.input(f.Path, k, afterPatch)
+			if in == nil {
+				continue
+			}
+			if mentionsAny(in.blank, "noinstr", "instrumentation_end", "__always_inline") {
+				ix.mention[f.Path] = true
+			}
+			for _, ch := range in.keep {
+				if !ch.fn {
+					continue
+				}
+				if ix.defines[ch.name] == nil {
+					ix.defines[ch.name] = map[string]bool{}
+				}
+				ix.defines[ch.name][f.Path] = true
+				ix.names[f.Path] = append(ix.names[f.Path], ch.name)
+			}
+		}
+	}
+	ix.n = max(ix.n, n)
+	return ix
+}
+
 // seriesCode is every .c and .h file the series touches.
 func (c *checker) seriesCode() []string {
 	paths := map[string]bool{}
 	for _, q := range c.s.Patches {
+		c.stopped()
 		for _, f := range q.Files {
 			if strings.HasSuffix(f.Path, ".c") || strings.HasSuffix(f.Path, ".h") {
 				paths[f.Path] = true
@@ -162,6 +211,7 @@ func where(fn *cFunc) string {
 // .noinstr.text, __always_inline the always_inline attribute.
 func checkNoinstrCalls(c *checker) {
 	for _, p := range c.s.Patches {
+		c.stopped()
 		if !changesCode(p) {
 			continue
 		}
@@ -318,6 +368,7 @@ func accesses(defs map[string][]*cFunc, r region) []access {
 // else the nearest call it adds), once.
 func checkNoinstrAccess(c *checker) {
 	for _, p := range c.s.Patches {
+		c.stopped()
 		if !changesCode(p) {
 			continue
 		}

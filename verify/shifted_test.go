@@ -56,7 +56,7 @@ func TestFixedVariantShiftedBase(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fs := Run(s, Options{})
+		fs := Run(s, seriesOpts(t))
 		if fixed {
 			for _, f := range fs {
 				if f.Severity == Error || f.ID == "C_EVAL" {

@@ -1,11 +1,14 @@
 package verify
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Severity says whether a finding fails the check (Error) or is advice
@@ -55,10 +58,21 @@ func (f Finding) Where() string {
 	return f.File
 }
 
+// Scope says whom a rule is for: every kernel series (Kernel), or the
+// series whose spec declares it (Series: one review's points).
+type Scope string
+
+// The scopes.
+const (
+	Kernel      Scope = "kernel"
+	SeriesScope Scope = "series"
+)
+
 // Rule is one check.
 type Rule struct {
 	ID       string
 	Severity Severity
+	Scope    Scope  // Kernel unless set
 	Why      string // one line: why reviewers care
 	check    func(c *checker)
 }
@@ -71,20 +85,58 @@ func Rules() []Rule {
 	out = append(out, ccRules...)
 	out = append(out, kconfigRules...)
 	out = append(out, hookRules...)
+	for i := range out {
+		if out[i].Scope == "" {
+			out[i].Scope = Kernel
+		}
+	}
+	return out
+}
+
+// RuleIDs returns the IDs of every rule.
+func RuleIDs() map[string]bool {
+	out := map[string]bool{}
+	for _, r := range Rules() {
+		out[r.ID] = true
+	}
 	return out
 }
 
 // Options selects what Run checks.
 type Options struct {
 	Ignore []string // rule IDs to drop, as checkpatch --ignore
+	// Series is what the series' spec declares: the rules of scope series
+	// that apply and its own misspellings. Nil: kernel rules only.
+	Series *SeriesRules
+	// Context stops RunContext early (Ctrl-C); nil: never.
+	Context context.Context
+	// CheckpatchTimeout bounds the run of checkpatch.pl (Checkpatch); 0:
+	// CheckpatchTimeout(number of patches).
+	CheckpatchTimeout time.Duration
 }
 
 // Run applies every rule to s and returns the findings, sorted by patch,
 // file and line.
 func Run(s *Series, opt Options) []Finding {
+	fs, _ := RunContext(s, opt)
+	return fs
+}
+
+// RunContext is Run that stops when opt.Context is done, with its error
+// (the rules running then stop at their next patch).
+func RunContext(s *Series, opt Options) ([]Finding, error) {
+	ctx := opt.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	ignore := map[string]bool{}
 	for _, id := range opt.Ignore {
 		ignore[strings.ToUpper(strings.TrimSpace(id))] = true
+	}
+	for _, r := range Rules() {
+		if r.Scope == SeriesScope && !opt.Series.declares(r.ID) {
+			ignore[r.ID] = true // not this series' rule
+		}
 	}
 	s.index()
 	units := newUnitCache() // the C files the rules read, parsed once per run
@@ -95,7 +147,7 @@ func Run(s *Series, opt Options) []Finding {
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
 	for i, r := range rules {
-		if r.check == nil || ignore[r.ID] && r.ID != "HEADER_GUARD" { // HEADER_GUARD also checks HEADER_GUARD_NAME
+		if r.check == nil || ignore[r.ID] && !reportsOthers[r.ID] {
 			continue // ignored, or reported by another rule's check
 		}
 		wg.Add(1)
@@ -103,18 +155,36 @@ func Run(s *Series, opt Options) []Finding {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			c := &checker{s: s, rule: r, ignore: ignore, seen: map[string]bool{}, units: units}
-			r.check(c)
+			if ctx.Err() != nil {
+				return
+			}
+			c := &checker{s: s, rule: r, ignore: ignore, seen: map[string]bool{}, units: units, ctx: ctx, words: opt.Series.words()}
+			func() {
+				defer func() {
+					if r := recover(); r != nil && r != errStopped { // errStopped: the context is done
+						panic(r)
+					}
+				}()
+				r.check(c)
+			}()
 			outs[i] = c.out
 		}()
 	}
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	var all []Finding
 	for _, o := range outs {
 		all = append(all, o...)
 	}
-	return Sorted(all)
+	all = append(all, units.evalFindings()...)
+	return Sorted(all), nil
 }
+
+// reportsOthers are the rules whose check also reports other rules' IDs: they
+// run while one of those is not ignored.
+var reportsOthers = map[string]bool{"HEADER_GUARD": true, "UNUSED_STATIC": true}
 
 // Sorted sorts findings by patch, file, line and ID, and drops exact
 // duplicates.
@@ -150,6 +220,22 @@ type checker struct {
 	out    []Finding
 	seen   map[string]bool // what once has let through
 	units  *unitCache      // shared by the rules of one Run
+
+	ctx     context.Context
+	words   map[string]string      // the series' own misspellings
+	noinstr *noinstrIndex          // seriesFuncs' index, at the last patch asked
+	usesAt  map[int]map[string]int // seriesUses by patch
+}
+
+// errStopped unwinds a rule's check when the run's context is done.
+var errStopped = errors.New("stopped")
+
+// stopped ends the running rule's check (see RunContext) when the run is
+// stopped; rules call it once per patch.
+func (c *checker) stopped() {
+	if c.ctx != nil && c.ctx.Err() != nil {
+		panic(errStopped)
+	}
 }
 
 // once reports whether key (within the running rule) is new: a problem that

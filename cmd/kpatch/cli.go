@@ -248,6 +248,7 @@ func runCommand(c command, args []string, stdout *checkedWriter, stderr io.Write
 	var (
 		help  *helpRequest
 		use   *usageError
+		input *inputError
 		opts  *buildtest.OptionsError
 		found errFindings
 		shown *jsonShown
@@ -268,6 +269,8 @@ func runCommand(c command, args []string, stdout *checkedWriter, stderr io.Write
 		code, msg = exitUsage, use.msg
 	case errors.As(err, &opts):
 		code, msg = exitUsage, opts.Error()
+	case errors.As(err, &input):
+		code, msg = exitUsage, input.Error()
 	case errors.As(err, &found):
 		return exitFailed // the report has said everything
 	case stdout.err != nil && err == stdout.err:

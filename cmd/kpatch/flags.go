@@ -91,6 +91,17 @@ type usageError struct {
 
 func (u *usageError) Error() string { return u.msg }
 
+// inputError makes kpatch exit 2 after printing its message as one line:
+// input the command could not read, so that nothing was checked (as
+// opposed to checks that ran and failed, exit 1).
+type inputError struct{ err error }
+
+func (e *inputError) Error() string { return e.err.Error() }
+func (e *inputError) Unwrap() error { return e.err }
+
+// badInput marks err as input the command could not read (exit 2).
+func badInput(err error) error { return &inputError{err} }
+
 // helpRequest makes kpatch print the usage of f on standard output and
 // exit 0.
 type helpRequest struct{ f *flagSet }

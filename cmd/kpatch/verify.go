@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -18,25 +19,52 @@ type errFindings struct{ n int }
 func (e errFindings) Error() string { return fmt.Sprintf("%d errors", e.n) }
 
 func cmdVerify(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("verify", "[--tree DIR] [--base REV] [-v N] [--spec DIR] [--json] [--ignore ID,...] [FILE]",
+	fs := newFlags("verify", "[--tree DIR] [--base REV] [-v N] [--spec DIR] [--json] [--ignore ID,...] [--rules] [FILE]",
 		`Check a series before it is posted: the kernel's rules for commit messages
-and style, and the series' C invariants evaluated with modernc.org/cc/v4 for
-x86_64 and i386 with its options on and off, at every patch.
+and style, and C invariants evaluated with modernc.org/cc/v4 for x86_64 and
+i386 with the series' options on and off, at every patch. Rules of scope
+"series" apply only to the series whose spec declares them (verify-rules in
+the spec directory); --rules lists every rule.
 
 Without FILE, the series kpatch gen would write (same flags) is checked.
 With FILE (an mbox, a directory of .patch files, or a saved thread), the
 posted series is; --tree/--base then give the base that edits to existing
-files are applied to. Exit status 1 when there are errors.`)
-	sf := fs.seriesFlags(seriesFlagSpec{treeHelp: "kernel tree: a git repository or a plain directory with --plain (default \".\" without FILE)"})
+files are applied to.
+
+Exit status: 0 no errors (warnings only or clean), 1 errors found,
+2 usage or input verify could not read (nothing was checked).`)
+	sf := fs.seriesFlags(seriesFlagSpec{
+		treeHelp: "kernel tree: a git repository or a plain directory with --plain (default \".\" without FILE)",
+		specHelp: "series description directory (an edited copy of templates/linux); with FILE, its series rules apply",
+	})
 	tree, base, version, specDir, plain := sf.tree, sf.base, sf.version, sf.specDir, sf.plain
 	jsonOut := fs.jsonFlag()
 	ignore := fs.String("ignore", "", "comma-separated rule IDs (verify's or checkpatch's types) to leave out")
 	checkpatch := fs.Bool("checkpatch", false, "also run the tree's scripts/checkpatch.pl on every patch and merge its findings")
+	rules := fs.Bool("rules", false, "list every rule (ID, severity, scope, why) and exit")
 	files, err := fs.parse(args, 0, 1)
 	if err != nil {
 		return err
 	}
+	if *rules {
+		return verify.WriteRules(stdout)
+	}
+	// Anything that stops verify before its report is bad input: exit 2
+	// with one line (and a JSON error under --json), as for usage errors.
+	refuse := func(err error) error { return badInput(err) }
+	var ids []string
+	for _, id := range strings.Split(*ignore, ",") {
+		if id = strings.TrimSpace(id); id != "" {
+			ids = append(ids, id)
+		}
+	}
+	if !*checkpatch { // checked before anything is read; with --checkpatch, once its types are known
+		if err := verify.CheckIgnore(ids, nil); err != nil {
+			return refuse(err)
+		}
+	}
 	var s *verify.Series
+	var seriesRules *verify.SeriesRules
 	if len(files) == 1 {
 		var t *kernelsrc.Tree
 		if *tree != "" {
@@ -44,22 +72,33 @@ files are applied to. Exit status 1 when there are errors.`)
 			if b == "" {
 				sp, err := series.LoadSpec(*specDir)
 				if err != nil {
-					return err
+					return refuse(err)
 				}
 				rev, err := sp.Revision(*version)
 				if err != nil {
-					return err
+					return refuse(err)
 				}
 				b = rev.Base
 			}
 			var err error
 			if t, err = kernelsrc.Open(*tree, b, *plain); err != nil {
-				return err
+				return refuse(err)
 			}
 		}
-		var err error
-		if s, err = verify.ReadMail(files[0], t); err != nil {
+		err := interruptible(ctx, func() (err error) {
+			s, err = verify.ReadMail(files[0], t)
 			return err
+		})
+		if errors.Is(err, context.Canceled) {
+			return err
+		}
+		if err != nil {
+			return refuse(err)
+		}
+		if *specDir != "" {
+			if seriesRules, err = verify.LoadSeriesRules(*specDir); err != nil {
+				return refuse(err)
+			}
 		}
 	} else {
 		if *tree == "" {
@@ -67,28 +106,44 @@ files are applied to. Exit status 1 when there are errors.`)
 		}
 		g, err := series.Generate(ctx, series.Options{Tree: *tree, Base: *base, Version: *version, SpecDir: *specDir, Plain: *plain})
 		if err != nil {
-			return err
+			return refuse(err)
 		}
 		if s, err = verify.FromGenerated(g); err != nil {
-			return err
+			return refuse(err)
+		}
+		if seriesRules, err = verify.LoadSeriesRules(*specDir); err != nil {
+			return refuse(err)
 		}
 	}
-	var ids []string
-	for _, id := range strings.Split(*ignore, ",") {
-		if id = strings.TrimSpace(id); id != "" {
-			ids = append(ids, id)
-		}
-	}
-	opt := verify.Options{Ignore: ids}
-	findings := verify.Run(s, opt)
-	if *checkpatch {
-		if s.Tree == nil {
-			return fmt.Errorf("--checkpatch runs the tree's scripts/checkpatch.pl: give the tree with --tree")
-		}
-		fmt.Fprintf(stderr, "kpatch verify: running scripts/checkpatch.pl of %s on %d patches\n", s.Tree.Base, len(s.Patches))
+	var cpTypes map[string]bool
+	if *checkpatch && s.Tree != nil {
 		var err error
+		if cpTypes, err = verify.CheckpatchTypes(s.Tree); err != nil {
+			return refuse(err)
+		}
+	}
+	if err := verify.CheckIgnore(ids, cpTypes); err != nil {
+		return refuse(err)
+	}
+	if *checkpatch && s.Tree == nil {
+		return refuse(fmt.Errorf("--checkpatch runs the tree's scripts/checkpatch.pl: give the tree with --tree"))
+	}
+	opt := verify.Options{Ignore: ids, Series: seriesRules, Context: ctx}
+	var findings []verify.Finding
+	err = interruptible(ctx, func() (err error) {
+		findings, err = verify.RunContext(s, opt)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if *checkpatch {
+		fmt.Fprintf(stderr, "kpatch verify: running scripts/checkpatch.pl of %s on %d patches\n", s.Tree.Base, len(s.Patches))
 		if findings, err = verify.Checkpatch(ctx, s, findings, opt); err != nil {
-			return err
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return refuse(err)
 		}
 	}
 	rep := verify.NewReport(s, findings)
@@ -104,4 +159,18 @@ files are applied to. Exit status 1 when there are errors.`)
 		return errFindings{rep.Errors}
 	}
 	return nil
+}
+
+// interruptible runs f and returns its error, or ctx's as soon as ctx is
+// done (Ctrl-C): f's work is abandoned, which is safe because verify writes
+// nothing before its report.
+func interruptible(ctx context.Context, f func() error) error {
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,7 +20,7 @@ func TestVerifyCommand(t *testing.T) {
 		t.Fatalf("exit %d on v11 (it has errors); stderr %q", code, errb.String())
 	}
 	text := out.String()
-	if !strings.Contains(text, "\npatch 05/14 unwind_user/deferred: Add unwind cache\n") || !strings.Contains(text, "CO_DEVELOPED_BY") {
+	if !strings.Contains(text, "\npatch 05/14 unwind_user/deferred: Add unwind cache: ") || !strings.Contains(text, "CO_DEVELOPED_BY") {
 		t.Errorf("text report lacks the patch heading or a finding:\n%s", text)
 	}
 	last := text[strings.LastIndex(strings.TrimSuffix(text, "\n"), "\n")+1:]
@@ -65,15 +67,72 @@ func TestVerifyCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	code = run([]string{"verify", "--checkpatch", seedPath}, &out, &errb)
-	if code != 1 || strings.Count(errb.String(), "\n") != 1 || !strings.Contains(errb.String(), "--tree") {
+	if code != 2 || strings.Count(errb.String(), "\n") != 1 || !strings.Contains(errb.String(), "--tree") {
 		t.Errorf("--checkpatch without --tree: exit %d, %q", code, errb.String())
 	}
 
-	// Bad input: one line naming the cause, exit 1.
+	// Bad input: one line naming the cause, exit 2.
 	errb.Reset()
 	code = run([]string{"verify", filepath.Join(t.TempDir(), "nothing.mbox")}, &out, &errb)
 	msg := errb.String()
-	if code != 1 || strings.Count(msg, "\n") != 1 || !strings.Contains(msg, "nothing.mbox") {
+	if code != 2 || strings.Count(msg, "\n") != 1 || !strings.Contains(msg, "nothing.mbox") {
 		t.Errorf("missing file: exit %d, %q", code, msg)
+	}
+}
+
+// TestVerifyUsage: --rules lists the rules (exit 0); an unknown --ignore ID
+// is refused by name before anything is read (exit 2); --help prints the
+// usage once (exit 0).
+func TestVerifyUsage(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"verify", "--rules"}, &out, &errb); code != 0 ||
+		!strings.Contains(out.String(), "X86_PREFIX") || !strings.Contains(out.String(), " series ") || !strings.Contains(out.String(), "UNUSED_STATIC") {
+		t.Errorf("--rules: exit %d:\n%s%s", code, out.String(), errb.String())
+	}
+	out.Reset()
+	errb.Reset()
+	seedPath, err := oracle.SeedPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	code := run([]string{"verify", "--ignore", "SPELLING,NO_SUCH_RULE", seedPath}, &out, &errb)
+	if code != 2 || strings.Count(errb.String(), "\n") != 1 || !strings.Contains(errb.String(), "NO_SUCH_RULE") || out.Len() != 0 {
+		t.Errorf("unknown --ignore: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	}
+	// ... before anything is read: a missing FILE is not what it reports
+	errb.Reset()
+	code = run([]string{"verify", "--ignore", "NO_SUCH_RULE", filepath.Join(t.TempDir(), "missing.mbox")}, &out, &errb)
+	if code != 2 || !strings.Contains(errb.String(), "NO_SUCH_RULE") || strings.Contains(errb.String(), "missing.mbox") {
+		t.Errorf("unknown --ignore with a missing FILE: exit %d, %q", code, errb.String())
+	}
+	out.Reset()
+	errb.Reset()
+	code = run([]string{"verify", "--json", filepath.Join(t.TempDir(), "nothing.mbox")}, &out, &errb)
+	var refusal struct{ Error string }
+	if err := json.Unmarshal(out.Bytes(), &refusal); code != 2 || err != nil || !strings.Contains(refusal.Error, "nothing.mbox") {
+		t.Errorf("--json refusal: exit %d, stdout %q (%v)", code, out.String(), err)
+	}
+	out.Reset()
+	errb.Reset()
+	code = run([]string{"verify", "--help"}, &out, &errb)
+	if code != 0 || strings.Count(out.String()+errb.String(), "usage: kpatch verify") != 1 {
+		t.Errorf("--help: exit %d, usage printed %d times:\n%s%s", code, strings.Count(out.String()+errb.String(), "usage: kpatch verify"), out.String(), errb.String())
+	}
+}
+
+// TestInterruptible: a verify stopped by Ctrl-C returns the context's error
+// at once, however long the work it abandons would take; work that ends
+// first returns its own result.
+func TestInterruptible(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	block := make(chan struct{})
+	defer close(block)
+	cancel()
+	if err := interruptible(ctx, func() error { <-block; return nil }); !errors.Is(err, context.Canceled) {
+		t.Errorf("stopped: %v", err)
+	}
+	want := errors.New("done")
+	if err := interruptible(context.Background(), func() error { return want }); err != want {
+		t.Errorf("finished: %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package ktypes
 
 import (
 	"sort"
+	"strings"
 	"testing"
 
 	"modernc.org/cc/v4"
@@ -58,5 +59,30 @@ func TestTypes(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPrelude: the shared prelude is a translation unit cc/v4 accepts on
+// both ABIs, with the annotations gone, noinstr and __always_inline kept
+// as attributes only when asked, and the types sized for the ABI.
+func TestPrelude(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		src := Prelude(keep) + "static __always_inline noinstr int f(u64 __user *p) { return likely(p != 0); }\n"
+		for _, arch := range []string{"amd64", "386"} {
+			abi, err := cc.NewABI("linux", arch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := &cc.Config{ABI: abi}
+			if err := cfg.ApplyOptions(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := cc.Translate(cfg, []cc.Source{{Name: "p.c", Value: src}}); err != nil {
+				t.Errorf("keep %v, %s: %v", keep, arch, err)
+			}
+		}
+		if got := strings.Contains(Prelude(keep), `".noinstr.text"`); got != keep {
+			t.Errorf("keep %v: noinstr as its section: %v", keep, got)
+		}
 	}
 }

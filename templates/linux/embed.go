@@ -16,9 +16,10 @@ import (
 	"kpatch/plumbing/outdir"
 )
 
-// FS holds files/ and the revision directories.
+// FS holds files/, the revision directories and verify-rules (what kpatch
+// verify checks for this series beyond the kernel's rules).
 //
-//go:embed files v*
+//go:embed files v* verify-rules
 var FS embed.FS
 
 // Export writes the series description into dir, which must not exist,

@@ -1,0 +1,126 @@
+package verify
+
+import (
+	"fmt"
+	"kpatch/internal/ktypes"
+	"strings"
+)
+
+// The prelude that stands in for the kernel headers a unit does not read.
+
+// unitPrelude is what the kernel headers a unit does not read would have
+// given its functions: the build's options and BITS_PER_LONG, the types,
+// the attributes as GNU attributes cc/v4 keeps in the AST (noinstr as its
+// section, __always_inline as inline plus always_inline), the other
+// annotations empty, and the kernel's loop macros as the for statements
+// they are. typedefs are names the file uses as types; loops are names of
+// iterator macros the file uses that the prelude does not define.
+func (e cenv) unitPrelude(typedefs, loops []string) string {
+	var b strings.Builder
+	b.WriteString(e.preludeDefines())
+	b.WriteString(ktypes.Prelude(true))
+	b.WriteString(`#define __ARG_PLACEHOLDER_1 0,
+#define __take_second_arg(__ignored, val, ...) val
+#define __is_defined(x) ___is_defined(x)
+#define ___is_defined(val) ____is_defined(__ARG_PLACEHOLDER_##val)
+#define ____is_defined(arg1_or_junk) __take_second_arg(arg1_or_junk 1, 0)
+#define IS_ENABLED(option) __is_defined(option)
+#define IS_BUILTIN(option) __is_defined(option)
+#define IS_MODULE(option) 0
+#define __packed
+#define __aligned(x)
+#define for_each_process_thread(p, t) for (p = 0, t = 0; p; p = 0)
+#define list_for_each_entry(pos, head, member) for (pos = (void *)(head); pos; pos = 0)
+#define list_for_each_entry_safe(pos, n, head, member) for (pos = (void *)(head), n = 0; pos; pos = n)
+#define list_for_each_entry_rcu(pos, head, member, ...) for (pos = (void *)(head); pos; pos = 0)
+#define list_for_each_entry_srcu(pos, head, member, cond) for ((void)(cond), pos = (void *)(head); pos; pos = 0)
+#define hlist_for_each_entry(pos, head, member) for (pos = (void *)(head); pos; pos = 0)
+#define for_each_possible_cpu(cpu) for (cpu = 0; cpu < 1; cpu++)
+#define for_each_online_cpu(cpu) for (cpu = 0; cpu < 1; cpu++)
+#define for_each_set_bit(bit, addr, size) for (bit = 0; bit < (size) && (addr); bit++)
+#define container_of(ptr, type, member) ((type *)(ptr))
+#define container_of_const(ptr, type, member) ((type *)(ptr))
+#define list_entry(ptr, type, member) ((type *)(ptr))
+#define list_first_entry(ptr, type, member) ((type *)(ptr))
+#define list_first_entry_or_null(ptr, type, member) ((type *)(ptr))
+#define list_last_entry(ptr, type, member) ((type *)(ptr))
+#define hlist_entry(ptr, type, member) ((type *)(ptr))
+#define sizeof_field(type, member) sizeof(((type *)0)->member)
+#define offsetof(type, member) __builtin_offsetof(type, member)
+#define scoped_guard(_name, ...) if (1)
+#define scoped_cond_guard(_name, _fail, ...) if (1)
+#define __net_init
+#define __net_exit
+#define __net_initdata
+#define __initconst
+#define __init_or_module
+#define __exit_p(x) x
+#define min_t(type, x, y) ((type)(x) < (type)(y) ? (type)(x) : (type)(y))
+#define max_t(type, x, y) ((type)(x) > (type)(y) ? (type)(x) : (type)(y))
+#define clamp_t(type, val, lo, hi) min_t(type, max_t(type, val, lo), hi)
+#define clamp_val(val, lo, hi) clamp_t(typeof(val), val, lo, hi)
+#define hlist_for_each_entry_rcu(pos, head, member, ...) for (pos = (void *)(head); pos; pos = 0)
+#define hlist_for_each_entry_safe(pos, n, head, member) for (pos = (void *)(head), n = 0; pos; pos = n)
+#define list_for_each(pos, head) for (pos = (head); pos; pos = 0)
+#define list_for_each_safe(pos, n, head) for (pos = (head), n = 0; pos; pos = n)
+#define list_for_each_entry_reverse(pos, head, member) for (pos = (void *)(head); pos; pos = 0)
+#define list_for_each_entry_continue(pos, head, member) for (pos = (void *)(head); pos; pos = 0)
+#define skb_list_walk_safe(first, skb, next_skb) for (skb = (first), next_skb = 0; skb; skb = next_skb)
+#define skb_queue_walk(queue, skb) for (skb = (void *)(queue); skb; skb = 0)
+#define skb_queue_walk_safe(queue, skb, tmp) for (skb = (void *)(queue), tmp = 0; skb; skb = tmp)
+#define for_each_cpu(cpu, mask) for (cpu = 0; cpu < 1 && (mask); cpu++)
+#define for_each_node(node) for (node = 0; node < 1; node++)
+#define for_each_online_node(node) for (node = 0; node < 1; node++)
+#define __define_initcall_use(fn, id) static void *__initcall_##id##_##fn __attribute__((__unused__)) = (void *)fn;
+#define module_init(fn) __define_initcall_use(fn, module)
+#define module_exit(fn) __define_initcall_use(fn, exit)
+#define early_initcall(fn) __define_initcall_use(fn, early)
+#define core_initcall(fn) __define_initcall_use(fn, core)
+#define postcore_initcall(fn) __define_initcall_use(fn, postcore)
+#define arch_initcall(fn) __define_initcall_use(fn, arch)
+#define subsys_initcall(fn) __define_initcall_use(fn, subsys)
+#define fs_initcall(fn) __define_initcall_use(fn, fs)
+#define device_initcall(fn) __define_initcall_use(fn, device)
+#define late_initcall(fn) __define_initcall_use(fn, late)
+#define late_initcall_sync(fn) __define_initcall_use(fn, late_sync)
+#define __initcall(fn) device_initcall(fn)
+#define __exitcall(fn) module_exit(fn)
+#define EXPORT_SYMBOL(sym) extern int __export_##sym
+#define EXPORT_SYMBOL_GPL(sym) extern int __export_##sym
+`)
+	b.WriteString(preludeTypes)
+	b.WriteString(unitTypes)
+	for _, t := range typedefs {
+		if !preludeTypeNames[t] && !unitTypeNames[t] {
+			fmt.Fprintf(&b, "typedef int %s;\n", t)
+		}
+	}
+	for _, m := range loops {
+		// an iterator macro the prelude does not know: a loop over its
+		// arguments (their identifiers stay uses)
+		fmt.Fprintf(&b, "#define %s(...) for ((void)(__VA_ARGS__);;)\n", m)
+	}
+	return b.String()
+}
+
+// unitTypes are the kernel's typedef names that do not end in _t (those
+// are declared as they are met, see typedefWords).
+const unitTypes = `typedef unsigned char __u8;
+typedef unsigned short __u16;
+typedef unsigned int __u32;
+typedef unsigned long long __u64;
+typedef signed char __s8;
+typedef short __s16;
+typedef int __s32;
+typedef long long __s64;
+typedef unsigned short __le16, __be16;
+typedef unsigned int __le32, __be32;
+typedef unsigned long long __le64, __be64;
+typedef unsigned int uint;
+typedef unsigned long ulong;
+typedef unsigned short ushort;
+`
+
+var unitTypeNames = map[string]bool{"__u8": true, "__u16": true, "__u32": true, "__u64": true, "__s8": true, "__s16": true,
+	"__s32": true, "__s64": true, "__le16": true, "__be16": true, "__le32": true, "__be32": true, "__le64": true,
+	"__be64": true, "uint": true, "ulong": true, "ushort": true}

@@ -1,0 +1,146 @@
+package verify
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"strings"
+	"testing"
+)
+
+var updateDocs = flag.Bool("update-docs", false, "rewrite the rule table of docs/verify.md")
+
+const docsPath = "../docs/verify.md"
+
+// TestRulesDoc: the rule table of docs/verify.md is the one RulesMarkdown
+// makes from the rule list.
+func TestRulesDoc(t *testing.T) {
+	b, err := os.ReadFile(docsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const begin, end = "<!-- rules:begin -->\n", "<!-- rules:end -->"
+	i, j := bytes.Index(b, []byte(begin)), bytes.Index(b, []byte(end))
+	if i < 0 || j < i {
+		t.Fatalf("%s: no %q ... %q markers", docsPath, begin, end)
+	}
+	want := RulesMarkdown()
+	got := string(b[i+len(begin) : j])
+	if got == want {
+		return
+	}
+	if !*updateDocs {
+		t.Fatalf("%s: the rule table is out of date: go test ./verify -run TestRulesDoc -update-docs", docsPath)
+	}
+	out := append(append(append([]byte{}, b[:i+len(begin)]...), want...), b[j:]...)
+	if err := os.WriteFile(docsPath, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRulesList: every rule has a unique ID, a scope and a reason, and
+// --rules lists each on its own line with them.
+func TestRulesList(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteRules(&b); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, r := range Rules() {
+		if seen[r.ID] || r.Why == "" || (r.Scope != Kernel && r.Scope != SeriesScope) {
+			t.Errorf("rule %+v: duplicate, or no why or scope", r)
+		}
+		seen[r.ID] = true
+		n := 0
+		for _, l := range strings.Split(b.String(), "\n") {
+			f := strings.Fields(l)
+			if len(f) > 3 && f[0] == r.ID && f[1] == r.Severity.String() && f[2] == string(r.Scope) && strings.HasSuffix(l, r.Why) {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("%s listed %d times with its severity, scope and why:\n%s", r.ID, n, b.String())
+		}
+	}
+}
+
+// TestCheckIgnore: verify's IDs (any case) and checkpatch's types pass; an
+// unknown ID is refused by name.
+func TestCheckIgnore(t *testing.T) {
+	cp := map[string]bool{"LONG_LINE_COMMENT": true}
+	for _, c := range []struct {
+		ids  []string
+		cp   map[string]bool
+		fail string
+	}{
+		{[]string{"unused_static", " X86_PREFIX"}, nil, ""},
+		{[]string{"LONG_LINE_COMMENT"}, cp, ""},
+		{[]string{"LONG_LINE_COMMENT"}, nil, "unknown rule ID LONG_LINE_COMMENT: kpatch verify --rules lists verify's (checkpatch.pl's types are known with --checkpatch and --tree)"},
+		{[]string{"NO_SUCH", "SPELLING", "ALSO_NOT"}, cp, "unknown rule IDs NO_SUCH, ALSO_NOT:"},
+	} {
+		err := CheckIgnore(c.ids, c.cp)
+		switch {
+		case c.fail == "" && err != nil:
+			t.Errorf("%v: %v", c.ids, err)
+		case c.fail != "" && (err == nil || !strings.Contains(err.Error(), c.fail)):
+			t.Errorf("%v: %v, want %q", c.ids, err, c.fail)
+		}
+	}
+}
+
+// TestSeriesRules: the built-in spec declares this series' rules and
+// words; a verify-rules line that is not a series rule, or malformed, is
+// refused with its line.
+func TestSeriesRules(t *testing.T) {
+	r, err := LoadSeriesRules("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"X86_PREFIX", "TASK_CURRENT", "HEADER_GUARD_NAME"} {
+		if !r.declares(id) {
+			t.Errorf("the built-in spec does not declare %s", id)
+		}
+	}
+	if r.Spelling["theses"] != "these" {
+		t.Errorf("series words: %v", r.Spelling)
+	}
+	for text, want := range map[string]string{
+		"rule X86_PREFIX\nrule LONG_LINE\n": "f:2: LONG_LINE applies to every series already",
+		"rule NO_SUCH\n":                    "f:1: unknown rule NO_SUCH",
+		"spelling theses\n":                 "f:1: \"theses\": write spelling mistake||correction",
+		"word x y\n":                        "f:1: \"word x y\": want",
+		"# comment\nrules X86_PREFIX\n":     "f:2: unknown directive \"rules\"",
+	} {
+		if _, err := ParseSeriesRules("f", []byte(text)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", text, err, want)
+		}
+	}
+}
+
+// TestSeriesRulesScope: on the posted v11 without its spec only the
+// kernel's rules run: no finding of a series rule, and the series' own
+// misspellings are not reported; with the spec's rules they are.
+func TestSeriesRulesScope(t *testing.T) {
+	s := seed(t)
+	scope := map[string]Scope{}
+	for _, r := range Rules() {
+		scope[r.ID] = r.Scope
+	}
+	count := func(fs []Finding) (series, theses int) {
+		for _, f := range fs {
+			if scope[f.ID] == SeriesScope {
+				series++
+			}
+			if f.ID == "SPELLING" && strings.Contains(f.Message, `"theses"`) {
+				theses++
+			}
+		}
+		return
+	}
+	if n, th := count(Run(s, Options{})); n != 0 || th != 0 {
+		t.Errorf("without the spec: %d findings of series rules, %d of theses", n, th)
+	}
+	if n, th := count(Run(s, seriesOpts(t))); n == 0 || th != 1 {
+		t.Errorf("with the spec: %d findings of series rules, %d of theses", n, th)
+	}
+}
