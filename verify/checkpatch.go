@@ -149,6 +149,14 @@ func Checkpatch(ctx context.Context, s *Series, own []Finding, opt Options) ([]F
 // checkpatchText returns the patch as a mail checkpatch reads, and what to
 // add to its line numbers to get lines of MailFile.
 func (p *Patch) checkpatchText() (string, int) {
+	if p.mail == nil { // not read by package mail: generated, or made by a caller
+		if !strings.HasPrefix(p.Mail, "From ") {
+			// give it the mbox line, so that checkpatch reads the
+			// headers as headers and not as the commit message
+			return "From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\n" + p.Mail, p.MailLine - 2
+		}
+		return p.Mail, p.MailLine - 1
+	}
 	return p.mail.MailText(), p.MailLine - 1
 }
 

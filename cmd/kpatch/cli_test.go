@@ -21,12 +21,13 @@ func TestFlagsAfterArguments(t *testing.T) {
 		want string // on stderr
 	}{
 		// verify FILE --json was refused as "one FILE at most, got 2".
-		{[]string{"verify", missing, "--json"}, 1, "nothing.mbox"},
-		{[]string{"verify", "--json", missing}, 1, "nothing.mbox"},
+		// verify says input it could not read is bad input (exit 2).
+		{[]string{"verify", missing, "--json"}, 2, "nothing.mbox"},
+		{[]string{"verify", "--json", missing}, 2, "nothing.mbox"},
 		{[]string{"series", "import", missing, "-o", filepath.Join(t.TempDir(), "o")}, 1, "nothing.mbox"},
 		{[]string{"trailers", missing, "--spec", filepath.Join(t.TempDir(), "nospec")}, 1, "kpatch spec -o DIR"},
 		// "--" ends the flags: what follows is an argument.
-		{[]string{"verify", "--", "--json"}, 1, "--json"},
+		{[]string{"verify", "--", "--json"}, 2, "--json"},
 	}
 	for _, tc := range tests {
 		var stdout, stderr bytes.Buffer
@@ -125,7 +126,7 @@ func TestJSONErrors(t *testing.T) {
 		{[]string{"gen", "--json", "--no-such-flag"}, 2, "flag provided but not defined"},
 		{[]string{"nosuch", "--json"}, 2, `unknown command "nosuch"`},
 		{[]string{"series", "bogus", "--json"}, 2, `unknown subcommand "bogus"`},
-		{[]string{"verify", missing, "--json"}, 1, "nothing.mbox"},
+		{[]string{"verify", missing, "--json"}, 2, "nothing.mbox"},
 		{[]string{"trailers", "--json", missing}, 2, "--spec DIR"},
 		{[]string{"unwind", "--json"}, 2, "--core"},
 		{[]string{"test", "build", "--json", "--jobs", "0"}, 2, "--jobs"},
