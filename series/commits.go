@@ -349,7 +349,7 @@ func (s *Series) CheckBranch(name string) error {
 		return err
 	}
 	if !s.Tree.IsGit() {
-		return fmt.Errorf("--branch %s: %s is read as a plain directory, not a git repository: drop --branch (or --plain)", name, s.Tree.Dir)
+		return fmt.Errorf("--branch %s: %s is read as a plain directory, %w: drop --branch (or --plain)", name, s.Tree.Dir, kernelsrc.ErrNotAGitRepo)
 	}
 	if ok, err := s.Tree.HasBranch(name); err != nil {
 		return err
@@ -361,7 +361,7 @@ func (s *Series) CheckBranch(name string) error {
 		return fmt.Errorf("--branch %s: %w", name, err)
 	}
 	if other != "" {
-		return fmt.Errorf("--branch %s: %s exists, and git cannot keep both %s and refs/heads/%s: choose another name", name, other, other, name)
+		return fmt.Errorf("--branch %s: %s exists, and git cannot keep both %s and refs/heads/%s (%w): choose another name", name, other, other, name, ErrBadBranchName)
 	}
 	return nil
 }

@@ -24,6 +24,7 @@ import (
 	"kpatch/plumbing/linediff"
 	"kpatch/plumbing/mail"
 	"kpatch/plumbing/maintainers"
+	"kpatch/plumbing/outdir"
 	"kpatch/series/hooks"
 	"kpatch/spec"
 	"kpatch/templates/linux"
@@ -130,7 +131,7 @@ func LoadSpec(dir string) (*spec.Spec, error) {
 		return spec.Load(linux.FS)
 	}
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return nil, fmt.Errorf("--spec %s: not a directory", dir)
+		return nil, fmt.Errorf("--spec %s: %w", dir, outdir.ErrNotDir)
 	}
 	return spec.Load(os.DirFS(dir))
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"regexp"
@@ -14,6 +15,12 @@ import (
 	"time"
 
 	"kpatch/buildtest"
+	"kpatch/plumbing/kernelsrc"
+	"kpatch/plumbing/mail"
+	"kpatch/plumbing/outdir"
+	"kpatch/series"
+	"kpatch/series/hooks"
+	"kpatch/spec"
 )
 
 // command is one kpatch command. A name of two words ("test build") is a
@@ -41,9 +48,9 @@ func commands() []command {
 	}
 }
 
-const exitCodes = `Exit status: 0 success; 1 checks failed, or the command could not do its
-work; 2 usage (an unknown flag or command, a missing argument, a flag value
-out of range); 130 interrupted (SIGINT, SIGTERM). With --json a refusal is
+const exitCodes = `Exit status: 0 success; 1 checks failed (or the work failed once started);
+2 usage or bad input (an unknown flag or command, a missing argument, a flag
+value out of range, an input that cannot be used); 130 interrupted. With --json a refusal is
 also a JSON object on standard output: {"error": "...", "exit": N}.
 `
 
@@ -248,7 +255,6 @@ func runCommand(c command, args []string, stdout *checkedWriter, stderr io.Write
 	var (
 		help  *helpRequest
 		use   *usageError
-		input *inputError
 		opts  *buildtest.OptionsError
 		found errFindings
 		shown *jsonShown
@@ -269,12 +275,12 @@ func runCommand(c command, args []string, stdout *checkedWriter, stderr io.Write
 		code, msg = exitUsage, use.msg
 	case errors.As(err, &opts):
 		code, msg = exitUsage, opts.Error()
-	case errors.As(err, &input):
-		code, msg = exitUsage, input.Error()
 	case errors.As(err, &found):
 		return exitFailed // the report has said everything
 	case stdout.err != nil && err == stdout.err:
 		code, msg = exitFailed, "writing to standard output: "+stdout.err.Error()
+	case isBadInput(err):
+		code, msg = exitUsage, err.Error()
 	default:
 		code, msg = exitFailed, err.Error()
 	}
@@ -292,6 +298,33 @@ func runCommand(c command, args []string, stdout *checkedWriter, stderr io.Write
 		writeJSONError(stdout, msg, code, nil)
 	}
 	return code
+}
+
+// badInputs are the errors that say an input the command was given cannot
+// be used: nothing was checked or written, and the fix is to give another
+// (exit 2, as for usage errors), as opposed to checks that ran and failed.
+var badInputs = []error{
+	fs.ErrNotExist,
+	kernelsrc.ErrNotKernel, kernelsrc.ErrUnknownRev, kernelsrc.ErrNotAGitRepo, kernelsrc.ErrDamaged,
+	mail.ErrNoPatches, mail.ErrNotMail, mail.ErrNoMessages,
+	spec.ErrNoRevision,
+	outdir.ErrForeign, outdir.ErrInTheWay, outdir.ErrNotDir, outdir.ErrExists,
+	series.ErrBadBranchName, series.ErrBranchExists, series.ErrAlreadyApplied, series.ErrPathCollision,
+	hooks.ErrAnchorMissing, hooks.ErrAnchorAmbiguous,
+}
+
+// isBadInput reports whether err says an input cannot be used.
+func isBadInput(err error) bool {
+	var input *inputError
+	if errors.As(err, &input) {
+		return true
+	}
+	for _, b := range badInputs {
+		if errors.Is(err, b) {
+			return true
+		}
+	}
+	return false
 }
 
 // asksJSON reports whether args hold --json before the first "--".

@@ -24,8 +24,8 @@ func TestFlagsAfterArguments(t *testing.T) {
 		// verify says input it could not read is bad input (exit 2).
 		{[]string{"verify", missing, "--json"}, 2, "nothing.mbox"},
 		{[]string{"verify", "--json", missing}, 2, "nothing.mbox"},
-		{[]string{"series", "import", missing, "-o", filepath.Join(t.TempDir(), "o")}, 1, "nothing.mbox"},
-		{[]string{"trailers", missing, "--spec", filepath.Join(t.TempDir(), "nospec")}, 1, "kpatch spec -o DIR"},
+		{[]string{"series", "import", missing, "-o", filepath.Join(t.TempDir(), "o")}, 2, "nothing.mbox"},
+		{[]string{"trailers", missing, "--spec", filepath.Join(t.TempDir(), "nospec")}, 2, "kpatch spec -o DIR"},
 		// "--" ends the flags: what follows is an argument.
 		{[]string{"verify", "--", "--json"}, 2, "--json"},
 	}
@@ -131,7 +131,7 @@ func TestJSONErrors(t *testing.T) {
 		{[]string{"unwind", "--json"}, 2, "--core"},
 		{[]string{"test", "build", "--json", "--jobs", "0"}, 2, "--jobs"},
 		{[]string{"test", "qemu", "--json", "--accel", "warp"}, 2, "warp"},
-		{[]string{"gen", "--json", "--tree", t.TempDir(), "-o", filepath.Join(t.TempDir(), "o")}, 1, "not a Linux kernel tree"},
+		{[]string{"gen", "--json", "--tree", t.TempDir(), "-o", filepath.Join(t.TempDir(), "o")}, 2, "not a Linux kernel tree"},
 	}
 	for _, tc := range tests {
 		var stdout, stderr bytes.Buffer

@@ -115,8 +115,8 @@ func TestGenRefusesBadRepositoriesAndRevisions(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "outgoing")
 			var stdout, stderr bytes.Buffer
 			code := run([]string{"gen", "--tree", dir, "--base", tt.base, "-o", out}, &stdout, &stderr)
-			if code != 1 {
-				t.Fatalf("exit %d, want 1; stderr: %s", code, stderr.String())
+			if code != 2 {
+				t.Fatalf("exit %d, want 2; stderr: %s", code, stderr.String())
 			}
 			msg := stderr.String()
 			if strings.Count(msg, "\n") != 1 || !strings.HasPrefix(msg, "kpatch gen: ") {

@@ -155,6 +155,9 @@ func genFailed(err error, jsonOut bool, stdout, stderr io.Writer) error {
 		Exit     int    `json:"exit"`
 		Unplaced []edit `json:"unplaced,omitempty"`
 	}{Error: userMessage(err.Error()), Exit: exitFailed}
+	if isBadInput(err) {
+		rep.Exit = exitUsage
+	}
 	var ue *series.UnplacedError
 	if errors.As(err, &ue) {
 		for _, u := range ue.Edits {

@@ -105,8 +105,8 @@ func TestGenErrors(t *testing.T) {
 			before := fingerprint(t, tt.tree)
 			var stdout, stderr bytes.Buffer
 			code := run(append([]string{"gen", "--tree", tt.tree, "-o", out}, tt.args...), &stdout, &stderr)
-			if code != 1 {
-				t.Fatalf("exit %d, want 1; stderr: %s", code, stderr.String())
+			if code != 2 {
+				t.Fatalf("exit %d, want 2; stderr: %s", code, stderr.String())
 			}
 			msg := stderr.String()
 			if strings.Count(msg, "\n") != 1 || !strings.HasPrefix(msg, "kpatch gen: ") {
@@ -172,7 +172,7 @@ func TestGenBranch(t *testing.T) {
 		t.Error("an untracked file was changed")
 	}
 	stderr.Reset()
-	if code := run(args, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), "branch already exists") {
+	if code := run(args, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "branch already exists") {
 		t.Errorf("second --branch: exit %d, %q", code, stderr.String())
 	}
 }
@@ -305,7 +305,7 @@ func TestGenEditedSpec(t *testing.T) {
 	if code := run([]string{"spec", "-o", dir}, &stdout, &stderr); code != 0 {
 		t.Fatalf("spec: exit %d: %s", code, stderr.String())
 	}
-	if code := run([]string{"spec", "-o", dir}, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), "already exists") {
+	if code := run([]string{"spec", "-o", dir}, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "already exists") {
 		t.Errorf("spec into an existing directory: exit %d, %q", code, stderr.String())
 	}
 	p := filepath.Join(dir, "v11", "01-user-api.patch")
@@ -503,8 +503,8 @@ func TestGenRefuses(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			code := run(append([]string{"gen", "--tree", tt.tree, "-o", out}, tt.args...), &stdout, &stderr)
 			msg := stderr.String()
-			if code != 1 {
-				t.Fatalf("exit %d, want 1; stderr: %s", code, msg)
+			if code != 2 {
+				t.Fatalf("exit %d, want 2; stderr: %s", code, msg)
 			}
 			if strings.Count(msg, "\n") != 1 || !strings.HasPrefix(msg, "kpatch gen: ") || stdout.Len() > 0 {
 				t.Errorf("want one line on stderr starting with \"kpatch gen: \" and nothing on stdout, got %q, %q", msg, stdout.String())
@@ -593,19 +593,20 @@ func TestGenBranchRetry(t *testing.T) {
 		args   []string
 		stdout io.Writer
 		want   string
+		code   int
 	}{
-		{"-o is a regular file", []string{"-o", afile}, new(bytes.Buffer), "not a directory"},
-		{"the file list cannot be written", []string{"-o", out}, full, "listing the files written: write /dev/full: no space left on device"},
-		{"the JSON summary cannot be written", []string{"-o", out, "--json"}, full, "writing the JSON summary: write /dev/full: no space left on device"},
-		{"the mbox cannot be written", []string{"--stdout"}, full, "writing the mbox to standard output: write /dev/full: no space left on device"},
+		{"-o is a regular file", []string{"-o", afile}, new(bytes.Buffer), "not a directory", 2},
+		{"the file list cannot be written", []string{"-o", out}, full, "listing the files written: write /dev/full: no space left on device", 1},
+		{"the JSON summary cannot be written", []string{"-o", out, "--json"}, full, "writing the JSON summary: write /dev/full: no space left on device", 1},
+		{"the mbox cannot be written", []string{"--stdout"}, full, "writing the mbox to standard output: write /dev/full: no space left on device", 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			refs := repoState(t, clone)
 			var stderr bytes.Buffer
 			args := append([]string{"gen", "--tree", clone, "--base", "v6.12", "--branch", "retry"}, tt.args...)
-			if code := run(args, tt.stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), tt.want) {
-				t.Fatalf("exit %d, %q; want 1 and %q", code, stderr.String(), tt.want)
+			if code := run(args, tt.stdout, &stderr); code != tt.code || !strings.Contains(stderr.String(), tt.want) {
+				t.Fatalf("exit %d, %q; want %d and %q", code, stderr.String(), tt.code, tt.want)
 			}
 			if strings.Count(stderr.String(), "\n") != 1 {
 				t.Errorf("want one line, got %q", stderr.String())

@@ -24,10 +24,14 @@
 //
 //	0    success
 //	1    checks failed (verify found errors, a test case or a build failed),
-//	     or the command could not do its work (an input it was pointed at is
-//	     unusable, a tool failed, standard output could not be written)
-//	2    usage: an unknown flag or command, a missing or extra argument, a
-//	     flag value that is out of range or contradicts another
+//	     or the work failed once started (a tool failed, standard output
+//	     could not be written)
+//	2    usage or bad input: an unknown flag or command, a missing or extra
+//	     argument, a flag value that is out of range or contradicts another;
+//	     an input that cannot be used (a missing file, not a kernel tree or
+//	     not mail, an unknown or damaged revision, edits that cannot be
+//	     placed on the tree, an -o or --branch in the way): nothing was
+//	     checked or written (isBadInput in cli.go lists them)
 //	130  interrupted by SIGINT (Ctrl-C) or SIGTERM
 //
 // Errors are one line on standard error, "kpatch CMD: cause: what to do".

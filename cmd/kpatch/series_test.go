@@ -60,7 +60,7 @@ func TestSeriesDiffMatchesGitRangeDiff(t *testing.T) {
 		}
 	}
 	var out, errb bytes.Buffer
-	if code := run([]string{"series", "diff", filepath.Join(tmp, "nothing"), "v12"}, &out, &errb); code != 1 ||
+	if code := run([]string{"series", "diff", filepath.Join(tmp, "nothing"), "v12"}, &out, &errb); code != 2 ||
 		strings.Count(errb.String(), "\n") != 1 || !strings.Contains(errb.String(), "give a directory of patches") {
 		t.Errorf("missing input: exit %d, %q", code, errb.String())
 	}
@@ -116,7 +116,7 @@ func TestSeriesImportSeed(t *testing.T) {
 		}
 	}
 	before, _ := os.ReadDir(imp)
-	if code := run([]string{"series", "import", seedPath, "-o", imp}, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), "already exists") {
+	if code := run([]string{"series", "import", seedPath, "-o", imp}, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "already exists") {
 		t.Errorf("import into an existing directory: exit %d, %q", code, stderr.String())
 	}
 	if after, _ := os.ReadDir(imp); len(after) != len(before) {

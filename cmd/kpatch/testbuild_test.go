@@ -40,7 +40,7 @@ func TestTestBuildErrors(t *testing.T) {
 		{[]string{"--config", "x86_64,sparc"}, 2, `unknown configuration "sparc": choose among x86_64, x86_64-noia32, i386`},
 		{[]string{"--jobs", "0"}, 2, "--jobs must be 1 or more"},
 		{[]string{"--sparse", "maybe"}, 2, `--sparse "maybe": give auto, yes or no`},
-		{[]string{"--tree", notKernel, "--plain"}, 1, "not a Linux kernel tree"},
+		{[]string{"--tree", notKernel, "--plain"}, 2, "not a Linux kernel tree"},
 		// Checked before the series is generated or a tree unpacked.
 		{[]string{"--tree", notKernel, "--plain", "--jobs", "100000"}, 2, "--jobs 100000: at most 1024"},
 		{[]string{"--tree", notKernel, "--plain", "--cc", "no-such-cc"}, 2, `--cc "no-such-cc": no-such-cc is not installed`},

@@ -50,8 +50,8 @@ func TestTrailersCommand(t *testing.T) {
 		want string
 	}{
 		{[]string{"trailers", replies}, 2, "give the spec copy with --spec DIR"},
-		{[]string{"trailers", "--spec", filepath.Join(dir, "nope"), replies}, 1, "write a copy to edit with kpatch spec -o DIR"},
-		{[]string{"trailers", "--spec", dir, filepath.Join(dir, "nope.mbox")}, 1, "give an mbox, a saved thread or a directory of mails"},
+		{[]string{"trailers", "--spec", filepath.Join(dir, "nope"), replies}, 2, "write a copy to edit with kpatch spec -o DIR"},
+		{[]string{"trailers", "--spec", dir, filepath.Join(dir, "nope.mbox")}, 2, "give an mbox, a saved thread or a directory of mails"},
 	} {
 		stderr.Reset()
 		if code := run(tc.args, &stdout, &stderr); code != tc.code || !strings.Contains(stderr.String(), tc.want) || strings.Count(stderr.String(), "\n") != 1 {

@@ -42,8 +42,8 @@ func TestGenUnplaced(t *testing.T) {
 			args = append(args, "--json")
 		}
 		var stdout, stderr bytes.Buffer
-		if code := run(args, &stdout, &stderr); code != 1 {
-			t.Fatalf("%v: exit %d, want 1; stderr: %s", args, code, stderr.String())
+		if code := run(args, &stdout, &stderr); code != 2 {
+			t.Fatalf("%v: exit %d, want 2; stderr: %s", args, code, stderr.String())
 		}
 		lines := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n")
 		var edits []string
