@@ -37,7 +37,6 @@ var (
 	baseLine    = regexp.MustCompile(`(?m)^Base: .*$`)
 	dateLine    = regexp.MustCompile(`(?m)^Date: .*$`)
 	changesLine = regexp.MustCompile(`(?m)^Changes (since|in) v\d+`)
-	patchFile   = regexp.MustCompile(`^\d+-[a-z0-9][a-z0-9-]*\.patch$`)
 )
 
 // New writes revision N+1 of the spec in o.SpecDir from its newest
@@ -89,16 +88,20 @@ func New(o Options) (*Result, error) {
 		return nil, err
 	}
 	res.Files = append(res.Files, filepath.Join(name, "series"))
+	order, err := os.ReadFile(filepath.Join(srcDir, "order"))
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(tmp, "order"), order, 0o644); err != nil {
+		return nil, err
+	}
+	res.Files = append(res.Files, filepath.Join(name, "order"))
+	// Patches are declared once, in the revision that first has them: the
+	// new revision's folder gets its order and each patch's notes, the new
+	// section above the previous revision's.
 	for _, p := range prev.Patches {
-		base := filepath.Base(p.Src)
-		if !patchFile.MatchString(base) {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join(srcDir, base))
-		if err != nil {
-			return nil, err
-		}
-		out := addPatchSection(string(data), section(p.Number))
+		base := p.ID + ".notes"
+		out := strings.TrimRight(section(p.Number)+p.Changelog, "\n") + "\n"
 		if err := os.WriteFile(filepath.Join(tmp, base), []byte(out), 0o644); err != nil {
 			return nil, err
 		}
@@ -125,21 +128,6 @@ func addCoverSection(text, section string) string {
 		return text[:loc[0]] + section + text[loc[0]:]
 	}
 	return strings.TrimRight(text, "\n") + "\n\n" + strings.TrimRight(section, "\n") + "\n"
-}
-
-// addPatchSection puts the new section first in the patch's notes (below
-// "---"), creating them if the patch has none.
-func addPatchSection(text, section string) string {
-	head, edits, hasEdits := strings.Cut(text, "\n=== edits\n")
-	if i := strings.Index(head, "\n---\n"); i >= 0 {
-		head = head[:i+5] + section + head[i+5:]
-	} else {
-		head = strings.TrimRight(head, "\n") + "\n---\n" + strings.TrimRight(section, "\n") + "\n"
-	}
-	if hasEdits {
-		return head + "\n=== edits\n" + edits
-	}
-	return head
 }
 
 // Spec returns the loaded revision, for callers that report on it.

@@ -23,7 +23,7 @@ func TestNewRevision(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Version != 13 || res.Previous != 12 || len(res.Files) != 15 {
+	if res.Version != 13 || res.Previous != 12 || len(res.Files) != 16 {
 		t.Fatalf("result %+v", res)
 	}
 	sp, err := series.LoadSpec(dir)

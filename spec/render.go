@@ -24,9 +24,22 @@ type RenderData struct {
 func (s *Spec) knownID(id string) bool {
 	for _, r := range s.Revisions {
 		for _, p := range r.Patches {
-			if p.ID == id {
+			if p.has(id) {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// has reports whether the patch is id or has patch id folded into it.
+func (p *Patch) has(id string) bool {
+	if p.ID == id {
+		return true
+	}
+	for _, f := range p.Folded {
+		if f == id {
+			return true
 		}
 	}
 	return false
@@ -37,7 +50,7 @@ func (s *Spec) knownID(id string) bool {
 // revision has.
 func (r *Revision) position(id string) (int, error) {
 	for _, p := range r.Patches {
-		if p.ID == id {
+		if p.has(id) {
 			return p.Number, nil
 		}
 	}

@@ -319,7 +319,7 @@ func TestGenEditedSpec(t *testing.T) {
 	if code := run([]string{"spec", "-o", dir}, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), "already exists") {
 		t.Errorf("spec into an existing directory: exit %d, %q", code, stderr.String())
 	}
-	p := filepath.Join(dir, "v11", "01-user-api.patch")
+	p := filepath.Join(dir, "v11", "user-api.patch")
 	b, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)
