@@ -22,7 +22,7 @@ func TestTrailersCommand(t *testing.T) {
 	before, _ := os.ReadFile(p6)
 	stdout.Reset()
 	stderr.Reset()
-	if code := run([]string{"trailers", "--spec", dir, "--dry-run", replies}, &stdout, &stderr); code != 0 {
+	if code := run([]string{"trailers", "-v", "12", "--spec", dir, "--dry-run", replies}, &stdout, &stderr); code != 0 {
 		t.Fatalf("dry run: %s", stderr.String())
 	}
 	if after, _ := os.ReadFile(p6); !bytes.Equal(before, after) || !strings.Contains(stderr.String(), "would add 15 to v12") {
@@ -30,7 +30,7 @@ func TestTrailersCommand(t *testing.T) {
 	}
 	stdout.Reset()
 	stderr.Reset()
-	if code := run([]string{"trailers", "--spec", dir, replies}, &stdout, &stderr); code != 0 {
+	if code := run([]string{"trailers", "-v", "12", "--spec", dir, replies}, &stdout, &stderr); code != 0 {
 		t.Fatalf("run: %s", stderr.String())
 	}
 	if !strings.Contains(stdout.String(), "v11/deferred.patch: Tested-by: Tess Ter <tess@example.org> (subject, from r3@example.org)\n") ||
@@ -41,7 +41,7 @@ func TestTrailersCommand(t *testing.T) {
 		t.Errorf("deferred.patch:\n%s", b)
 	}
 	stderr.Reset()
-	if code := run([]string{"trailers", "--spec", dir, replies}, &stdout, &stderr); code != 0 || !strings.Contains(stderr.String(), "added 0 to v12") {
+	if code := run([]string{"trailers", "-v", "12", "--spec", dir, replies}, &stdout, &stderr); code != 0 || !strings.Contains(stderr.String(), "added 0 to v12") {
 		t.Errorf("second run: exit %d, %q", code, stderr.String())
 	}
 	for _, tc := range []struct {
@@ -51,7 +51,7 @@ func TestTrailersCommand(t *testing.T) {
 	}{
 		{[]string{"trailers", replies}, 2, "give the spec copy with --spec DIR"},
 		{[]string{"trailers", "--spec", filepath.Join(dir, "nope"), replies}, 1, "write a copy to edit with kpatch spec -o DIR"},
-		{[]string{"trailers", "--spec", dir, filepath.Join(dir, "nope.mbox")}, 1, "give an mbox, a saved thread or a directory of mails"},
+		{[]string{"trailers", "-v", "12", "--spec", dir, filepath.Join(dir, "nope.mbox")}, 1, "give an mbox, a saved thread or a directory of mails"},
 	} {
 		stderr.Reset()
 		if code := run(tc.args, &stdout, &stderr); code != tc.code || !strings.Contains(stderr.String(), tc.want) || strings.Count(stderr.String(), "\n") != 1 {

@@ -154,6 +154,7 @@ var Ops = map[string]Op{
 	"after-function":   {[]string{"FUNCTION"}, "text after the definition of FUNCTION"},
 	"move-function":    {[]string{"FUNCTION", "DEST", "BEFORE", "NEWNAME"}, "move FUNCTION to DEST before function BEFORE, renamed NEWNAME and made global"},
 	"rename-calls":     {[]string{"OLD", "NEW"}, "rename every call of OLD to NEW"},
+	"header-end":       {nil, "text at the end of a header, before the #endif of its include guard"},
 }
 
 // Apply places one edit.
@@ -203,6 +204,8 @@ func Apply(files Files, e spec.Edit) error {
 	case "include-after":
 		at, err = f.unique(includeOf(e.Args[0]), 0, len(f))
 		at++
+	case "header-end":
+		at, err = f.guardEnd()
 	case "include-before":
 		at, err = f.unique(includeOf(e.Args[0]), 0, len(f))
 	case "member-before":
@@ -322,6 +325,22 @@ func (f lines) unique(match func(string) bool, from, to int) (int, error) {
 		return hits[0], nil
 	}
 	return 0, atLines(ErrAnchorAmbiguous, "lines %s", hits...)
+}
+
+// guardEnd returns the line of the #endif that closes a header's include
+// guard: its last line that is not blank.
+func (f lines) guardEnd() (int, error) {
+	for i := len(f) - 1; i >= 0; i-- {
+		switch t := strings.TrimSpace(f[i]); {
+		case t == "":
+			continue
+		case strings.HasPrefix(t, "#endif"):
+			return i, nil
+		default:
+			return 0, missing("the header does not end with the #endif of its include guard")
+		}
+	}
+	return 0, missing("empty file")
 }
 
 // commentAbove returns the first line of the comment block that ends right

@@ -15,7 +15,10 @@ import (
 // patch with the folder the revision had before patches were declared once
 // (testdata/former, one complete folder a revision, as the spec was
 // written up to then): the model changed how the spec is written, not what
-// a revision says. Comment lines of the former edits are not carried.
+// a revision says. Comment lines of the former edits are not carried. One
+// correction was made since, in the former folder too: v12's patch 6 has
+// the sentence about clearing the timestamp that the posted v12 carries
+// (series.TestPostedRevisions compares every message with the posting).
 func TestFlattenGivesTheFormerFolders(t *testing.T) {
 	s, err := spec.Load(linux.FS)
 	if err != nil {
