@@ -18,6 +18,7 @@
 //	v11/<id>.patch      a patch declared here first: header, message, edits
 //	v11/<id>.notes      the notes below "---" of patch <id> in this revision
 //	v12/series, v12/order, v12/used-bit.patch, v12/<id>.notes ...
+//	facts/<name>.tmpl   facts about the series by patch id and revision (see Facts)
 //
 // The ids name patches everywhere (order, templates, notes); numbers are
 // the order's and change from revision to revision. Every file of a
@@ -109,6 +110,17 @@
 //
 // A line holding nothing but one control action leaves nothing in the
 // output; errors name the line of the template file.
+//
+// # Facts
+//
+// facts/<name>.tmpl are templates like those of created files (the same
+// guards, checked the same way) that render, after a patch of a revision,
+// to "key: value" lines: what the series says about itself beyond its
+// code, by patch id and revision, so that no Go code is keyed by a
+// revision's patch numbers. Revision.Facts reads them. The built-in series
+// has facts/walker.tmpl (what package unwind's walker models of an x86_64
+// kernel after the patch) and facts/configs.tmpl (the symbols each build
+// configuration must have after the last patch built).
 //
 // # Edits
 //

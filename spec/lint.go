@@ -51,6 +51,11 @@ func (s *Spec) lint(decls map[string]*decl) error {
 			return err
 		}
 	}
+	for _, f := range s.Facts {
+		if err := check(f.tmpl); err != nil {
+			return err
+		}
+	}
 	for _, d := range decls {
 		if !s.knownID(d.id) {
 			return fmt.Errorf("spec: %s: no revision's order lists patch %q: add it to one or remove the file", d.src, d.id)

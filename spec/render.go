@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"sort"
+	"strings"
 )
 
 var placeholderFuncs = map[string]any{
@@ -68,6 +69,57 @@ func (r *Revision) Render(path string, step int) (content []byte, exists bool, e
 	if f == nil {
 		return nil, false, fmt.Errorf("spec: no template for %s", path)
 	}
+	out, created, err := r.execute(f, step)
+	if err != nil {
+		return nil, false, err
+	}
+	if created < 0 {
+		return nil, false, fmt.Errorf("spec: %s: the template does not start with {{created \"id\"}}", f.Src)
+	}
+	if step < created {
+		return nil, false, nil
+	}
+	return out, true, nil
+}
+
+// Facts renders the facts template facts/<name>.tmpl after step patches of
+// r and returns its "key: value" lines. Facts are what the series says
+// about itself beyond its code (what the walker models of a kernel built
+// with it, the configurations a build needs, the self-tests' expectations),
+// guarded like the templates by patch id and revision.
+func (r *Revision) Facts(name string, step int) (map[string]string, error) {
+	f := r.spec.Facts[name]
+	if f == nil {
+		return nil, fmt.Errorf("spec: no facts/%s.tmpl", name)
+	}
+	if step < 0 || step > len(r.Patches) {
+		return nil, fmt.Errorf("spec: v%d has patches 1 to %d, not %d", r.Version, len(r.Patches), step)
+	}
+	out, _, err := r.execute(f, step)
+	if err != nil {
+		return nil, err
+	}
+	facts := map[string]string{}
+	for i, l := range strings.Split(string(out), "\n") {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(l, ":")
+		if !ok {
+			return nil, fmt.Errorf("spec: %s rendered for v%d after patch %d: line %d: want \"key: value\", got %q", f.Src, r.Version, step, i+1, l)
+		}
+		k = strings.TrimSpace(k)
+		if _, dup := facts[k]; dup {
+			return nil, fmt.Errorf("spec: %s rendered for v%d after patch %d: %s is given twice", f.Src, r.Version, step, k)
+		}
+		facts[k] = strings.TrimSpace(v)
+	}
+	return facts, nil
+}
+
+// execute renders f after step patches of r, and returns the step of its
+// {{created}} (-1 if it has none).
+func (r *Revision) execute(f *File, step int) ([]byte, int, error) {
 	created := -1
 	applied := func(id string) (bool, error) {
 		n, err := r.position(id)
@@ -75,7 +127,7 @@ func (r *Revision) Render(path string, step int) (content []byte, exists bool, e
 	}
 	t, err := f.tmpl.Clone()
 	if err != nil {
-		return nil, false, err
+		return nil, 0, err
 	}
 	t.Funcs(map[string]any{
 		"created": func(id string) (string, error) {
@@ -109,15 +161,9 @@ func (r *Revision) Render(path string, step int) (content []byte, exists bool, e
 	}
 	var buf bytes.Buffer
 	if err := t.Execute(&buf, d); err != nil {
-		return nil, false, fmt.Errorf("spec: rendering %s: %w", f.Src, err)
+		return nil, 0, fmt.Errorf("spec: rendering %s: %w", f.Src, err)
 	}
-	if created < 0 {
-		return nil, false, fmt.Errorf("spec: %s: the template does not start with {{created \"id\"}}", f.Src)
-	}
-	if step < created {
-		return nil, false, nil
-	}
-	return buf.Bytes(), true, nil
+	return buf.Bytes(), created, nil
 }
 
 // CreatedFiles returns the paths of all templates, sorted.

@@ -20,6 +20,7 @@ type Spec struct {
 	fsys      fs.FS
 	Revisions []*Revision      // in version order
 	Templates map[string]*File // created files by path in the tree
+	Facts     map[string]*File // facts/<name>.tmpl by name (see Revision.Facts)
 }
 
 // File is the template of one file the series creates.
@@ -74,7 +75,7 @@ var ErrNoRevision = errors.New("no such revision in the series description")
 
 // Load reads a spec from fsys.
 func Load(fsys fs.FS) (*Spec, error) {
-	s := &Spec{fsys: fsys, Templates: map[string]*File{}}
+	s := &Spec{fsys: fsys, Templates: map[string]*File{}, Facts: map[string]*File{}}
 	err := fs.WalkDir(fsys, "files", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -96,6 +97,22 @@ func Load(fsys fs.FS) (*Spec, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("spec: reading templates: %w", err)
+	}
+	facts, err := fs.Glob(fsys, "facts/*.tmpl")
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range facts {
+		data, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return nil, err
+		}
+		t, err := parseTemplate(p, string(data))
+		if err != nil {
+			return nil, err
+		}
+		name := strings.TrimSuffix(path.Base(p), ".tmpl")
+		s.Facts[name] = &File{Path: name, Src: p, tmpl: t}
 	}
 	dirs, err := fs.Glob(fsys, "v*/series")
 	if err != nil {
