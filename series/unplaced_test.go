@@ -104,8 +104,8 @@ func TestUnplacedAllAtOnce(t *testing.T) {
 		firstCandidate string // "" = none
 		candidates     int    // at least
 	}{
-		{1, "arch/Kconfig", "config-after HAVE_HARDLOCKUP_DETECTOR_ARCH", "v11/user-api.patch:46", "", "config HAVE_HARDLOCKUP_DETECTOR_ARCH2", 3},
-		{2, "arch/Kconfig", "config-after UNWIND_USER", "v11/fp.patch:15", "v11/user-api.patch:46", "", 0},
+		{1, "arch/Kconfig", "config-after HAVE_HARDLOCKUP_DETECTOR_ARCH", "v11/user-api.patch:49", "", "config HAVE_HARDLOCKUP_DETECTOR_ARCH2", 3},
+		{2, "arch/Kconfig", "config-after UNWIND_USER", "v11/fp.patch:15", "v11/user-api.patch:49", "", 0},
 		{3, "arch/Kconfig", "config-after HAVE_UNWIND_USER_FP", "v11/compat-fp.patch:12", "v11/fp.patch:15", "", 0},
 		{5, "include/linux/entry-common.h", "include-after <linux/kmsan.h>", "v11/cache.patch:37", "", "#include <linux/static_call_types.h>", 10},
 		{11, "kernel/exit.c", "statement-after do_exit taskstats_exit", "v11/task-exit.patch:40", "", "\ttaskstats_exit2(tsk, group_dead);", 3},
@@ -140,7 +140,7 @@ func TestUnplacedAllAtOnce(t *testing.T) {
 			edits = append(edits, l)
 		}
 	}
-	if len(edits) != 5 || !strings.HasPrefix(edits[0], `patch 1 (user-api): arch/Kconfig: "config-after HAVE_HARDLOCKUP_DETECTOR_ARCH": anchor not found [v11/user-api.patch:46]`) {
+	if len(edits) != 5 || !strings.HasPrefix(edits[0], `patch 1 (user-api): arch/Kconfig: "config-after HAVE_HARDLOCKUP_DETECTOR_ARCH": anchor not found [v11/user-api.patch:49]`) {
 		t.Errorf("edit lines:\n%s", strings.Join(edits, "\n"))
 	}
 	if sum := lines[len(lines)-1]; !strings.HasPrefix(sum, "5 edits (2 of them only because of another) cannot be placed in synthetic, nothing written") || sum != ue.Summary() {

@@ -1,9 +1,10 @@
 // Command reweave rewrites the templates of a spec (templates/linux/files)
 // from the history of every created file in every revision: the revisions
 // given with -posted are read from their posted patches (git format-patch
-// files, applied in order to an empty tree), the others are rendered from
-// the current templates. Every revision then renders exactly as before or
-// as posted.
+// files, applied in order to an empty tree), those given with -states
+// from a folder of each patch's files (DIR/NN/<path>), the others are
+// rendered from the current templates. Every revision then renders exactly
+// as before, as posted or as given.
 //
 //	go run ./internal/weave/reweave -spec templates/linux -posted 13=../shared/revisions/v13
 package main
@@ -41,16 +42,16 @@ func main() {
 	specDir := flag.String("spec", "templates/linux", "the spec to rewrite")
 	posted := postedFlag{}
 	flag.Var(posted, "posted", "N=DIR: revision N's posted patches, one file a patch in order (repeatable)")
-	final := postedFlag{}
-	flag.Var(final, "final", "N=DIR: revision N's created files after its last patch, as files under DIR (repeatable)")
+	states := postedFlag{}
+	flag.Var(states, "states", "N=DIR: revision N's created files after each patch, as DIR/NN/<path> (repeatable)")
 	flag.Parse()
-	if err := run(*specDir, posted, final); err != nil {
+	if err := run(*specDir, posted, states); err != nil {
 		fmt.Fprintln(os.Stderr, "reweave:", err)
 		os.Exit(1)
 	}
 }
 
-func run(specDir string, posted, final map[int]string) error {
+func run(specDir string, posted, states map[int]string) error {
 	sp, err := spec.Load(os.DirFS(specDir))
 	if err != nil {
 		return err
@@ -67,6 +68,21 @@ func run(specDir string, posted, final map[int]string) error {
 		if dir, ok := posted[r.Version]; ok {
 			if err := readPosted(dir, len(r.Patches), h, paths); err != nil {
 				return fmt.Errorf("v%d: %w", r.Version, err)
+			}
+			continue
+		}
+		if dir, ok := states[r.Version]; ok {
+			for step := 1; step <= len(r.Patches); step++ {
+				for p := range paths {
+					b, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("%02d", step), filepath.FromSlash(p)))
+					if err != nil {
+						continue
+					}
+					if h[p] == nil {
+						h[p] = map[int]string{}
+					}
+					h[p][step] = string(b)
+				}
 			}
 			continue
 		}
@@ -128,7 +144,6 @@ func run(specDir string, posted, final map[int]string) error {
 			return err
 		}
 	}
-	_ = final
 	return nil
 }
 
