@@ -611,7 +611,11 @@ func parseTemplate(name, src string) (*template.Template, error) {
 func joinControlLines(src string) string {
 	var b strings.Builder
 	for _, l := range strings.SplitAfter(src, "\n") {
-		if controlLine.MatchString(marks.ReplaceAllString(l, "")) && strings.Count(l, "{{") == 1 {
+		bare := l
+		if strings.HasPrefix(bare, "\x01") {
+			bare = marks.ReplaceAllString(bare, "")
+		}
+		if strings.HasPrefix(bare, "{{") && strings.Count(l, "{{") == 1 && controlLine.MatchString(bare) {
 			// The newline goes into a comment: it leaves nothing in the
 			// output, and the template's line numbers stay those of the file.
 			l = strings.TrimSuffix(l, "\n") + "{{/*\n*/}}"
