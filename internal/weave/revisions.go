@@ -118,6 +118,34 @@ func Revisions(revs []Rev) (string, error) {
 				conds[v] = fmt.Sprintf("between %q %q", r.IDs[sp[0]-1], r.IDs[sp[1]-1])
 			}
 		}
+		// A revision without the line whose patches never satisfy the
+		// other revisions' conditions (since or between a patch it does
+		// not have) does not matter either: those conditions are false
+		// there already. So a patch that a later series stacks on a
+		// revision keeps its lines for that revision.
+		for v, c := range conds {
+			if c != "false" {
+				continue
+			}
+			has := map[string]bool{}
+			for _, id := range all[v].IDs {
+				has[id] = true
+			}
+			never := true
+			for w, d := range conds {
+				if w == v || d == "false" {
+					continue
+				}
+				first, ok := firstID(d)
+				if !ok || has[first] {
+					never = false
+					break
+				}
+			}
+			if never {
+				delete(conds, v)
+			}
+		}
 		return combine(versions, conds)
 	}
 	for i := 0; i < len(merged); {
@@ -297,4 +325,17 @@ func parenAll(ss []string) []string {
 		out[i] = paren(s)
 	}
 	return out
+}
+
+// firstID returns the patch a since or between condition starts at.
+func firstID(cond string) (string, bool) {
+	var id string
+	for _, prefix := range []string{"since ", "between "} {
+		if rest, ok := strings.CutPrefix(cond, prefix); ok {
+			if _, err := fmt.Sscanf(rest, "%q", &id); err == nil {
+				return id, true
+			}
+		}
+	}
+	return "", false
 }
