@@ -42,7 +42,7 @@ func cmdUnwind(args []string, stdout, stderr io.Writer) error {
 	exeBias := fs.String("exe-bias", "", "load bias `ADDR` of --exe for a snapshot without a map: line for it (default 0)")
 	root := fs.String("root", "", "open the files a core or snapshot maps under `DIR` instead of /, for symbols and\nfor memory a core does not hold")
 	thread := fs.Int("thread", 0, "walk the core's thread `TID` (default: the first NT_PRSTATUS, the thread that dumped)")
-	version := fs.Int("v", 0, "the series revision `N` whose semantics apply (default: the newest)")
+	version := fs.Int("v", 0, "the series revision `N` whose semantics apply (default: the newest whose x86_64 kernel\nhas a user unwinder, v14: v15 on leave x86 to a series of their own)")
 	patch := fs.Int("patch", 0, "apply the kernel's semantics after patch `N` of the revision (default: its last; x86_64\nhas no user unwinder before the x86 frame pointer patch, and walks compat tasks as 64-bit\nwhere the revision has no compat patch)")
 	maxEntries := fs.Int("max", 0, "stop after `N` entries (default: the kernel's, 511 on x86_64)")
 	csBase := fs.String("cs-base", "", "code segment base `ADDR` of a compat task (default: the snapshot's, 0 for a core)")
@@ -239,7 +239,8 @@ func cmdUnwind(args []string, stdout, stderr io.Writer) error {
 }
 
 // walkerAt is the walker of the built-in series' revision version (0: the
-// newest) after patch (0: its last), refusing a patch the revision lacks.
+// newest whose x86_64 kernel has a user unwinder) after patch (0: its
+// last), refusing a patch the revision lacks.
 func walkerAt(version, patch int) (unwind.Config, int, error) {
 	sp, err := series.LoadSpec("")
 	if err != nil {
@@ -248,6 +249,17 @@ func walkerAt(version, patch int) (unwind.Config, int, error) {
 	r, err := sp.Revision(version)
 	if err != nil {
 		return unwind.Config{}, 0, fmt.Errorf("-v: %w", err)
+	}
+	if version == 0 {
+		// The newest revision whose x86_64 kernel has a user unwinder:
+		// from v15 on the x86 patches are a series of their own.
+		for i := len(sp.Revisions) - 1; i >= 0; i-- {
+			c := sp.Revisions[i]
+			if _, err := unwind.X86_64At(c, len(c.Patches)); err == nil {
+				r = c
+				break
+			}
+		}
 	}
 	if patch == 0 {
 		patch = len(r.Patches)

@@ -8,8 +8,9 @@ import (
 )
 
 // kpatch unwind --patch N means patch N of the chosen -v (default: the
-// newest) and refuses a number that revision lacks; without --patch the
-// revision's last patch applies.
+// newest revision with a user unwinder on x86_64, v14) and refuses a
+// number that revision lacks; without --patch the revision's last patch
+// applies.
 func TestUnwindPatchOfRevision(t *testing.T) {
 	snap := filepath.Join("..", "..", "unwind", "testdata", "deep64.snap")
 	for _, tc := range []struct {
@@ -20,6 +21,8 @@ func TestUnwindPatchOfRevision(t *testing.T) {
 		{[]string{"-v", "11", "--patch", "14"}, 0, "patch 14"},
 		{[]string{"-v", "14", "--patch", "12"}, 0, "patch 12"},
 		{[]string{"-v", "14"}, 0, "patch 12"},
+		{nil, 0, "patch 12"},
+		{[]string{"-v", "16"}, 2, "no user unwinder"},
 		{[]string{"-v", "14", "--patch", "14"}, 2, "--patch 14: v14 has patches 1 to 12"},
 		{[]string{"-v", "11", "--patch", "3"}, 2, "no user unwinder"},
 		{[]string{"-v", "9"}, 2, "-v: v9"},

@@ -10,6 +10,7 @@ import (
 type Rev struct {
 	Version int
 	IDs     []string // the id of the patch at each step: IDs[step-1]
+	Folded  []string // the ids of patches folded into those of IDs
 	Created int      // the step that creates the file; 0 if the revision lacks it
 	States  []string // the content after step Created, Created+1, ... len(IDs)
 }
@@ -128,7 +129,7 @@ func Revisions(revs []Rev) (string, error) {
 				continue
 			}
 			has := map[string]bool{}
-			for _, id := range all[v].IDs {
+			for _, id := range append(append([]string{}, all[v].IDs...), all[v].Folded...) {
 				has[id] = true
 			}
 			never := true

@@ -115,6 +115,7 @@ func run(specDir string, posted, states map[int]string) error {
 			wr := weave.Rev{Version: r.Version}
 			for _, q := range r.Patches {
 				wr.IDs = append(wr.IDs, q.ID)
+				wr.Folded = append(wr.Folded, q.Folded...)
 			}
 			states := history[r.Version][p]
 			for step := 1; step <= len(r.Patches); step++ {
