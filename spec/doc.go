@@ -71,6 +71,20 @@
 // kpatch spec -v N writes one revision flattened, every guard resolved, to
 // read it or diff it against another.
 //
+// # Stacked series
+//
+// A series posted on its own on top of a revision of the main one, as the
+// x86 patches were after v15, is a folder NAME-vN (x86-v2) whose series
+// header names the revision it applies on, as b4's prerequisites do:
+//
+//	Prerequisite: v16
+//
+// Its order lists its own patches (declared anywhere, once: x86-v2 reuses
+// x86-fp and x86-compat-defer). Spec.Stack finds it; its Patches start with
+// the prerequisite's, Own of them, and its guards see the prerequisite's
+// version, so the templates render the prerequisite and then the stacked
+// patches on it.
+//
 // # Revision header
 //
 // The "series" file starts with "Key: value" lines: Version, Base (the kernel

@@ -23,7 +23,7 @@ type RenderData struct {
 
 // knownID reports whether any revision of the spec has a patch with this id.
 func (s *Spec) knownID(id string) bool {
-	for _, r := range s.Revisions {
+	for _, r := range append(append([]*Revision{}, s.Revisions...), s.Stacked...) {
 		for _, p := range r.Patches {
 			if p.has(id) {
 				return true
@@ -155,7 +155,7 @@ func (r *Revision) execute(f *File, step int) ([]byte, int, error) {
 			return okA && !okB, err
 		},
 	})
-	d := RenderData{Version: r.Version, Step: step}
+	d := RenderData{Version: r.guardVersion(), Step: step}
 	if step > 0 && step <= len(r.Patches) {
 		d.Patch = r.Patches[step-1].ID
 	}

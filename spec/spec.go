@@ -19,6 +19,7 @@ import (
 type Spec struct {
 	fsys      fs.FS
 	Revisions []*Revision      // in version order
+	Stacked   []*Revision      // series stacked on a revision ("x86-v2/"), by name and version
 	Templates map[string]*File // created files by path in the tree
 	Facts     map[string]*File // facts/<name>.tmpl by name (see Revision.Facts)
 }
@@ -44,6 +45,15 @@ type Revision struct {
 	Cover           string   // the cover letter text
 	Patches         []*Patch // in order; a fold is one patch
 	Dir             string   // its folder in the spec, "v12"
+	// Series names a series stacked on a revision of the main one ("x86"
+	// for the folder x86-v2); "" for the main series.
+	Series string
+	// Prerequisite is the revision a stacked series applies on, as b4's
+	// prerequisites say; nil for the main series. Patches then starts
+	// with the prerequisite's patches, and Own is their number: the
+	// stacked series' own patches are Patches[Own:].
+	Prerequisite *Revision
+	Own          int
 	spec            *Spec
 }
 
@@ -133,6 +143,21 @@ func Load(fsys fs.FS) (*Spec, error) {
 		s.Revisions = append(s.Revisions, r)
 	}
 	sort.Slice(s.Revisions, func(i, j int) bool { return s.Revisions[i].Version < s.Revisions[j].Version })
+	stacked, err := fs.Glob(fsys, "*-v*/series")
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range stacked {
+		r, err := s.loadRevision(path.Dir(d), decls)
+		if err != nil {
+			return nil, err
+		}
+		s.Stacked = append(s.Stacked, r)
+	}
+	sort.Slice(s.Stacked, func(i, j int) bool {
+		a, b := s.Stacked[i], s.Stacked[j]
+		return a.Series < b.Series || a.Series == b.Series && a.Version < b.Version
+	})
 	if err := s.lint(decls); err != nil {
 		return nil, err
 	}
@@ -283,6 +308,16 @@ func (s *Spec) loadRevision(dir string, decls map[string]*decl) (*Revision, erro
 			r.Cc = append(r.Cc, splitList(v)...)
 		case "Selftest-Cases":
 			r.SelftestCases = append(r.SelftestCases, splitList(v)...)
+		case "Prerequisite":
+			var pv int
+			if _, err := fmt.Sscanf(v, "v%d", &pv); err != nil {
+				return fmt.Errorf("Prerequisite %q: want a revision of the main series, like v16", v)
+			}
+			pr, err := s.Revision(pv)
+			if err != nil || pv == 0 {
+				return fmt.Errorf("Prerequisite %q: the main series has no such revision", v)
+			}
+			r.Prerequisite = pr
 		default:
 			return fmt.Errorf("unknown field %q", k)
 		}
@@ -294,7 +329,16 @@ func (s *Spec) loadRevision(dir string, decls map[string]*decl) (*Revision, erro
 	if r.Version == 0 || r.Subject == "" || r.From == "" || r.Date.IsZero() {
 		return nil, fmt.Errorf("spec: %s: Version, Subject, From and Date are required", src)
 	}
-	if dir != fmt.Sprintf("v%d", r.Version) {
+	if name, _, ok := strings.Cut(dir, "-v"); ok {
+		r.Series = name
+		if r.Prerequisite == nil {
+			return nil, fmt.Errorf("spec: %s: a stacked series names the revision it applies on: Prerequisite: vN", src)
+		}
+		r.Own = len(r.Prerequisite.Patches)
+	} else if r.Prerequisite != nil {
+		return nil, fmt.Errorf("spec: %s: only a stacked series (a NAME-vN folder) has a Prerequisite", src)
+	}
+	if dir != fmt.Sprintf("v%d", r.Version) && dir != fmt.Sprintf("%s-v%d", r.Series, r.Version) {
 		return nil, fmt.Errorf("spec: %s: Version %d in the folder of another revision", src, r.Version)
 	}
 	_, cover, _ := bytes.Cut(data, []byte("\n\n"))
@@ -305,8 +349,9 @@ func (s *Spec) loadRevision(dir string, decls map[string]*decl) (*Revision, erro
 		return nil, err
 	}
 	seen := map[string]string{}
+	r.Patches = append(r.Patches, r.prerequisitePatches()...)
 	for i, slot := range slots {
-		p := &Patch{Number: i + 1}
+		p := &Patch{Number: r.Own + i + 1}
 		for j, id := range slot.ids {
 			if prev, ok := seen[id]; ok {
 				return nil, fmt.Errorf("spec: %s: patch %q is listed twice (%s and line %d)", slot.src, id, prev, slot.line)
@@ -316,7 +361,7 @@ func (s *Spec) loadRevision(dir string, decls map[string]*decl) (*Revision, erro
 			if d == nil {
 				return nil, fmt.Errorf("spec: %s: patch %q is not declared: write v%d/%s.patch", slot.src, id, r.Version, id)
 			}
-			q, err := d.render(r.Version)
+			q, err := d.render(r.guardVersion())
 			if err != nil {
 				return nil, err
 			}
@@ -336,7 +381,7 @@ func (s *Spec) loadRevision(dir string, decls map[string]*decl) (*Revision, erro
 		}
 		r.Patches = append(r.Patches, p)
 	}
-	if len(r.Patches) == 0 {
+	if len(r.Patches) == r.Own {
 		return nil, fmt.Errorf("spec: %s/order: no patches", dir)
 	}
 	ents, err := fs.ReadDir(s.fsys, dir)
@@ -357,6 +402,48 @@ func (s *Spec) loadRevision(dir string, decls map[string]*decl) (*Revision, erro
 		}
 	}
 	return r, nil
+}
+
+// prerequisitePatches returns the patches of the revision a stacked series
+// applies on (none for the main series).
+func (r *Revision) prerequisitePatches() []*Patch {
+	if r.Prerequisite == nil {
+		return nil
+	}
+	return r.Prerequisite.Patches
+}
+
+// guardVersion is the version that guards see: the prerequisite's for a
+// stacked series, whose own versions count separately.
+func (r *Revision) guardVersion() int {
+	if r.Prerequisite != nil {
+		return r.Prerequisite.Version
+	}
+	return r.Version
+}
+
+// Stack returns revision v of the series stacked under name (v 0: its
+// newest).
+func (s *Spec) Stack(name string, v int) (*Revision, error) {
+	var have []string
+	var newest *Revision
+	for _, r := range s.Stacked {
+		if r.Series != name {
+			continue
+		}
+		if r.Version == v {
+			return r, nil
+		}
+		newest = r
+		have = append(have, "v"+strconv.Itoa(r.Version))
+	}
+	if v == 0 && newest != nil {
+		return newest, nil
+	}
+	if len(have) == 0 {
+		return nil, fmt.Errorf("no series %q is stacked on the main one: %w", name, ErrNoRevision)
+	}
+	return nil, fmt.Errorf("%s v%d: %w (it has %s)", name, v, ErrNoRevision, strings.Join(have, ", "))
 }
 
 // lead returns the patch whose id (not a folded one) is id.

@@ -26,6 +26,7 @@ the series applies to bases it was not posted against.`, stderr)
 	tree := fs.String("tree", ".", "kernel tree: a git repository (clone, worktree or bare mirror), or a plain directory")
 	base := fs.String("base", "", "base revision (tag, branch or commit); default: the base recorded for the revision (v6.16-rc4 for v12, v6.16-rc2 for v11)")
 	version := fs.Int("v", 0, "revision of the series to write; default: the newest")
+	stack := fs.String("stack", "", "write the series `NAME` stacked on a revision of the main one (x86: the x86 patches\nposted on their own on top of v16); -v is then its revision")
 	specDir := fs.String("spec", "", "series description directory (an edited copy of templates/linux); default: the one built in")
 	out := fs.String("o", "outgoing", "output directory: the series in it is replaced as a whole, the series files of earlier runs included")
 	stdoutFlag := fs.Bool("stdout", false, "write one mbox to standard output instead of files")
@@ -57,7 +58,7 @@ the series applies to bases it was not posted against.`, stderr)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	opt := series.Options{Tree: *tree, Base: *base, Version: *version, SpecDir: *specDir, Plain: *plain, To: to, Cc: cc}
+	opt := series.Options{Tree: *tree, Base: *base, Version: *version, Stack: *stack, SpecDir: *specDir, Plain: *plain, To: to, Cc: cc}
 	s, err := series.Generate(ctx, opt)
 	if err != nil {
 		return genFailed(err, *jsonOut, stdout, stderr)

@@ -19,7 +19,7 @@ import (
 
 // FS holds files/ and the revision directories.
 //
-//go:embed files facts v*
+//go:embed files facts v* *-v*
 var FS embed.FS
 
 // Export writes the series description into dir, which must not exist,

@@ -60,6 +60,16 @@ func run(specDir string, posted, states map[int]string) error {
 	for _, p := range sp.CreatedFiles() {
 		paths[p] = true
 	}
+	// A series stacked on a revision continues its history: the weave of
+	// that revision covers the stacked patches too (their guards see the
+	// prerequisite's version), so that they render on it as given.
+	extended := map[int]*spec.Revision{}
+	for _, r := range sp.Revisions {
+		extended[r.Version] = r
+	}
+	for _, st := range sp.Stacked {
+		extended[st.Prerequisite.Version] = st
+	}
 	// history[v][path][step] is the file after step, absent before creation.
 	history := map[int]map[string]map[int]string{}
 	for _, r := range sp.Revisions {
@@ -72,7 +82,7 @@ func run(specDir string, posted, states map[int]string) error {
 			continue
 		}
 		if dir, ok := states[r.Version]; ok {
-			for step := 1; step <= len(r.Patches); step++ {
+			for step := 1; step <= len(extended[r.Version].Patches); step++ {
 				for p := range paths {
 					b, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("%02d", step), filepath.FromSlash(p)))
 					if err != nil {
@@ -90,8 +100,9 @@ func run(specDir string, posted, states map[int]string) error {
 			if sp.Templates[p] == nil {
 				continue
 			}
-			for step := 1; step <= len(r.Patches); step++ {
-				b, ok, err := r.Render(p, step)
+			x := extended[r.Version]
+			for step := 1; step <= len(x.Patches); step++ {
+				b, ok, err := x.Render(p, step)
 				if err != nil {
 					return err
 				}
@@ -113,12 +124,12 @@ func run(specDir string, posted, states map[int]string) error {
 		var revs []weave.Rev
 		for _, r := range sp.Revisions {
 			wr := weave.Rev{Version: r.Version}
-			for _, q := range r.Patches {
+			for _, q := range extended[r.Version].Patches {
 				wr.IDs = append(wr.IDs, q.ID)
 				wr.Folded = append(wr.Folded, q.Folded...)
 			}
 			states := history[r.Version][p]
-			for step := 1; step <= len(r.Patches); step++ {
+			for step := 1; step <= len(wr.IDs); step++ {
 				c, ok := states[step]
 				if !ok {
 					if wr.Created != 0 {
