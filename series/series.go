@@ -33,14 +33,14 @@ var ErrAlreadyApplied = errors.New("the tree already has the series")
 
 // Options selects what Generate works on.
 type Options struct {
-	Tree    string   // kernel tree: a git repository or a plain directory
-	Base    string   // revision of the tree; "" means the revision's recorded base
-	Version int      // revision of the series; 0 means the newest
+	Tree    string // kernel tree: a git repository or a plain directory
+	Base    string // revision of the tree; "" means the revision's recorded base
+	Version int    // revision of the series; 0 means the newest
 	// Stack names a series stacked on a revision of the main one (the
 	// spec's NAME-vN folders, "x86"): Version is then its revision, the
 	// prerequisite revision's patches are applied first and the series
 	// holds the stacked one's own patches only.
-	Stack string
+	Stack   string
 	SpecDir string   // series description directory; "" means the embedded one
 	Plain   bool     // read Tree as a plain directory even if it is a git repository
 	To, Cc  []string // more recipients for every message, as git format-patch --to/--cc

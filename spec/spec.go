@@ -54,7 +54,7 @@ type Revision struct {
 	// stacked series' own patches are Patches[Own:].
 	Prerequisite *Revision
 	Own          int
-	spec            *Spec
+	spec         *Spec
 }
 
 // Patch is the description of one patch of a revision.
