@@ -162,7 +162,7 @@ func TestMutationMissingStub(t *testing.T) {
 func TestMutationCallBeforeDefinition(t *testing.T) {
 	fn := "static inline bool compat_fp_state(struct unwind_user_state *state)\n{\n\treturn IS_ENABLED(CONFIG_HAVE_UNWIND_USER_COMPAT_FP) &&\n\t       state->type == UNWIND_USER_TYPE_COMPAT_FP;\n}\n\n"
 	spec := mutate(t, [3]string{"files/kernel/unwind/user.c.tmpl",
-		"{{if and (lt .Version 14) (since \"compat-fp\")}}\n" + fn, "{{if and (lt .Version 14) (since \"deferred\")}}\n" + fn + "{{end}}\n{{if and (lt .Version 14) (since \"compat-fp\")}}\n"})
+		"{{if since \"compat-fp\"}}\n" + fn, "{{if and (lt .Version 14) (since \"deferred\")}}\n" + fn + "{{end}}\n{{if since \"compat-fp\"}}\n"})
 	rep := runMatrix(t, spec, 0, 3, "x86_64")
 	p2 := Pass
 	if sparseRan(rep) {
