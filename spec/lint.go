@@ -25,7 +25,8 @@ func (s *Spec) lint(decls map[string]*decl) error {
 			if !ok {
 				return
 			}
-			where, _ := t.Tree.ErrorContext(c)
+			// ErrorContext counts lines up to the node: only on an error.
+			where := func() string { w, _ := t.Tree.ErrorContext(c); return w }
 			switch fn.Ident {
 			case "lt", "le", "gt", "ge", "eq", "ne":
 				if len(c.Args) != 3 || !isVersion(c.Args[1]) && !isVersion(c.Args[2]) {
@@ -33,13 +34,13 @@ func (s *Spec) lint(decls map[string]*decl) error {
 				}
 				for _, a := range c.Args[1:] {
 					if n, ok := a.(*parse.NumberNode); ok && n.IsInt && !versions[int(n.Int64)] {
-						err = fmt.Errorf("spec: %s: the guard %q names v%d, which the series has no folder for: name a revision it has", where, c.String(), n.Int64)
+						err = fmt.Errorf("spec: %s: the guard %q names v%d, which the series has no folder for: name a revision it has", where(), c.String(), n.Int64)
 					}
 				}
 			case "since", "before", "between", "created":
 				for _, a := range c.Args[1:] {
 					if id, ok := a.(*parse.StringNode); ok && !s.knownID(id.Text) {
-						err = fmt.Errorf("spec: %s: unknown patch id %q: no revision's order lists it", where, id.Text)
+						err = fmt.Errorf("spec: %s: unknown patch id %q: no revision's order lists it", where(), id.Text)
 					}
 				}
 			}

@@ -533,16 +533,18 @@ func numberLines(src string) string {
 // number of the file it comes from (the last mark at its start).
 func unmark(l string) (string, int) {
 	n := 0
-	for {
-		m := lineMark.FindStringSubmatchIndex(l)
-		if m == nil {
-			return l, n
+	for strings.HasPrefix(l, "\x01") {
+		end := strings.IndexByte(l, '\x02')
+		if end < 0 {
+			break
 		}
-		if m[0] == 0 {
-			n, _ = strconv.Atoi(l[m[2]:m[3]])
-		}
-		l = l[:m[0]] + l[m[1]:]
+		n, _ = strconv.Atoi(l[1:end])
+		l = l[end+1:]
 	}
+	if strings.IndexByte(l, '\x01') >= 0 { // marks inside a line: a guard mid-line
+		l = lineMark.ReplaceAllString(l, "")
+	}
+	return l, n
 }
 
 // parsePatch parses a rendered patch declaration: "Author:" and "Subject:"
@@ -675,8 +677,34 @@ func unquotePrefix(s string) (string, int, error) {
 	return "", 0, fmt.Errorf("unterminated quote in %q", s)
 }
 
-// controlLine matches a line that holds nothing but one control action.
-var controlLine = regexp.MustCompile(`^\{\{-?\s*(if|else|end|range|with|define|block|created|/\*)\b[^\n]*\}\}\n`)
+
+// controlWords are the actions that a line may hold alone.
+var controlWords = []string{"if", "else", "end", "range", "with", "define", "block", "created"}
+
+// isControlLine reports whether l (ending in a newline) holds nothing but
+// one control action ({{if}}, {{else}}, {{end}}, {{created}}, a comment, ...).
+func isControlLine(l string) bool {
+	if !strings.HasPrefix(l, "{{") || !strings.HasSuffix(l, "}}\n") {
+		return false
+	}
+	in := strings.TrimPrefix(l[2:], "-")
+	in = strings.TrimLeft(in, " \t")
+	if strings.HasPrefix(in, "/*") {
+		return true
+	}
+	for _, w := range controlWords {
+		if rest, ok := strings.CutPrefix(in, w); ok {
+			if rest == "" || !isWordByte(rest[0]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
 
 // marks matches the line marks of numberLines at the start of a line.
 var marks = regexp.MustCompile("^(\x01\\d+\x02)+")
@@ -702,7 +730,7 @@ func joinControlLines(src string) string {
 		if strings.HasPrefix(bare, "\x01") {
 			bare = marks.ReplaceAllString(bare, "")
 		}
-		if strings.HasPrefix(bare, "{{") && strings.Count(l, "{{") == 1 && controlLine.MatchString(bare) {
+		if isControlLine(bare) && strings.Count(l, "{{") == 1 {
 			// The newline goes into a comment: it leaves nothing in the
 			// output, and the template's line numbers stay those of the file.
 			l = strings.TrimSuffix(l, "\n") + "{{/*\n*/}}"
