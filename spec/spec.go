@@ -677,7 +677,6 @@ func unquotePrefix(s string) (string, int, error) {
 	return "", 0, fmt.Errorf("unterminated quote in %q", s)
 }
 
-
 // controlWords are the actions that a line may hold alone.
 var controlWords = []string{"if", "else", "end", "range", "with", "define", "block", "created"}
 
