@@ -120,6 +120,42 @@ func (r *Revision) Facts(name string, step int) (map[string]string, error) {
 // execute renders f after step patches of r, and returns the step of its
 // {{created}} (-1 if it has none).
 func (r *Revision) execute(f *File, step int) ([]byte, int, error) {
+	var key string
+	if f.cacheable {
+		b := []byte(r.Dir + ":")
+		for _, id := range f.ids {
+			n, err := r.position(id)
+			if err != nil {
+				b = nil // let the render report it
+				break
+			}
+			if n != 0 && n <= step {
+				b = append(b, '1')
+			} else {
+				b = append(b, '0')
+			}
+		}
+		key = string(b)
+		if b != nil {
+			f.mu.Lock()
+			c, ok := f.cache[key]
+			f.mu.Unlock()
+			if ok {
+				return bytes.Clone(c.out), c.created, nil
+			}
+		}
+	}
+	out, created, err := r.executeTemplate(f, step)
+	if err == nil && key != "" {
+		f.mu.Lock()
+		f.cache[key] = rendered{out: bytes.Clone(out), created: created}
+		f.mu.Unlock()
+	}
+	return out, created, err
+}
+
+// executeTemplate runs f's template after step patches of r.
+func (r *Revision) executeTemplate(f *File, step int) ([]byte, int, error) {
 	created := -1
 	applied := func(id string) (bool, error) {
 		n, err := r.position(id)

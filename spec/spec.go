@@ -11,7 +11,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"text/template"
+	"text/template/parse"
 	"time"
 )
 
@@ -29,6 +31,46 @@ type File struct {
 	Path string // path in the kernel tree
 	Src  string // path in the spec
 	tmpl *template.Template
+
+	// ids are the patch ids the template's guards name, in a fixed order;
+	// cacheable is false when it uses .Step or .Patch. What it renders
+	// for a revision depends only on which of ids are applied, so renders
+	// are kept by that (cache, under mu).
+	ids       []string
+	cacheable bool
+	mu        sync.Mutex
+	cache     map[string]rendered
+}
+
+// rendered is one kept render of a File.
+type rendered struct {
+	out     []byte
+	created int
+}
+
+// newFile makes the File of a parsed template.
+func newFile(path, src string, t *template.Template) *File {
+	f := &File{Path: path, Src: src, tmpl: t, cacheable: true, cache: map[string]rendered{}}
+	seen := map[string]bool{}
+	walk(t.Tree.Root, func(c *parse.CommandNode) {
+		for _, a := range c.Args {
+			if fn, ok := a.(*parse.FieldNode); ok && (fn.Ident[0] == "Step" || fn.Ident[0] == "Patch") {
+				f.cacheable = false
+			}
+		}
+		if fn, ok := c.Args[0].(*parse.IdentifierNode); ok {
+			switch fn.Ident {
+			case "since", "before", "between", "created":
+				for _, a := range c.Args[1:] {
+					if id, ok := a.(*parse.StringNode); ok && !seen[id.Text] {
+						seen[id.Text] = true
+						f.ids = append(f.ids, id.Text)
+					}
+				}
+			}
+		}
+	})
+	return f
 }
 
 // Revision is one posted version of the series.
@@ -102,7 +144,7 @@ func Load(fsys fs.FS) (*Spec, error) {
 		if err != nil {
 			return err
 		}
-		s.Templates[tp] = &File{Path: tp, Src: p, tmpl: t}
+		s.Templates[tp] = newFile(tp, p, t)
 		return nil
 	})
 	if err != nil {
@@ -122,7 +164,7 @@ func Load(fsys fs.FS) (*Spec, error) {
 			return nil, err
 		}
 		name := strings.TrimSuffix(path.Base(p), ".tmpl")
-		s.Facts[name] = &File{Path: name, Src: p, tmpl: t}
+		s.Facts[name] = newFile(name, p, t)
 	}
 	dirs, err := fs.Glob(fsys, "v*/series")
 	if err != nil {
