@@ -83,7 +83,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 		o.BuildRoot = filepath.Join(c, "build")
 	}
-	cfgs := Configs
+	cfgs := append([]Config(nil), Configs...)
 	if o.Configs != nil {
 		cfgs = nil
 		for _, n := range o.Configs {
@@ -116,6 +116,13 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	for _, p := range s.Patches[:o.Patches] {
 		rep.Patches = append(rep.Patches, PatchInfo{p.Number, p.ID, p.Subject})
+	}
+	for i := range cfgs {
+		c, err := WithFinal(cfgs[i], s.Revision, o.Patches)
+		if err != nil {
+			return nil, err
+		}
+		cfgs[i] = c
 	}
 	// Configurations in parallel, each with an equal share of the jobs.
 	par := min(len(cfgs), max(1, o.Jobs/2))

@@ -144,7 +144,7 @@ func TestMutationMissingStub(t *testing.T) {
 	c := cell(t, rep, "i386", 4)
 	e := c.Errors[0]
 	if e.File != "kernel/fork.c" || !strings.Contains(e.Message, "unwind_task_init") || e.Origin.Patch != 4 ||
-		!strings.HasPrefix(e.Origin.Source, "v11/04-faultable.patch:") || e.Since != 4 {
+		!strings.HasPrefix(e.Origin.Source, "v11/faultable.patch:") || e.Since != 4 {
 		t.Errorf("patch 4 error: %+v, want kernel/fork.c: ... unwind_task_init from an edit of patch 4", e)
 	}
 	if rep.Passed {
@@ -161,7 +161,7 @@ func TestMutationMissingStub(t *testing.T) {
 func TestMutationCallBeforeDefinition(t *testing.T) {
 	fn := "static inline bool compat_fp_state(struct unwind_user_state *state)\n{\n\treturn IS_ENABLED(CONFIG_HAVE_UNWIND_USER_COMPAT_FP) &&\n\t       state->type == UNWIND_USER_TYPE_COMPAT_FP;\n}\n\n"
 	spec := mutate(t, [3]string{"files/kernel/unwind/user.c.tmpl",
-		"{{if since \"compat-fp\"}}\n" + fn, "{{if since \"deferred\"}}\n" + fn + "{{end}}\n{{if since \"compat-fp\"}}\n"})
+		"{{if since \"compat-fp\"}}\n" + fn, "{{if and (lt .Version 14) (since \"deferred\")}}\n" + fn + "{{end}}\n{{if since \"compat-fp\"}}\n"})
 	rep := runMatrix(t, spec, 0, 3, "x86_64")
 	p2 := Pass
 	if sparseRan(rep) {
@@ -185,8 +185,8 @@ func TestMutationCallBeforeDefinition(t *testing.T) {
 // attributed to the template line, and still there at patch 3.
 func TestMutationUnusedFunction(t *testing.T) {
 	spec := mutate(t, [3]string{"files/kernel/unwind/user.c.tmpl",
-		"{{if since \"fp\"}}\nstatic inline bool fp_state(",
-		"{{if since \"fp\"}}\nstatic int kpatch_unused(void)\n{\n\treturn 0;\n}\n\nstatic inline bool fp_state("})
+		"{{if and (lt .Version 14) (since \"fp\")}}\nstatic inline bool fp_state(",
+		"{{if and (lt .Version 14) (since \"fp\")}}\nstatic int kpatch_unused(void)\n{\n\treturn 0;\n}\n\nstatic inline bool fp_state("})
 	rep := runMatrix(t, spec, 0, 3, "x86_64")
 	if got, w := statuses(rep, "x86_64"), want([]string{Pass}, repeat(Warn, 2)); got != w {
 		t.Fatalf("x86_64: %s, want %s", got, w)

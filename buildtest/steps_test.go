@@ -32,12 +32,12 @@ func TestOriginOfEdits(t *testing.T) {
 		source   string // prefix of Origin.Source
 		fromBase bool
 	}{
-		{"kernel/exit.c", "\tunwind_deferred_task_exit(tsk);", 11, "v11/11-task-exit.patch:20", false},
-		{"kernel/exit.c", "#include <linux/unwind_deferred.h>", 11, "v11/11-task-exit.patch:15", false},
-		{"kernel/fork.c", "#include <linux/unwind_deferred.h>", 4, "v11/04-faultable.patch:36", false},
+		{"kernel/exit.c", "\tunwind_deferred_task_exit(tsk);", 11, "v11/task-exit.patch:40", false},
+		{"kernel/exit.c", "#include <linux/unwind_deferred.h>", 11, "v11/task-exit.patch:35", false},
+		{"kernel/fork.c", "#include <linux/unwind_deferred.h>", 4, "v11/faultable.patch:48", false},
 		{"kernel/exit.c", "void __noreturn do_exit(long code)", 0, "", true},
 		// moved from arch/x86/events/core.c by patch 13's move-function edit
-		{"arch/x86/kernel/ptrace.c", "unsigned long segment_base_address(unsigned int segment)", 13, "v11/13-x86-segment-base.patch:20", false},
+		{"arch/x86/kernel/ptrace.c", "unsigned long segment_base_address(unsigned int segment)", 13, "v11/x86-segment-base.patch:20", false},
 		// patch 4 included it after <linux/kernel.h>; patch 6 moved it up.
 		{"kernel/unwind/deferred.c", "#include <linux/unwind_deferred.h>", 6, "files/kernel/unwind/deferred.c.tmpl:8", false},
 	}

@@ -38,7 +38,6 @@ var (
 	baseLine    = regexp.MustCompile(`(?m)^Base: .*$`)
 	dateLine    = regexp.MustCompile(`(?m)^Date: .*$`)
 	changesLine = regexp.MustCompile(`(?m)^Changes (since|in) v\d+`)
-	patchFile   = regexp.MustCompile(`^\d+-[a-z0-9][a-z0-9-]*\.patch$`)
 )
 
 // New writes revision N+1 of the spec in o.SpecDir from its newest
@@ -65,6 +64,7 @@ func New(o Options) (*Result, error) {
 	srcDir := filepath.Join(o.SpecDir, fmt.Sprintf("v%d", prev.Version))
 	link := func(n int) string { return o.Archive + series.MessageID(prev, n) + "/" }
 	section := func(n int) string { return fmt.Sprintf("Changes since v%d: %s\n\n", prev.Version, link(n)) }
+
 	err = outdir.Create(res.Dir, func(tmp string) error {
 		data, err := os.ReadFile(filepath.Join(srcDir, "series"))
 		if err != nil {
@@ -86,16 +86,20 @@ func New(o Options) (*Result, error) {
 			return err
 		}
 		res.Files = append(res.Files, filepath.Join(name, "series"))
+		order, err := os.ReadFile(filepath.Join(srcDir, "order"))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(tmp, "order"), order, 0o644); err != nil {
+			return err
+		}
+		res.Files = append(res.Files, filepath.Join(name, "order"))
+		// Patches are declared once, in the revision that first has them: the
+		// new revision's folder gets its order and each patch's notes, the new
+		// section above the previous revision's.
 		for _, p := range prev.Patches {
-			base := filepath.Base(p.Src)
-			if !patchFile.MatchString(base) {
-				continue
-			}
-			data, err := os.ReadFile(filepath.Join(srcDir, base))
-			if err != nil {
-				return err
-			}
-			out := addPatchSection(string(data), section(p.Number))
+			base := p.ID + ".notes"
+			out := strings.TrimRight(section(p.Number)+p.Changelog, "\n") + "\n"
 			if err := os.WriteFile(filepath.Join(tmp, base), []byte(out), 0o644); err != nil {
 				return err
 			}
@@ -103,9 +107,6 @@ func New(o Options) (*Result, error) {
 		}
 		return nil
 	})
-	if errors.Is(err, outdir.ErrExists) {
-		return nil, fmt.Errorf("%s: %w: edit it, or remove it to start again", res.Dir, ErrExists)
-	}
 	if err != nil {
 		return nil, err
 	}
@@ -124,21 +125,6 @@ func addCoverSection(text, section string) string {
 		return text[:loc[0]] + section + text[loc[0]:]
 	}
 	return strings.TrimRight(text, "\n") + "\n\n" + strings.TrimRight(section, "\n") + "\n"
-}
-
-// addPatchSection puts the new section first in the patch's notes (below
-// "---"), creating them if the patch has none.
-func addPatchSection(text, section string) string {
-	head, edits, hasEdits := strings.Cut(text, "\n=== edits\n")
-	if i := strings.Index(head, "\n---\n"); i >= 0 {
-		head = head[:i+5] + section + head[i+5:]
-	} else {
-		head = strings.TrimRight(head, "\n") + "\n---\n" + strings.TrimRight(section, "\n") + "\n"
-	}
-	if hasEdits {
-		return head + "\n=== edits\n" + edits
-	}
-	return head
 }
 
 // Spec returns the loaded revision, for callers that report on it.

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Whole-process benchmark: kpatch gen against git format-patch writing the
-# same 14 patches, as a user pays for them (process start-up, first reads).
+# same patches, as a user pays for them (process start-up, first reads).
 #
-#   scripts/bench-gen.sh [RUNS]     (default 15 runs of each)
+#   scripts/bench-gen.sh [RUNS] [VERSION]   (default 15 runs of each, the newest revision)
 #
 # It builds kpatch, makes a `git clone --shared` of the cached Debian 6.12
 # tree (never touching the cached tree itself), records the series there on
 # a branch with `kpatch gen --branch`, then alternates
 #
-#   kpatch gen --tree CLONE --base v6.12 -o OUT1
-#   git -C CLONE format-patch --cover-letter --thread -v12 --base=v6.12 -o OUT2 v6.12..BRANCH
+#   kpatch gen -v N --tree CLONE --base v6.12 -o OUT1
+#   git -C CLONE format-patch --cover-letter --thread -vN --base=v6.12 -o OUT2 v6.12..BRANCH
 #
 # under /usr/bin/time -v, and prints for each the median wall time, the
 # median CPU time (user+system) and the median peak RSS, and the ratios
@@ -18,6 +18,7 @@ set -euo pipefail
 command -v go >/dev/null || export PATH="$PATH:/usr/local/go/bin"
 cd "$(dirname "$0")/.."
 runs=${1:-15}
+version=${2:-0}
 for tool in git /usr/bin/time awk sort; do
 	command -v "$tool" >/dev/null || { echo "bench-gen: $tool is missing (apt-get install git time gawk coreutils)" >&2; exit 1; }
 done
@@ -31,12 +32,15 @@ fi
 tree=$("$bin" tree)
 clone=$work/linux
 git clone -q --shared --no-checkout "$tree" "$clone"
-"$bin" gen --tree "$clone" --base v6.12 --branch bench -o "$work/setup" >/dev/null 2>&1
-[ "$(git -C "$clone" rev-list --count v6.12..bench)" = 14 ] || { echo "bench-gen: branch bench does not hold 14 commits" >&2; exit 1; }
+"$bin" gen -v "$version" --tree "$clone" --base v6.12 --branch bench -o "$work/setup" --json >"$work/setup.json" 2>/dev/null
+version=$(sed -n 's/^  "version": \([0-9]*\),$/\1/p' "$work/setup.json")
+n=$(grep -c '"number":' "$work/setup.json")
+[ "$(git -C "$clone" rev-list --count v6.12..bench)" = "$n" ] || { echo "bench-gen: branch bench does not hold the $n commits of v$version" >&2; exit 1; }
+echo "bench-gen: v$version, $n patches, $runs runs of each"
 
 # GOGC and GOMEMLIMIT are cleared so that kpatch's own GC setting is measured.
-kp=(env GOGC= GOMEMLIMIT= "$bin" gen --tree "$clone" --base v6.12 -o "$work/out-kpatch")
-gt=(git -C "$clone" -c core.pager=cat format-patch -q --cover-letter --thread -v12 --base=v6.12 -o "$work/out-git" v6.12..bench)
+kp=(env GOGC= GOMEMLIMIT= "$bin" gen -v "$version" --tree "$clone" --base v6.12 -o "$work/out-kpatch")
+gt=(git -C "$clone" -c core.pager=cat format-patch -q --cover-letter --thread "-v$version" --base=v6.12 -o "$work/out-git" v6.12..bench)
 
 # measure NAME CMD...: one run under /usr/bin/time -v, appends
 # "wall cpu rss_kib" to $work/NAME. time -v gives the wall time in
@@ -60,8 +64,8 @@ for ((i = 0; i < runs; i++)); do
 	measure kpatch "${kp[@]}"
 	measure git "${gt[@]}"
 done
-[ "$(ls "$work/out-kpatch" | wc -l)" = 15 ] && [ "$(ls "$work/out-git" | wc -l)" = 15 ] ||
-	{ echo "bench-gen: expected 15 files from each" >&2; exit 1; }
+[ "$(ls "$work/out-kpatch" | wc -l)" = $((n + 1)) ] && [ "$(ls "$work/out-git" | wc -l)" = $((n + 1)) ] ||
+	{ echo "bench-gen: expected $((n + 1)) files from each" >&2; exit 1; }
 
 median() { sort -n | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 stats() {

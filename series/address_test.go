@@ -338,10 +338,10 @@ func TestHeadersMatchGitFormatPatch(t *testing.T) {
 	// A name with a period, one with RFC 2047 long enough to take two
 	// encoded words, a subject that is not ASCII, and a commit message
 	// that is not ASCII.
-	editSpec(t, spec, "01-user-api.patch", "Author: Josh Poimboeuf <", "Author: Josh P. Poimboeuf <")
-	editSpec(t, spec, "02-fp.patch", "Author: Josh Poimboeuf <", "Author: Jösh Pöimboeuf-Ünïcode With A Display Name Long Enough To Fold <")
-	editSpec(t, spec, "03-compat-fp.patch", "Subject: unwind_user: Add compat mode frame pointer support", "Subject: unwind_user: Add compat mode frame pointer support für ïa32 (naïve) and a title long enough to be folded")
-	editSpec(t, spec, "04-faultable.patch", "\n\n", "\n\nZoë says hello.\n\n")
+	editSpec(t, spec, "user-api.patch", "Author: Josh Poimboeuf <", "Author: Josh P. Poimboeuf <")
+	editSpec(t, spec, "fp.patch", "Author: Josh Poimboeuf <", "Author: Jösh Pöimboeuf-Ünïcode With A Display Name Long Enough To Fold <")
+	editSpec(t, spec, "compat-fp.patch", "Subject: unwind_user: Add compat mode frame pointer support", "Subject: unwind_user: Add compat mode frame pointer support für ïa32 (naïve) and a title long enough to be folded")
+	editSpec(t, spec, "faultable.patch", "\n\n", "\n\nZoë says hello.\n\n")
 	var to, cc []string
 	for _, r := range optTo {
 		to = append(to, r.in)

@@ -35,9 +35,14 @@ var ErrAlreadyApplied = errors.New("the tree already has the series")
 
 // Options selects what Generate works on.
 type Options struct {
-	Tree    string   // kernel tree: a git repository or a plain directory
-	Base    string   // revision of the tree; "" means the revision's recorded base
-	Version int      // revision of the series; 0 means the newest
+	Tree    string // kernel tree: a git repository or a plain directory
+	Base    string // revision of the tree; "" means the revision's recorded base
+	Version int    // revision of the series; 0 means the newest
+	// Stack names a series stacked on a revision of the main one (the
+	// spec's NAME-vN folders, "x86"): Version is then its revision, the
+	// prerequisite revision's patches are applied first and the series
+	// holds the stacked one's own patches only.
+	Stack   string
 	SpecDir string   // series description directory; "" means the embedded one
 	Plain   bool     // read Tree as a plain directory even if it is a git repository
 	To, Cc  []string // more recipients for every message, as git format-patch --to/--cc
@@ -143,6 +148,9 @@ func Generate(ctx context.Context, opt Options) (*Series, error) {
 		return nil, err
 	}
 	rev, err := sp.Revision(opt.Version)
+	if opt.Stack != "" {
+		rev, err = sp.Stack(opt.Stack, opt.Version)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -188,7 +196,32 @@ func generate(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree) (*S
 	if err != nil {
 		return nil, err
 	}
+	s.ownPatches()
 	return s, nil
+}
+
+// ownPatches keeps, for a series stacked on a prerequisite revision, its
+// own patches, numbered from 1 and dated from its cover letter: the
+// prerequisite's were applied to reach the state they apply to (their
+// commits stay the parents of the first own commit). The cover letter's
+// recipients become those of the own patches.
+func (s *Series) ownPatches() {
+	own := s.Revision.Own
+	if own == 0 {
+		return
+	}
+	s.Patches = s.Patches[own:]
+	s.To, s.Cc = nil, nil
+	for _, p := range s.Patches {
+		sp := *p.Patch
+		sp.Number -= own
+		p.Patch = &sp
+		p.Date = s.Revision.Date.Add(time.Duration(sp.Number) * time.Second)
+		s.To = merge(s.To, p.To)
+		s.Cc = merge(s.Cc, p.Cc)
+	}
+	s.Cc = minus(s.Cc, s.To)
+	s.total = s.totalStat()
 }
 
 // BaseFiles lists the files of a kernel tree that Generate reads for any

@@ -104,11 +104,11 @@ func TestUnplacedAllAtOnce(t *testing.T) {
 		firstCandidate string // "" = none
 		candidates     int    // at least
 	}{
-		{1, "arch/Kconfig", "config-after HAVE_HARDLOCKUP_DETECTOR_ARCH", "v11/01-user-api.patch:31", "", "config HAVE_HARDLOCKUP_DETECTOR_ARCH2", 3},
-		{2, "arch/Kconfig", "config-after UNWIND_USER", "v11/02-fp.patch:22", "v11/01-user-api.patch:31", "", 0},
-		{3, "arch/Kconfig", "config-after HAVE_UNWIND_USER_FP", "v11/03-compat-fp.patch:23", "v11/02-fp.patch:22", "", 0},
-		{5, "include/linux/entry-common.h", "include-after <linux/kmsan.h>", "v11/05-cache.patch:26", "", "#include <linux/static_call_types.h>", 10},
-		{11, "kernel/exit.c", "statement-after do_exit taskstats_exit", "v11/11-task-exit.patch:20", "", "\ttaskstats_exit2(tsk, group_dead);", 3},
+		{1, "arch/Kconfig", "config-after HAVE_HARDLOCKUP_DETECTOR_ARCH", "v11/user-api.patch:49", "", "config HAVE_HARDLOCKUP_DETECTOR_ARCH2", 3},
+		{2, "arch/Kconfig", "config-after UNWIND_USER", "v11/fp.patch:15", "v11/user-api.patch:49", "", 0},
+		{3, "arch/Kconfig", "config-after HAVE_UNWIND_USER_FP", "v11/compat-fp.patch:12", "v11/fp.patch:15", "", 0},
+		{5, "include/linux/entry-common.h", "include-after <linux/kmsan.h>", "v11/cache.patch:37", "", "#include <linux/static_call_types.h>", 10},
+		{11, "kernel/exit.c", "statement-after do_exit taskstats_exit", "v11/task-exit.patch:40", "", "\ttaskstats_exit2(tsk, group_dead);", 3},
 	}
 	if len(ue.Edits) != len(want) {
 		t.Fatalf("%d unplaced edits, want %d:\n%v", len(ue.Edits), len(want), err)
@@ -140,7 +140,7 @@ func TestUnplacedAllAtOnce(t *testing.T) {
 			edits = append(edits, l)
 		}
 	}
-	if len(edits) != 5 || !strings.HasPrefix(edits[0], `patch 1 (user-api): arch/Kconfig: "config-after HAVE_HARDLOCKUP_DETECTOR_ARCH": anchor not found [v11/01-user-api.patch:31]`) {
+	if len(edits) != 5 || !strings.HasPrefix(edits[0], `patch 1 (user-api): arch/Kconfig: "config-after HAVE_HARDLOCKUP_DETECTOR_ARCH": anchor not found [v11/user-api.patch:49]`) {
 		t.Errorf("edit lines:\n%s", strings.Join(edits, "\n"))
 	}
 	if sum := lines[len(lines)-1]; !strings.HasPrefix(sum, "5 edits (2 of them only because of another) cannot be placed in synthetic, nothing written") || sum != ue.Summary() {
@@ -169,7 +169,7 @@ func TestDuplicateAnchorBaseLines(t *testing.T) {
 	if want := fmt.Sprintf("lines %d, %d", first, first+1); u.Detail != want || !errors.Is(u, hooks.ErrAnchorAmbiguous) {
 		t.Errorf("detail %q (%v), want %q (patch 11's include edit comes first and shifts them by one)", u.Detail, u.Err, want)
 	}
-	if u.Patch != 11 || u.Src != "v11/11-task-exit.patch:20" {
-		t.Errorf("patch %d [%s], want 11 [v11/11-task-exit.patch:20]", u.Patch, u.Src)
+	if u.Patch != 11 || u.Src != "v11/task-exit.patch:40" {
+		t.Errorf("patch %d [%s], want 11 [v11/task-exit.patch:40]", u.Patch, u.Src)
 	}
 }

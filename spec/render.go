@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"sort"
+	"strings"
 )
 
 var placeholderFuncs = map[string]any{
@@ -22,11 +23,24 @@ type RenderData struct {
 
 // knownID reports whether any revision of the spec has a patch with this id.
 func (s *Spec) knownID(id string) bool {
-	for _, r := range s.Revisions {
+	for _, r := range append(append([]*Revision{}, s.Revisions...), s.Stacked...) {
 		for _, p := range r.Patches {
-			if p.ID == id {
+			if p.has(id) {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// has reports whether the patch is id or has patch id folded into it.
+func (p *Patch) has(id string) bool {
+	if p.ID == id {
+		return true
+	}
+	for _, f := range p.Folded {
+		if f == id {
+			return true
 		}
 	}
 	return false
@@ -37,7 +51,7 @@ func (s *Spec) knownID(id string) bool {
 // revision has.
 func (r *Revision) position(id string) (int, error) {
 	for _, p := range r.Patches {
-		if p.ID == id {
+		if p.has(id) {
 			return p.Number, nil
 		}
 	}
@@ -55,6 +69,93 @@ func (r *Revision) Render(path string, step int) (content []byte, exists bool, e
 	if f == nil {
 		return nil, false, fmt.Errorf("spec: no template for %s", path)
 	}
+	out, created, err := r.execute(f, step)
+	if err != nil {
+		return nil, false, err
+	}
+	if created < 0 {
+		return nil, false, fmt.Errorf("spec: %s: the template does not start with {{created \"id\"}}", f.Src)
+	}
+	if step < created {
+		return nil, false, nil
+	}
+	return out, true, nil
+}
+
+// Facts renders the facts template facts/<name>.tmpl after step patches of
+// r and returns its "key: value" lines. Facts are what the series says
+// about itself beyond its code (what the walker models of a kernel built
+// with it, the configurations a build needs, the self-tests' expectations),
+// guarded like the templates by patch id and revision.
+func (r *Revision) Facts(name string, step int) (map[string]string, error) {
+	f := r.spec.Facts[name]
+	if f == nil {
+		return nil, fmt.Errorf("spec: no facts/%s.tmpl", name)
+	}
+	if step < 0 || step > len(r.Patches) {
+		return nil, fmt.Errorf("spec: v%d has patches 1 to %d, not %d", r.Version, len(r.Patches), step)
+	}
+	out, _, err := r.execute(f, step)
+	if err != nil {
+		return nil, err
+	}
+	facts := map[string]string{}
+	for i, l := range strings.Split(string(out), "\n") {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(l, ":")
+		if !ok {
+			return nil, fmt.Errorf("spec: %s rendered for v%d after patch %d: line %d: want \"key: value\", got %q", f.Src, r.Version, step, i+1, l)
+		}
+		k = strings.TrimSpace(k)
+		if _, dup := facts[k]; dup {
+			return nil, fmt.Errorf("spec: %s rendered for v%d after patch %d: %s is given twice", f.Src, r.Version, step, k)
+		}
+		facts[k] = strings.TrimSpace(v)
+	}
+	return facts, nil
+}
+
+// execute renders f after step patches of r, and returns the step of its
+// {{created}} (-1 if it has none).
+func (r *Revision) execute(f *File, step int) ([]byte, int, error) {
+	var key string
+	if f.cacheable {
+		b := []byte(r.Dir + ":")
+		for _, id := range f.ids {
+			n, err := r.position(id)
+			if err != nil {
+				b = nil // let the render report it
+				break
+			}
+			if n != 0 && n <= step {
+				b = append(b, '1')
+			} else {
+				b = append(b, '0')
+			}
+		}
+		key = string(b)
+		if b != nil {
+			f.mu.Lock()
+			c, ok := f.cache[key]
+			f.mu.Unlock()
+			if ok {
+				return bytes.Clone(c.out), c.created, nil
+			}
+		}
+	}
+	out, created, err := r.executeTemplate(f, step)
+	if err == nil && key != "" {
+		f.mu.Lock()
+		f.cache[key] = rendered{out: bytes.Clone(out), created: created}
+		f.mu.Unlock()
+	}
+	return out, created, err
+}
+
+// executeTemplate runs f's template after step patches of r.
+func (r *Revision) executeTemplate(f *File, step int) ([]byte, int, error) {
 	created := -1
 	applied := func(id string) (bool, error) {
 		n, err := r.position(id)
@@ -62,7 +163,7 @@ func (r *Revision) Render(path string, step int) (content []byte, exists bool, e
 	}
 	t, err := f.tmpl.Clone()
 	if err != nil {
-		return nil, false, err
+		return nil, 0, err
 	}
 	t.Funcs(map[string]any{
 		"created": func(id string) (string, error) {
@@ -90,21 +191,15 @@ func (r *Revision) Render(path string, step int) (content []byte, exists bool, e
 			return okA && !okB, err
 		},
 	})
-	d := RenderData{Version: r.Version, Step: step}
+	d := RenderData{Version: r.guardVersion(), Step: step}
 	if step > 0 && step <= len(r.Patches) {
 		d.Patch = r.Patches[step-1].ID
 	}
 	var buf bytes.Buffer
 	if err := t.Execute(&buf, d); err != nil {
-		return nil, false, fmt.Errorf("spec: rendering %s: %w", f.Src, err)
+		return nil, 0, fmt.Errorf("spec: rendering %s: %w", f.Src, err)
 	}
-	if created < 0 {
-		return nil, false, fmt.Errorf("spec: %s: the template does not start with {{created \"id\"}}", f.Src)
-	}
-	if step < created {
-		return nil, false, nil
-	}
-	return buf.Bytes(), true, nil
+	return buf.Bytes(), created, nil
 }
 
 // CreatedFiles returns the paths of all templates, sorted.

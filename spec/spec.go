@@ -11,7 +11,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"text/template"
+	"text/template/parse"
 	"time"
 )
 
@@ -19,7 +21,9 @@ import (
 type Spec struct {
 	fsys      fs.FS
 	Revisions []*Revision      // in version order
+	Stacked   []*Revision      // series stacked on a revision ("x86-v2/"), by name and version
 	Templates map[string]*File // created files by path in the tree
+	Facts     map[string]*File // facts/<name>.tmpl by name (see Revision.Facts)
 }
 
 // File is the template of one file the series creates.
@@ -27,6 +31,46 @@ type File struct {
 	Path string // path in the kernel tree
 	Src  string // path in the spec
 	tmpl *template.Template
+
+	// ids are the patch ids the template's guards name, in a fixed order;
+	// cacheable is false when it uses .Step or .Patch. What it renders
+	// for a revision depends only on which of ids are applied, so renders
+	// are kept by that (cache, under mu).
+	ids       []string
+	cacheable bool
+	mu        sync.Mutex
+	cache     map[string]rendered
+}
+
+// rendered is one kept render of a File.
+type rendered struct {
+	out     []byte
+	created int
+}
+
+// newFile makes the File of a parsed template.
+func newFile(path, src string, t *template.Template) *File {
+	f := &File{Path: path, Src: src, tmpl: t, cacheable: true, cache: map[string]rendered{}}
+	seen := map[string]bool{}
+	walk(t.Tree.Root, func(c *parse.CommandNode) {
+		for _, a := range c.Args {
+			if fn, ok := a.(*parse.FieldNode); ok && (fn.Ident[0] == "Step" || fn.Ident[0] == "Patch") {
+				f.cacheable = false
+			}
+		}
+		if fn, ok := c.Args[0].(*parse.IdentifierNode); ok {
+			switch fn.Ident {
+			case "since", "before", "between", "created":
+				for _, a := range c.Args[1:] {
+					if id, ok := a.(*parse.StringNode); ok && !seen[id.Text] {
+						seen[id.Text] = true
+						f.ids = append(f.ids, id.Text)
+					}
+				}
+			}
+		}
+	})
+	return f
 }
 
 // Revision is one posted version of the series.
@@ -41,20 +85,31 @@ type Revision struct {
 	To, Cc          []string
 	SelftestCases   []string // self-test cases beyond the default list that this revision must pass
 	Cover           string   // the cover letter text
-	Patches         []*Patch
-	spec            *Spec
+	Patches         []*Patch // in order; a fold is one patch
+	Dir             string   // its folder in the spec, "v12"
+	// Series names a series stacked on a revision of the main one ("x86"
+	// for the folder x86-v2); "" for the main series.
+	Series string
+	// Prerequisite is the revision a stacked series applies on, as b4's
+	// prerequisites say; nil for the main series. Patches then starts
+	// with the prerequisite's patches, and Own is their number: the
+	// stacked series' own patches are Patches[Own:].
+	Prerequisite *Revision
+	Own          int
+	spec         *Spec
 }
 
 // Patch is the description of one patch of a revision.
 type Patch struct {
 	Number    int
-	ID        string
+	ID        string   // the id of the patch declaration
+	Folded    []string // ids of the patches folded into this one, in order
 	Author    string
 	Subject   string
 	Log       string // commit message with trailers, ending in a newline
 	Changelog string // the notes below "---", "" if none
 	Edits     []Edit
-	Src       string // the description's path in the spec
+	Src       string // the declaration's path in the spec, "v11/user-api.patch"
 }
 
 // Edit is one edit to a file that exists in the kernel tree, placed by
@@ -72,7 +127,7 @@ var ErrNoRevision = errors.New("no such revision in the series description")
 
 // Load reads a spec from fsys.
 func Load(fsys fs.FS) (*Spec, error) {
-	s := &Spec{fsys: fsys, Templates: map[string]*File{}}
+	s := &Spec{fsys: fsys, Templates: map[string]*File{}, Facts: map[string]*File{}}
 	err := fs.WalkDir(fsys, "files", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -85,15 +140,31 @@ func Load(fsys fs.FS) (*Spec, error) {
 			return err
 		}
 		tp := strings.TrimSuffix(strings.TrimPrefix(p, "files/"), ".tmpl")
-		t, err := template.New(p).Option("missingkey=error").Funcs(placeholderFuncs).Parse(joinControlLines(string(data)))
+		t, err := parseTemplate(p, string(data))
 		if err != nil {
-			return fmt.Errorf("spec: %w", err)
+			return err
 		}
-		s.Templates[tp] = &File{Path: tp, Src: p, tmpl: t}
+		s.Templates[tp] = newFile(tp, p, t)
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("spec: reading templates: %w", err)
+	}
+	facts, err := fs.Glob(fsys, "facts/*.tmpl")
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range facts {
+		data, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return nil, err
+		}
+		t, err := parseTemplate(p, string(data))
+		if err != nil {
+			return nil, err
+		}
+		name := strings.TrimSuffix(path.Base(p), ".tmpl")
+		s.Facts[name] = newFile(name, p, t)
 	}
 	dirs, err := fs.Glob(fsys, "v*/series")
 	if err != nil {
@@ -102,14 +173,36 @@ func Load(fsys fs.FS) (*Spec, error) {
 	if len(dirs) == 0 {
 		return nil, fmt.Errorf("spec: no v*/series file: not a series description")
 	}
+	decls, err := s.loadDecls()
+	if err != nil {
+		return nil, err
+	}
 	for _, d := range dirs {
-		r, err := s.loadRevision(path.Dir(d))
+		r, err := s.loadRevision(path.Dir(d), decls)
 		if err != nil {
 			return nil, err
 		}
 		s.Revisions = append(s.Revisions, r)
 	}
 	sort.Slice(s.Revisions, func(i, j int) bool { return s.Revisions[i].Version < s.Revisions[j].Version })
+	stacked, err := fs.Glob(fsys, "*-v*/series")
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range stacked {
+		r, err := s.loadRevision(path.Dir(d), decls)
+		if err != nil {
+			return nil, err
+		}
+		s.Stacked = append(s.Stacked, r)
+	}
+	sort.Slice(s.Stacked, func(i, j int) bool {
+		a, b := s.Stacked[i], s.Stacked[j]
+		return a.Series < b.Series || a.Series == b.Series && a.Version < b.Version
+	})
+	if err := s.lint(decls); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -183,15 +276,55 @@ func splitList(v string) []string {
 	return out
 }
 
-var patchName = regexp.MustCompile(`^(\d+)-([a-z0-9][a-z0-9-]*)\.patch$`)
+// declName matches a patch declaration, vN/<id>.patch.
+var declName = regexp.MustCompile(`^v(\d+)/([a-z0-9][a-z0-9-]*)\.patch$`)
 
-func (s *Spec) loadRevision(dir string) (*Revision, error) {
+// notesName matches the notes of a patch in one revision, vN/<id>.notes.
+var notesName = regexp.MustCompile(`^([a-z0-9][a-z0-9-]*)\.notes$`)
+
+// decl is a patch declared once, in the folder of the first revision that
+// has it: its text is a template guarded by revision.
+type decl struct {
+	id, src string
+	tmpl    *template.Template
+}
+
+// loadDecls reads every vN/<id>.patch of the spec; an id declared twice is
+// an error.
+func (s *Spec) loadDecls() (map[string]*decl, error) {
+	files, err := fs.Glob(s.fsys, "v*/*.patch")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]*decl{}
+	for _, f := range files {
+		m := declName.FindStringSubmatch(f)
+		if m == nil {
+			return nil, fmt.Errorf("spec: %s: a patch declaration is named vN/<id>.patch, the id in lower case letters, digits and dashes", f)
+		}
+		if d := out[m[2]]; d != nil {
+			return nil, fmt.Errorf("spec: patch %q is declared twice, in %s and %s: declare it once and guard what differs by revision", m[2], d.src, f)
+		}
+		data, err := fs.ReadFile(s.fsys, f)
+		if err != nil {
+			return nil, err
+		}
+		t, err := parseTemplate(f, numberLines(string(data)))
+		if err != nil {
+			return nil, err
+		}
+		out[m[2]] = &decl{id: m[2], src: f, tmpl: t}
+	}
+	return out, nil
+}
+
+func (s *Spec) loadRevision(dir string, decls map[string]*decl) (*Revision, error) {
 	src := dir + "/series"
 	data, err := fs.ReadFile(s.fsys, src)
 	if err != nil {
 		return nil, err
 	}
-	r := &Revision{spec: s}
+	r := &Revision{spec: s, Dir: dir}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	line := 0
 	err = parseHeader(sc, src, &line, func(k, v string) error {
@@ -217,6 +350,16 @@ func (s *Spec) loadRevision(dir string) (*Revision, error) {
 			r.Cc = append(r.Cc, splitList(v)...)
 		case "Selftest-Cases":
 			r.SelftestCases = append(r.SelftestCases, splitList(v)...)
+		case "Prerequisite":
+			var pv int
+			if _, err := fmt.Sscanf(v, "v%d", &pv); err != nil {
+				return fmt.Errorf("Prerequisite %q: want a revision of the main series, like v16", v)
+			}
+			pr, err := s.Revision(pv)
+			if err != nil || pv == 0 {
+				return fmt.Errorf("Prerequisite %q: the main series has no such revision", v)
+			}
+			r.Prerequisite = pr
 		default:
 			return fmt.Errorf("unknown field %q", k)
 		}
@@ -228,75 +371,277 @@ func (s *Spec) loadRevision(dir string) (*Revision, error) {
 	if r.Version == 0 || r.Subject == "" || r.From == "" || r.Date.IsZero() {
 		return nil, fmt.Errorf("spec: %s: Version, Subject, From and Date are required", src)
 	}
+	if name, _, ok := strings.Cut(dir, "-v"); ok {
+		r.Series = name
+		if r.Prerequisite == nil {
+			return nil, fmt.Errorf("spec: %s: a stacked series names the revision it applies on: Prerequisite: vN", src)
+		}
+		r.Own = len(r.Prerequisite.Patches)
+	} else if r.Prerequisite != nil {
+		return nil, fmt.Errorf("spec: %s: only a stacked series (a NAME-vN folder) has a Prerequisite", src)
+	}
+	if dir != fmt.Sprintf("v%d", r.Version) && dir != fmt.Sprintf("%s-v%d", r.Series, r.Version) {
+		return nil, fmt.Errorf("spec: %s: Version %d in the folder of another revision", src, r.Version)
+	}
 	_, cover, _ := bytes.Cut(data, []byte("\n\n"))
 	r.Cover = string(cover)
 
+	slots, err := s.readOrder(dir + "/order")
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]string{}
+	r.Patches = append(r.Patches, r.prerequisitePatches()...)
+	for i, slot := range slots {
+		p := &Patch{Number: r.Own + i + 1}
+		for j, id := range slot.ids {
+			if prev, ok := seen[id]; ok {
+				return nil, fmt.Errorf("spec: %s: patch %q is listed twice (%s and line %d)", slot.src, id, prev, slot.line)
+			}
+			seen[id] = fmt.Sprintf("line %d", slot.line)
+			d := decls[id]
+			if d == nil {
+				return nil, fmt.Errorf("spec: %s: patch %q is not declared: write v%d/%s.patch", slot.src, id, r.Version, id)
+			}
+			q, err := d.render(r.guardVersion())
+			if err != nil {
+				return nil, err
+			}
+			if j == 0 {
+				q.Number = p.Number
+				*p = *q
+				continue
+			}
+			p.Folded = append(p.Folded, id)
+			p.Edits = append(p.Edits, q.Edits...)
+		}
+		notes := dir + "/" + p.ID + ".notes"
+		if b, err := fs.ReadFile(s.fsys, notes); err == nil {
+			p.Changelog = strings.TrimLeft(string(b), "\n")
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		r.Patches = append(r.Patches, p)
+	}
+	if len(r.Patches) == r.Own {
+		return nil, fmt.Errorf("spec: %s/order: no patches", dir)
+	}
 	ents, err := fs.ReadDir(s.fsys, dir)
 	if err != nil {
 		return nil, err
 	}
 	for _, e := range ents {
-		m := patchName.FindStringSubmatch(e.Name())
-		if m == nil {
-			continue
+		n := e.Name()
+		switch {
+		case n == "series" || n == "order" || strings.HasSuffix(n, ".patch"):
+		case notesName.MatchString(n):
+			id := strings.TrimSuffix(n, ".notes")
+			if r.lead(id) == nil {
+				return nil, fmt.Errorf("spec: %s/%s: v%d has no patch %q that heads its slot in the order", dir, n, r.Version, id)
+			}
+		default:
+			return nil, fmt.Errorf("spec: %s/%s: unknown file in a revision folder (series, order, <id>.patch and <id>.notes are known)", dir, n)
 		}
-		n, _ := strconv.Atoi(m[1])
-		p, err := s.loadPatch(dir+"/"+e.Name(), n, m[2])
-		if err != nil {
-			return nil, err
-		}
-		r.Patches = append(r.Patches, p)
-	}
-	sort.Slice(r.Patches, func(i, j int) bool { return r.Patches[i].Number < r.Patches[j].Number })
-	seen := map[string]bool{}
-	for i, p := range r.Patches {
-		if p.Number != i+1 {
-			return nil, fmt.Errorf("spec: %s: patch %d is missing (found %s)", dir, i+1, p.Src)
-		}
-		if seen[p.ID] {
-			return nil, fmt.Errorf("spec: %s: two patches have the id %q", dir, p.ID)
-		}
-		seen[p.ID] = true
-	}
-	if len(r.Patches) == 0 {
-		return nil, fmt.Errorf("spec: %s: no NN-id.patch files", dir)
 	}
 	return r, nil
 }
 
-func (s *Spec) loadPatch(src string, n int, id string) (*Patch, error) {
+// prerequisitePatches returns the patches of the revision a stacked series
+// applies on (none for the main series).
+func (r *Revision) prerequisitePatches() []*Patch {
+	if r.Prerequisite == nil {
+		return nil
+	}
+	return r.Prerequisite.Patches
+}
+
+// guardVersion is the version that guards see: the prerequisite's for a
+// stacked series, whose own versions count separately.
+func (r *Revision) guardVersion() int {
+	if r.Prerequisite != nil {
+		return r.Prerequisite.Version
+	}
+	return r.Version
+}
+
+// Stack returns revision v of the series stacked under name (v 0: its
+// newest).
+func (s *Spec) Stack(name string, v int) (*Revision, error) {
+	var have []string
+	var newest *Revision
+	for _, r := range s.Stacked {
+		if r.Series != name {
+			continue
+		}
+		if r.Version == v {
+			return r, nil
+		}
+		newest = r
+		have = append(have, "v"+strconv.Itoa(r.Version))
+	}
+	if v == 0 && newest != nil {
+		return newest, nil
+	}
+	if len(have) == 0 {
+		return nil, fmt.Errorf("no series %q is stacked on the main one: %w", name, ErrNoRevision)
+	}
+	return nil, fmt.Errorf("%s v%d: %w (it has %s)", name, v, ErrNoRevision, strings.Join(have, ", "))
+}
+
+// lead returns the patch whose id (not a folded one) is id.
+func (r *Revision) lead(id string) *Patch {
+	for _, p := range r.Patches {
+		if p.ID == id {
+			return p
+		}
+	}
+	return nil
+}
+
+// slot is one line of an order file: a patch, or patches folded into one.
+type slot struct {
+	ids  []string
+	src  string
+	line int
+}
+
+var idWord = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
+
+// readOrder reads an order file: one patch a line, in posting order; "a +
+// b" folds patch b into a; "#" starts a comment.
+func (s *Spec) readOrder(src string) ([]slot, error) {
 	data, err := fs.ReadFile(s.fsys, src)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("spec: %s is missing: list the revision's patches in it, one id a line", src)
+		}
+		return nil, err
+	}
+	var out []slot
+	for i, l := range strings.Split(string(data), "\n") {
+		if c := strings.IndexByte(l, '#'); c >= 0 {
+			l = l[:c]
+		}
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		sl := slot{src: src, line: i + 1}
+		for _, id := range strings.Split(l, "+") {
+			id = strings.TrimSpace(id)
+			if !idWord.MatchString(id) {
+				return nil, fmt.Errorf("spec: %s:%d: want a patch id, or \"id + id\" for a fold, got %q", src, i+1, strings.TrimSpace(l))
+			}
+			sl.ids = append(sl.ids, id)
+		}
+		out = append(out, sl)
+	}
+	return out, nil
+}
+
+// render renders the declaration for revision v and parses the result.
+func (d *decl) render(v int) (*Patch, error) {
+	var buf bytes.Buffer
+	if err := d.tmpl.Execute(&buf, RenderData{Version: v}); err != nil {
+		return nil, fmt.Errorf("spec: rendering %s for v%d: %w", d.src, v, err)
+	}
+	p, err := parsePatch(d.src, trailingMarks.ReplaceAllString(buf.String(), ""))
 	if err != nil {
 		return nil, err
 	}
-	p := &Patch{Number: n, ID: id, Src: src}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	line := 0
-	err = parseHeader(sc, src, &line, func(k, v string) error {
-		switch k {
+	p.ID = d.id
+	return p, nil
+}
+
+// lineMark starts every line of a patch declaration before it is rendered,
+// so that the rendered text still says which line of the file each line
+// comes from.
+var lineMark = regexp.MustCompile("\x01(\\d+)\x02")
+
+// trailingMarks matches the marks of control lines at the end of a file.
+var trailingMarks = regexp.MustCompile("(\x01\\d+\x02)+$")
+
+func numberLines(src string) string {
+	var b strings.Builder
+	for i, l := range strings.SplitAfter(src, "\n") {
+		if l == "" {
+			continue
+		}
+		fmt.Fprintf(&b, "\x01%d\x02%s", i+1, l)
+	}
+	return b.String()
+}
+
+// unmark strips the line marks of one rendered line and returns the line
+// number of the file it comes from (the last mark at its start).
+func unmark(l string) (string, int) {
+	n := 0
+	for strings.HasPrefix(l, "\x01") {
+		end := strings.IndexByte(l, '\x02')
+		if end < 0 {
+			break
+		}
+		n, _ = strconv.Atoi(l[1:end])
+		l = l[end+1:]
+	}
+	if strings.IndexByte(l, '\x01') >= 0 { // marks inside a line: a guard mid-line
+		l = lineMark.ReplaceAllString(l, "")
+	}
+	return l, n
+}
+
+// parsePatch parses a rendered patch declaration: "Author:" and "Subject:"
+// lines, a blank line, the commit message, then optionally "=== edits" and
+// the edits.
+func parsePatch(src, text string) (*Patch, error) {
+	p := &Patch{Src: src}
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	i := 0
+	next := func() (string, int, bool) {
+		for i < len(lines) {
+			l, n := unmark(lines[i])
+			i++
+			return l, n, true
+		}
+		return "", 0, false
+	}
+	for {
+		l, n, ok := next()
+		if !ok {
+			break
+		}
+		if l == "" {
+			break
+		}
+		k, v, ok := strings.Cut(l, ":")
+		if !ok {
+			return nil, fmt.Errorf("spec: %s:%d: want \"Key: value\", got %q", src, n, l)
+		}
+		switch v = strings.TrimSpace(v); k {
 		case "Author":
 			p.Author = v
 		case "Subject":
 			p.Subject = v
 		default:
-			return fmt.Errorf("unknown field %q", k)
+			return nil, fmt.Errorf("spec: %s:%d: unknown field %q", src, n, k)
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("spec: %w", err)
 	}
 	if p.Author == "" || p.Subject == "" {
 		return nil, fmt.Errorf("spec: %s: Author and Subject are required", src)
 	}
-	var log, changelog strings.Builder
-	cur := &log
+	var log strings.Builder
 	inEdits := false
 	var e *Edit
-	for sc.Scan() {
-		line++
-		l := sc.Text()
+	for {
+		l, line, ok := next()
+		if !ok {
+			break
+		}
 		switch {
+		case strings.HasPrefix(l, "==="):
+			if l != "=== edits" || inEdits {
+				return nil, fmt.Errorf("spec: %s:%d: unknown section line %q: the edits start at a line \"=== edits\", once", src, line, l)
+			}
+			inEdits = true
 		case inEdits:
 			switch {
 			case strings.HasPrefix(l, "@ "):
@@ -316,16 +661,13 @@ func (s *Spec) loadPatch(src string, n int, id string) (*Patch, error) {
 			default:
 				return nil, fmt.Errorf("spec: %s:%d: an edit line starts with \"@ \" or \"+\", got %q", src, line, l)
 			}
-		case l == "=== edits":
-			inEdits = true
-		case l == "---" && cur == &log:
-			cur = &changelog
+		case l == "---":
+			return nil, fmt.Errorf("spec: %s:%d: the notes below \"---\" belong to one revision: write them in vN/<id>.notes", src, line)
 		default:
-			cur.WriteString(l + "\n")
+			log.WriteString(l + "\n")
 		}
 	}
 	p.Log = log.String()
-	p.Changelog = strings.TrimLeft(changelog.String(), "\n")
 	if strings.TrimSpace(p.Log) == "" {
 		return nil, fmt.Errorf("spec: %s: empty commit message", src)
 	}
@@ -377,8 +719,46 @@ func unquotePrefix(s string) (string, int, error) {
 	return "", 0, fmt.Errorf("unterminated quote in %q", s)
 }
 
-// controlLine matches a line that holds nothing but one control action.
-var controlLine = regexp.MustCompile(`^\{\{-?\s*(if|else|end|range|with|define|block|created|/\*)\b[^\n]*\}\}\n`)
+// controlWords are the actions that a line may hold alone.
+var controlWords = []string{"if", "else", "end", "range", "with", "define", "block", "created"}
+
+// isControlLine reports whether l (ending in a newline) holds nothing but
+// one control action ({{if}}, {{else}}, {{end}}, {{created}}, a comment, ...).
+func isControlLine(l string) bool {
+	if !strings.HasPrefix(l, "{{") || !strings.HasSuffix(l, "}}\n") {
+		return false
+	}
+	in := strings.TrimPrefix(l[2:], "-")
+	in = strings.TrimLeft(in, " \t")
+	if strings.HasPrefix(in, "/*") {
+		return true
+	}
+	for _, w := range controlWords {
+		if rest, ok := strings.CutPrefix(in, w); ok {
+			if rest == "" || !isWordByte(rest[0]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// marks matches the line marks of numberLines at the start of a line.
+var marks = regexp.MustCompile("^(\x01\\d+\x02)+")
+
+// parseTemplate parses a template of the spec (a created file or a patch
+// declaration).
+func parseTemplate(name, src string) (*template.Template, error) {
+	t, err := template.New(name).Option("missingkey=error").Funcs(placeholderFuncs).Parse(joinControlLines(src))
+	if err != nil {
+		return nil, fmt.Errorf("spec: %w", err)
+	}
+	return t, nil
+}
 
 // joinControlLines removes the newline after every line that holds only a
 // control action ({{if}}, {{else}}, {{end}}, {{created}}, a comment, ...),
@@ -387,8 +767,14 @@ var controlLine = regexp.MustCompile(`^\{\{-?\s*(if|else|end|range|with|define|b
 func joinControlLines(src string) string {
 	var b strings.Builder
 	for _, l := range strings.SplitAfter(src, "\n") {
-		if controlLine.MatchString(l) && strings.Count(l, "{{") == 1 {
-			l = strings.TrimSuffix(l, "\n")
+		bare := l
+		if strings.HasPrefix(bare, "\x01") {
+			bare = marks.ReplaceAllString(bare, "")
+		}
+		if isControlLine(bare) && strings.Count(l, "{{") == 1 {
+			// The newline goes into a comment: it leaves nothing in the
+			// output, and the template's line numbers stay those of the file.
+			l = strings.TrimSuffix(l, "\n") + "{{/*\n*/}}"
 		}
 		b.WriteString(l)
 	}

@@ -74,8 +74,11 @@ func TestRevisionDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Version != 12 || r.Base != "v6.16-rc4" || len(r.Patches) != 14 {
-		t.Errorf("newest revision: v%d on %s with %d patches", r.Version, r.Base, len(r.Patches))
+	if newest := s.Revisions[len(s.Revisions)-1]; r != newest {
+		t.Errorf("the default revision is v%d, the newest v%d", r.Version, newest.Version)
+	}
+	if r, err := s.Revision(12); err != nil || r.Base != "v6.16-rc4" || len(r.Patches) != 14 {
+		t.Errorf("v12: %v", err)
 	}
 	if r, err := s.Revision(11); err != nil || r.Base != "v6.16-rc2" || len(r.Patches) != 14 {
 		t.Errorf("v11: %v", err)

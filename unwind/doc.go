@@ -21,7 +21,7 @@
 //
 // Addresses are computed in the kernel's unsigned long (Config.LongSize)
 // and wrap at its width; native words are that wide and compat words are 4
-// bytes, zero-extended. With Config.SegmentBases (x86, patch 14) a compat
+// bytes, zero-extended. With Config.SegmentBases (x86's compat patch) a compat
 // walk adds the cs segment base to ip and the ss base to sp and fp when it
 // starts, and the cs base to the new ip and the ss base to the new fp after
 // each step, as arch_unwind_user_init() and arch_unwind_user_next() do.
@@ -31,19 +31,25 @@
 // direction", which also ends walks whose cfa wraps around), when reading
 // the return address or the saved frame pointer faults (StopFaultRA,
 // StopFaultFP; a read that reaches Config.UserMax, TASK_SIZE_MAX, faults
-// like get_user()), or when the trace is full (StopMaxEntries). The trace
-// (Trace) is what unwind_user() fills in: the first entry is the initial
-// ip, then one entry per step, at most Config.MaxEntries: 511 on x86_64
-// from patch 5 on, the longs that fit in a 4096-byte allocation after the
-// 8-byte struct unwind_cache header (MaxEntries).
+// like get_user()), or when the trace is full (StopMaxEntries); from v13
+// on also when the frame pointer is below sp (StopFPBelowSP) or a slot is
+// not word aligned (StopMisaligned, Config.Align). The trace (Trace) is
+// what unwind_user() fills in: the first entry is the initial ip, then one
+// entry per step, at most Config.MaxEntries: 511 on x86_64 once the unwind
+// cache exists, the longs that fit in a 4096-byte allocation after the
+// 8-byte struct unwind_cache header (CacheEntries).
 //
-// X86_64 returns the configuration of each revision: x86 has no user
-// unwinder before patch 12; patches 12 and 13 walk every task, compat ones
-// too, with the 64-bit frame; patch 14 adds the compat frame and the
-// segment bases. Other revisions of the generic code are Configs too (for
-// example NextStub for patch 1, whose unwind_user_next() is a stub); the
-// package's tests compile the series' own user.c at each revision and
-// check that it and the walker agree.
+// What the walker does at a patch is a fact of the series, not of this
+// package: the spec's facts/walker.tmpl says it by patch id and revision
+// (FromFacts reads it), and X86_64(version, patch) returns the
+// configuration of an x86_64 kernel after patch N of revision V, refusing
+// a patch the revision lacks. In v11 and v12, x86 has no user unwinder
+// before x86-fp; x86-fp walks every task, compat ones too, with the 64-bit
+// frame; x86-compat-fp adds the compat frame and the segment bases. v14
+// has no compat frame again. Other states of the generic code are Configs
+// too (for example NextStub before the fp patch, whose unwind_user_next()
+// is a stub); the package's tests compile the series' own user.c at each
+// patch and check that it and the walker agree.
 //
 // Memory is an interface, so the same walk runs on a captured stack
 // (Segments, Snapshot), a core dump (core.File) or a live process

@@ -34,9 +34,9 @@ func fuzzCase(t *testing.T, data []byte) (Config, Regs, Segments) {
 	var cfg Config
 	switch flags >> 1 & 3 {
 	case 0:
-		cfg, _ = X86_64(14)
+		cfg, _ = X86_64(11, 14)
 	case 1:
-		cfg, _ = X86_64(12)
+		cfg, _ = X86_64(11, 12)
 	case 2: // an arbitrary frame description
 		f := Frame{
 			CFAOff: int32(in.u64()),
@@ -155,7 +155,7 @@ func BenchmarkWalkDeep(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cfg, _ := X86_64(14)
+	cfg, _ := X86_64(11, 14)
 	frames := 0
 	b.ReportAllocs()
 	for b.Loop() {

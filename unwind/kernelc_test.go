@@ -37,7 +37,7 @@ func fixedConfig(c Config) func() Config { return func() Config { return c } }
 
 func x86Config(t testing.TB, rev int) func() Config {
 	return func() Config {
-		c, err := X86_64(rev)
+		c, err := X86_64(11, rev)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -380,11 +380,11 @@ func TestMaxEntriesFromSeed(t *testing.T) {
 					t.Fatal(err)
 				}
 				got, _ := strconv.Atoi(strings.TrimSpace(string(out)))
-				if want := MaxEntries(rev, long); got != want {
+				if want := maxEntriesV11(t, rev, long); got != want {
 					t.Errorf("UNWIND_MAX_ENTRIES after patch %d with %d-byte longs: kernel %d, MaxEntries %d", rev, long, got, want)
 				}
 				if rev >= 12 && !m32 {
-					if c, _ := X86_64(rev); c.MaxEntries != got {
+					if c, _ := X86_64(11, rev); c.MaxEntries != got {
 						t.Errorf("X86_64(%d).MaxEntries = %d, kernel %d", rev, c.MaxEntries, got)
 					}
 				}

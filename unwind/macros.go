@@ -242,19 +242,33 @@ func (emptyIncludes) Open(name string) (fs.File, error) {
 // an error unless ARCH_INIT_USER_FP_FRAME equals FrameX86_64 and
 // ARCH_INIT_USER_COMPAT_FP_FRAME equals FrameX86Compat: the check that the
 // walker and the C a template emits describe the same frames.
-func CheckX86Frames(header []byte) error {
+func CheckX86Frames(header []byte) error { return checkX86Frames(header, true) }
+
+// CheckX86Frame64 is CheckX86Frames for a revision without compat
+// unwinding: ARCH_INIT_USER_FP_FRAME must equal FrameX86_64 and
+// ARCH_INIT_USER_COMPAT_FP_FRAME must not be defined.
+func CheckX86Frame64(header []byte) error { return checkX86Frames(header, false) }
+
+func checkX86Frames(header []byte, compat bool) error {
 	frames, err := ParseFrameMacros(header)
 	if err != nil {
 		return err
 	}
 	var errs []error
-	for _, w := range []struct {
+	if _, ok := frames["ARCH_INIT_USER_COMPAT_FP_FRAME"]; ok && !compat {
+		errs = append(errs, fmt.Errorf("unwind: header defines ARCH_INIT_USER_COMPAT_FP_FRAME in a revision without compat unwinding"))
+	}
+	want := []struct {
 		name string
 		want Frame
 	}{
 		{"ARCH_INIT_USER_FP_FRAME", FrameX86_64},
 		{"ARCH_INIT_USER_COMPAT_FP_FRAME", FrameX86Compat},
-	} {
+	}
+	if !compat {
+		want = want[:1]
+	}
+	for _, w := range want {
 		got, ok := frames[w.name]
 		switch {
 		case !ok:

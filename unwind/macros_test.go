@@ -95,7 +95,7 @@ func TestWalkerFramesMatchHeader(t *testing.T) {
 	}
 	c := mustX86(t, 14)
 	if *c.FP != frames["ARCH_INIT_USER_FP_FRAME"] || *c.CompatFP != frames["ARCH_INIT_USER_COMPAT_FP_FRAME"] {
-		t.Errorf("X86_64(14) frames %v %v differ from the header's", *c.FP, *c.CompatFP)
+		t.Errorf("X86_64(11, 14) frames %v %v differ from the header's", *c.FP, *c.CompatFP)
 	}
 	if err := CheckX86Frames(header); err != nil {
 		t.Error(err)

@@ -53,6 +53,12 @@ const (
 	StopFaultFP
 	// StopMaxEntries: the trace reached Config.MaxEntries entries.
 	StopMaxEntries
+	// StopFPBelowSP: the frame pointer was below the stack pointer
+	// (Config.StopFPBelowSP).
+	StopFPBelowSP
+	// StopMisaligned: the return address slot or CFA was not word
+	// aligned (Config.Align).
+	StopMisaligned
 )
 
 var stopNames = [...]string{
@@ -62,6 +68,8 @@ var stopNames = [...]string{
 	StopFaultRA:        "fault-ra",
 	StopFaultFP:        "fault-fp",
 	StopMaxEntries:     "max-entries",
+	StopFPBelowSP:      "fp-below-sp",
+	StopMisaligned:     "misaligned",
 }
 
 // String returns the stop reason's short name, for example "wrong-direction".
@@ -138,6 +146,13 @@ type Config struct {
 	// returns -EINVAL without setting done: unwind_user() then repeats
 	// the initial ip until MaxEntries.
 	NextStub bool
+	// StopFPBelowSP ends the walk when the frame pointer a frame is found
+	// by is below the stack pointer (v13 on: "if (state->fp < state->sp)").
+	StopFPBelowSP bool
+	// Align, if not "", ends the walk at a misaligned slot: "ra" checks
+	// cfa+ra_off against 4 bytes (compat or 4-byte longs) or 8 (v13),
+	// "cfa" checks the CFA against sizeof(long) (v14 on).
+	Align string
 	// ByteOrder of user memory; nil means little-endian.
 	ByteOrder binary.ByteOrder
 }
@@ -145,49 +160,6 @@ type Config struct {
 // ErrNoUnwinder is returned by X86_64 for a series revision whose x86_64
 // kernel has no user-space unwinder.
 var ErrNoUnwinder = errors.New("unwind: no user unwinder at this revision")
-
-// X86_64 returns the configuration of an x86_64 kernel (with
-// CONFIG_IA32_EMULATION) on which patches 1 to patch of the v11 series are
-// applied. x86 selects HAVE_UNWIND_USER_FP in patch 12, so earlier
-// revisions have no user unwinder and give ErrNoUnwinder. Patches 12 and 13
-// walk every task, compat ones too, with the 64-bit frame; patch 14 adds
-// the compat frame and the segment-base hooks.
-func X86_64(patch int) (Config, error) {
-	if patch < 1 || patch > 14 {
-		return Config{}, fmt.Errorf("unwind: patch %d is not in the 14-patch series", patch)
-	}
-	if patch < 12 {
-		return Config{}, fmt.Errorf("%w: x86_64 selects HAVE_UNWIND_USER_FP in patch 12, not %d", ErrNoUnwinder, patch)
-	}
-	c := Config{
-		LongSize:   8,
-		FP:         &FrameX86_64,
-		MaxEntries: MaxEntries(patch, 8),
-		UserMax:    TaskSizeMaxX86_64,
-	}
-	if patch >= 14 {
-		c.CompatFP = &FrameX86Compat
-		c.SegmentBases = true
-	}
-	return c, nil
-}
-
-// MaxEntries returns the number of entries unwind_user_faultable() lets a
-// trace have after patch, for a kernel whose sizeof(long) is longSize: none
-// before patch 4 (there is no caller yet), 512 in patch 4, and from patch 5
-// on as many as fit, after the struct unwind_cache header (an unsigned int
-// padded to the alignment of long), in a 4096-byte allocation: 511 on
-// x86_64, 1023 with 4-byte longs.
-func MaxEntries(patch, longSize int) int {
-	switch {
-	case patch < 4:
-		return 0
-	case patch == 4:
-		return 512
-	}
-	header := (4 + longSize - 1) / longSize * longSize
-	return (4096 - header) / longSize
-}
 
 // Regs are the user registers a walk starts from.
 type Regs struct {
@@ -323,11 +295,28 @@ func (u *Unwinder) Next() bool {
 	}
 	base := s.SP
 	if f.UseFP {
+		if u.cfg.StopFPBelowSP && s.FP < s.SP {
+			return u.done(StopFPBelowSP, nil)
+		}
 		base = s.FP
 	}
 	cfa := (base + uint64(int64(f.CFAOff))) & u.mask
 	if cfa <= s.SP {
 		return u.done(StopWrongDirection, nil)
+	}
+	switch u.cfg.Align {
+	case "ra":
+		w := uint64(8)
+		if u.cfg.LongSize == 4 || s.Kind == KindCompatFP {
+			w = 4
+		}
+		if (cfa+uint64(int64(f.RAOff)))&u.mask&(w-1) != 0 {
+			return u.done(StopMisaligned, nil)
+		}
+	case "cfa":
+		if cfa&uint64(u.cfg.LongSize-1) != 0 {
+			return u.done(StopMisaligned, nil)
+		}
 	}
 	ra, err := u.word(cfa + uint64(int64(f.RAOff)))
 	if err != nil {

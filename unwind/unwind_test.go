@@ -5,9 +5,13 @@ import (
 	"errors"
 	"os"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"unsafe"
+
+	"kpatch/spec"
+	"kpatch/templates/linux"
 )
 
 // stack builds test memory: words of a given size from an address up.
@@ -43,7 +47,7 @@ func (s *stack) mem() Segments { return Segments{{Addr: s.addr, Data: s.data}} }
 
 func mustX86(t *testing.T, patch int) Config {
 	t.Helper()
-	c, err := X86_64(patch)
+	c, err := X86_64(11, patch)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,30 +297,73 @@ func TestConfigErrors(t *testing.T) {
 	}
 }
 
+// TestX86_64 checks what the spec's walker facts make of each revision's
+// patches: no unwinder before x86 selects it, compat from v11's and v12's
+// compat patch on, v13's and v14's stricter checks, and patch numbers a
+// revision lacks refused.
 func TestX86_64(t *testing.T) {
 	for _, tc := range []struct {
-		patch  int
-		err    bool
-		noUnw  bool
-		compat bool
+		version, patch int
+		err            bool
+		noUnw          bool
+		compat         bool
+		fpBelowSP      bool
+		align          string
 	}{
-		{patch: 0, err: true}, {patch: 1, err: true, noUnw: true}, {patch: 11, err: true, noUnw: true},
-		{patch: 12}, {patch: 13}, {patch: 14, compat: true}, {patch: 15, err: true},
+		{version: 11, patch: 0, err: true}, {version: 11, patch: 1, err: true, noUnw: true}, {version: 11, patch: 11, err: true, noUnw: true},
+		{version: 11, patch: 12}, {version: 11, patch: 13}, {version: 11, patch: 14, compat: true}, {version: 11, patch: 15, err: true},
+		{version: 12, patch: 13}, {version: 12, patch: 14, compat: true},
+		{version: 13, patch: 14, compat: true, fpBelowSP: true, align: "ra"},
+		{version: 14, patch: 10, err: true, noUnw: true}, {version: 14, patch: 11, fpBelowSP: true, align: "cfa"},
+		{version: 14, patch: 12, fpBelowSP: true, align: "cfa"}, {version: 14, patch: 13, err: true},
 	} {
-		c, err := X86_64(tc.patch)
+		c, err := X86_64(tc.version, tc.patch)
 		if (err != nil) != tc.err || tc.noUnw != errors.Is(err, ErrNoUnwinder) {
-			t.Errorf("patch %d: error %v", tc.patch, err)
+			t.Errorf("v%d patch %d: error %v", tc.version, tc.patch, err)
 			continue
 		}
 		if err != nil {
 			continue
 		}
 		if c.LongSize != 8 || c.FP == nil || *c.FP != FrameX86_64 || c.MaxEntries != 511 || c.UserMax != TaskSizeMaxX86_64 {
-			t.Errorf("patch %d: %+v", tc.patch, c)
+			t.Errorf("v%d patch %d: %+v", tc.version, tc.patch, c)
 		}
 		if (c.CompatFP != nil) != tc.compat || c.SegmentBases != tc.compat || tc.compat && *c.CompatFP != FrameX86Compat {
-			t.Errorf("patch %d: compat frame %v, segment bases %v", tc.patch, c.CompatFP, c.SegmentBases)
+			t.Errorf("v%d patch %d: compat frame %v, segment bases %v", tc.version, tc.patch, c.CompatFP, c.SegmentBases)
 		}
+		if c.StopFPBelowSP != tc.fpBelowSP || c.Align != tc.align {
+			t.Errorf("v%d patch %d: fp-below-sp %v align %q, want %v %q", tc.version, tc.patch, c.StopFPBelowSP, c.Align, tc.fpBelowSP, tc.align)
+		}
+	}
+	if _, err := X86_64(14, 14); err == nil || !strings.Contains(err.Error(), "v14 has patches 1 to 12, not 14") {
+		t.Errorf("v14 patch 14: %v", err)
+	}
+}
+
+// maxEntriesV11 is the limit the walker facts give after patch of v11 for
+// a kernel with longSize-byte longs: none before the faultable patch.
+func maxEntriesV11(t testing.TB, patch, longSize int) int {
+	t.Helper()
+	sp, err := spec.Load(linux.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := sp.Revision(11)
+	f, err := r.Facts(WalkerFacts, patch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	switch v := f["max-entries"]; v {
+	case "":
+		return 0
+	case "cache-page":
+		return CacheEntries(longSize)
+	default:
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
 	}
 }
 
@@ -324,13 +371,13 @@ func TestMaxEntries(t *testing.T) {
 	for _, tc := range []struct{ patch, long, want int }{
 		{1, 8, 0}, {3, 8, 0}, {4, 8, 512}, {4, 4, 512}, {5, 8, 511}, {14, 8, 511}, {5, 4, 1023}, {14, 4, 1023},
 	} {
-		if got := MaxEntries(tc.patch, tc.long); got != tc.want {
-			t.Errorf("MaxEntries(%d, %d) = %d, want %d", tc.patch, tc.long, got, tc.want)
+		if got := maxEntriesV11(t, tc.patch, tc.long); got != tc.want {
+			t.Errorf("max entries after v11 patch %d with %d-byte longs = %d, want %d", tc.patch, tc.long, got, tc.want)
 		}
 		if tc.patch >= 5 {
 			// A header padded to a long, then the entries, fit in 4K.
 			if used := tc.long + tc.want*tc.long; used > 4096 || used+tc.long <= 4096 {
-				t.Errorf("MaxEntries(%d, %d): %d bytes used of 4096", tc.patch, tc.long, used)
+				t.Errorf("patch %d, %d-byte longs: %d bytes used of 4096", tc.patch, tc.long, used)
 			}
 		}
 	}

@@ -51,7 +51,7 @@ func packFile(t *testing.T, dir, ext string) string {
 func TestGenRefusesBadRepositoriesAndRevisions(t *testing.T) {
 	good := fakeGitKernel(t, false)
 	var stdout, stderr bytes.Buffer
-	if code := run([]string{"gen", "--tree", good, "--base", "v6.12", "-o", filepath.Join(t.TempDir(), "out")}, &stdout, &stderr); code != 0 {
+	if code := run([]string{"gen", "-v", "12", "--tree", good, "--base", "v6.12", "-o", filepath.Join(t.TempDir(), "out")}, &stdout, &stderr); code != 0 {
 		t.Fatalf("the undamaged repository: exit %d: %s", code, stderr.String())
 	}
 	tests := []struct {
@@ -114,7 +114,7 @@ func TestGenRefusesBadRepositoriesAndRevisions(t *testing.T) {
 			before := fingerprint(t, dir) // .git's refs, HEAD and index included
 			out := filepath.Join(t.TempDir(), "outgoing")
 			var stdout, stderr bytes.Buffer
-			code := run([]string{"gen", "--tree", dir, "--base", tt.base, "-o", out}, &stdout, &stderr)
+			code := run([]string{"gen", "-v", "12", "--tree", dir, "--base", tt.base, "-o", out}, &stdout, &stderr)
 			if code != 2 {
 				t.Fatalf("exit %d, want 2; stderr: %s", code, stderr.String())
 			}
@@ -153,7 +153,7 @@ func TestGenShortIDThroughAlternates(t *testing.T) {
 	gen := func(dir, base string) map[string]string {
 		out := filepath.Join(t.TempDir(), "outgoing")
 		var stdout, stderr bytes.Buffer
-		if code := run([]string{"gen", "--tree", dir, "--base", base, "-o", out}, &stdout, &stderr); code != 0 {
+		if code := run([]string{"gen", "-v", "12", "--tree", dir, "--base", base, "-o", out}, &stdout, &stderr); code != 0 {
 			t.Fatalf("gen --tree %s --base %s: exit %d: %s", dir, base, code, stderr.String())
 		}
 		files := map[string]string{}

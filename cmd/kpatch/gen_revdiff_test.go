@@ -15,7 +15,7 @@ func TestGenRevDiff(t *testing.T) {
 	tree := debianTree(t)
 	out := filepath.Join(t.TempDir(), "out")
 	var stdout, stderr bytes.Buffer
-	if code := run([]string{"gen", "--tree", tree, "--base", "v6.12", "--interdiff", "11", "--range-diff", "11", "-o", out}, &stdout, &stderr); code != 0 {
+	if code := run([]string{"gen", "-v", "12", "--tree", tree, "--base", "v6.12", "--interdiff", "11", "--range-diff", "11", "-o", out}, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 	cover, err := os.ReadFile(filepath.Join(out, "v12-0000-cover-letter.patch"))
@@ -36,7 +36,7 @@ func TestGenRevDiff(t *testing.T) {
 	} {
 		stderr.Reset()
 		dst := filepath.Join(t.TempDir(), "none")
-		args := append([]string{"gen", "--tree", tree, "--base", "v6.12", "-o", dst}, tc.args...)
+		args := append([]string{"gen", "-v", "12", "--tree", tree, "--base", "v6.12", "-o", dst}, tc.args...)
 		if code := run(args, &stdout, &stderr); code != tc.code || !strings.Contains(stderr.String(), tc.want) || strings.Count(stderr.String(), "\n") != 1 {
 			t.Errorf("%v: exit %d, %q", tc.args, code, stderr.String())
 		}

@@ -104,7 +104,7 @@ func TestGenErrors(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "outgoing")
 			before := fingerprint(t, tt.tree)
 			var stdout, stderr bytes.Buffer
-			code := run(append([]string{"gen", "--tree", tt.tree, "-o", out}, tt.args...), &stdout, &stderr)
+			code := run(append([]string{"gen", "-v", "12", "--tree", tt.tree, "-o", out}, tt.args...), &stdout, &stderr)
 			if code != 2 {
 				t.Fatalf("exit %d, want 2; stderr: %s", code, stderr.String())
 			}
@@ -148,7 +148,7 @@ func TestGenBranch(t *testing.T) {
 	head := gitIn(t, clone, "rev-parse", "HEAD")
 	index := fingerprint(t, filepath.Join(clone, ".git", "index"))
 	var stdout, stderr bytes.Buffer
-	args := []string{"gen", "--tree", clone, "--base", "v6.12", "--branch", "unwind-v11", "-o", filepath.Join(t.TempDir(), "out")}
+	args := []string{"gen", "-v", "12", "--tree", clone, "--base", "v6.12", "--branch", "unwind-v11", "-o", filepath.Join(t.TempDir(), "out")}
 	if code := run(args, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
@@ -239,7 +239,7 @@ func TestGenOutputs(t *testing.T) {
 	tree := debianTree(t)
 	out := filepath.Join(t.TempDir(), "out")
 	var files, mbox, js, stderr bytes.Buffer
-	if code := run([]string{"gen", "--tree", tree, "--base", "v6.12", "-o", out}, &files, &stderr); code != 0 {
+	if code := run([]string{"gen", "-v", "12", "--tree", tree, "--base", "v6.12", "-o", out}, &files, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 	var cat strings.Builder
@@ -254,7 +254,7 @@ func TestGenOutputs(t *testing.T) {
 		}
 		cat.Write(b)
 	}
-	if code := run([]string{"gen", "--tree", tree, "--base", "v6.12", "--stdout"}, &mbox, &stderr); code != 0 {
+	if code := run([]string{"gen", "-v", "12", "--tree", tree, "--base", "v6.12", "--stdout"}, &mbox, &stderr); code != 0 {
 		t.Fatalf("--stdout: exit %d: %s", code, stderr.String())
 	}
 	if mbox.String() != cat.String() {
@@ -262,17 +262,17 @@ func TestGenOutputs(t *testing.T) {
 	}
 	// --to and --cc add recipients to every message.
 	mbox.Reset()
-	if code := run([]string{"gen", "--tree", tree, "--base", "v6.12", "--stdout", "--to", "Reviewer <rev@example.org>", "--cc", "list@example.org"}, &mbox, &stderr); code != 0 {
+	if code := run([]string{"gen", "-v", "12", "--tree", tree, "--base", "v6.12", "--stdout", "--to", "Reviewer <rev@example.org>", "--cc", "list@example.org"}, &mbox, &stderr); code != 0 {
 		t.Fatalf("--to/--cc: exit %d: %s", code, stderr.String())
 	}
 	if n, m := strings.Count(mbox.String(), "    Reviewer <rev@example.org>"), strings.Count(mbox.String(), "    list@example.org"); n != 15 || m != 15 {
 		t.Errorf("--to in %d messages, --cc in %d, want 15 each", n, m)
 	}
 	stderr.Reset()
-	if code := run([]string{"gen", "--tree", tree, "--to", "not an address"}, &mbox, &stderr); code != 2 || !strings.Contains(stderr.String(), "not a mail address") {
+	if code := run([]string{"gen", "-v", "12", "--tree", tree, "--to", "not an address"}, &mbox, &stderr); code != 2 || !strings.Contains(stderr.String(), "not a mail address") {
 		t.Errorf("bad --to: exit %d, %q", code, stderr.String())
 	}
-	if code := run([]string{"gen", "--tree", tree, "--base", "v6.12", "-o", out, "--json"}, &js, &stderr); code != 0 {
+	if code := run([]string{"gen", "-v", "12", "--tree", tree, "--base", "v6.12", "-o", out, "--json"}, &js, &stderr); code != 0 {
 		t.Fatalf("--json: exit %d: %s", code, stderr.String())
 	}
 	var rep struct {
@@ -308,18 +308,18 @@ func TestGenEditedSpec(t *testing.T) {
 	if code := run([]string{"spec", "-o", dir}, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "already exists") {
 		t.Errorf("spec into an existing directory: exit %d, %q", code, stderr.String())
 	}
-	p := filepath.Join(dir, "v11", "01-user-api.patch")
+	p := filepath.Join(dir, "v11", "user-api.patch")
 	b, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(p, bytes.Replace(b, []byte("Subject: unwind_user: Add user space unwinding API"), []byte("Subject: unwind_user: Add the user space unwinding API"), 1), 0o644)
+	os.WriteFile(p, bytes.Replace(b, []byte("}}unwind_user: Add user space unwinding API{{"), []byte("}}unwind_user: Add the user space unwinding API{{"), 1), 0o644)
 	tp := filepath.Join(dir, "files", "kernel", "unwind", "user.c.tmpl")
 	c, _ := os.ReadFile(tp)
 	os.WriteFile(tp, bytes.Replace(c, []byte("/* stack going in wrong direction? */"), []byte("/* stack going the wrong way? */"), 1), 0o644)
 	stdout.Reset()
 	stderr.Reset()
-	if code := run([]string{"gen", "--tree", tree, "--base", "v6.12", "-v", "11", "--spec", dir, "--stdout"}, &stdout, &stderr); code != 0 {
+	if code := run([]string{"gen", "-v", "12", "--tree", tree, "--base", "v6.12", "-v", "11", "--spec", dir, "--stdout"}, &stdout, &stderr); code != 0 {
 		t.Fatalf("gen --spec: exit %d: %s", code, stderr.String())
 	}
 	if !strings.Contains(stdout.String(), "Subject: [PATCH v11 01/14] unwind_user: Add the user space unwinding API\n") {
@@ -330,7 +330,7 @@ func TestGenEditedSpec(t *testing.T) {
 	}
 	os.WriteFile(tp, append(c, []byte("{{if since \"no-such-patch\"}}x\n{{end}}\n")...), 0o644)
 	stderr.Reset()
-	if code := run([]string{"gen", "--tree", tree, "--base", "v6.12", "--spec", dir, "--stdout"}, &stdout, &stderr); code != 1 ||
+	if code := run([]string{"gen", "-v", "12", "--tree", tree, "--base", "v6.12", "--spec", dir, "--stdout"}, &stdout, &stderr); code != 1 ||
 		!strings.Contains(stderr.String(), "user.c.tmpl") || !strings.Contains(stderr.String(), `unknown patch id "no-such-patch"`) {
 		t.Errorf("unknown id: exit %d, %q", code, stderr.String())
 	}
@@ -396,7 +396,7 @@ func sameDir(a, b map[string]string) bool {
 func previousSeries(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	if code := run([]string{"gen", "--tree", debianTree(t), "--base", "v6.12", "--to", "earlier@example.org", "-o", dir}, &stdout, &stderr); code != 0 {
+	if code := run([]string{"gen", "-v", "12", "--tree", debianTree(t), "--base", "v6.12", "--to", "earlier@example.org", "-o", dir}, &stdout, &stderr); code != 0 {
 		t.Fatalf("gen: exit %d: %s", code, stderr.String())
 	}
 	os.WriteFile(filepath.Join(dir, "v11-0015-from-an-earlier-run.patch"), []byte("stale\n"), 0o644)
@@ -501,7 +501,7 @@ func TestGenRefuses(t *testing.T) {
 				refsBefore = repoState(t, clone)
 			}
 			var stdout, stderr bytes.Buffer
-			code := run(append([]string{"gen", "--tree", tt.tree, "-o", out}, tt.args...), &stdout, &stderr)
+			code := run(append([]string{"gen", "-v", "12", "--tree", tt.tree, "-o", out}, tt.args...), &stdout, &stderr)
 			msg := stderr.String()
 			if code != 2 {
 				t.Fatalf("exit %d, want 2; stderr: %s", code, msg)
@@ -604,7 +604,7 @@ func TestGenBranchRetry(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			refs := repoState(t, clone)
 			var stderr bytes.Buffer
-			args := append([]string{"gen", "--tree", clone, "--base", "v6.12", "--branch", "retry"}, tt.args...)
+			args := append([]string{"gen", "-v", "12", "--tree", clone, "--base", "v6.12", "--branch", "retry"}, tt.args...)
 			if code := run(args, tt.stdout, &stderr); code != tt.code || !strings.Contains(stderr.String(), tt.want) {
 				t.Fatalf("exit %d, %q; want %d and %q", code, stderr.String(), tt.code, tt.want)
 			}
@@ -617,7 +617,7 @@ func TestGenBranchRetry(t *testing.T) {
 		})
 	}
 	var stdout, stderr bytes.Buffer
-	if code := run([]string{"gen", "--tree", clone, "--base", "v6.12", "--branch", "retry", "-o", out}, &stdout, &stderr); code != 0 {
+	if code := run([]string{"gen", "-v", "12", "--tree", clone, "--base", "v6.12", "--branch", "retry", "-o", out}, &stdout, &stderr); code != 0 {
 		t.Fatalf("the retry: exit %d: %s", code, stderr.String())
 	}
 	if n := gitIn(t, clone, "rev-list", "--count", "v6.12..retry"); n != "14" {
@@ -662,7 +662,7 @@ func TestGenOutputDir(t *testing.T) {
 				tt.setup(t, out)
 			}
 			var stdout, stderr bytes.Buffer
-			if code := run(append([]string{"gen", "--tree", tree, "--base", "v6.12", "-o", out}, tt.args...), &stdout, &stderr); code != 0 {
+			if code := run(append([]string{"gen", "-v", "12", "--tree", tree, "--base", "v6.12", "-o", out}, tt.args...), &stdout, &stderr); code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr.String())
 			}
 			got := dirState(t, out)
@@ -716,7 +716,7 @@ func TestGenKilled(t *testing.T) {
 	out := filepath.Join(dir, "outgoing")
 	gen := func(o string) *exec.Cmd {
 		cmd := exec.Command(exe)
-		cmd.Env = append(os.Environ(), "KPATCH_TEST_ARGS="+strings.Join([]string{"gen", "--tree", tree, "--base", "v6.12", "-o", o}, "\x1f"))
+		cmd.Env = append(os.Environ(), "KPATCH_TEST_ARGS="+strings.Join([]string{"gen", "-v", "12", "--tree", tree, "--base", "v6.12", "-o", o}, "\x1f"))
 		return cmd
 	}
 	// One whole run gives the new series and the time a run takes.

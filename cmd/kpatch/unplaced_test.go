@@ -27,17 +27,17 @@ func TestGenUnplaced(t *testing.T) {
 		return b
 	})
 	wantEdits := []string{
-		`kpatch gen: patch 1 (user-api): arch/Kconfig: "config-after HAVE_HARDLOCKUP_DETECTOR_ARCH": anchor not found [v11/01-user-api.patch:31]`,
-		`kpatch gen: patch 2 (fp): arch/Kconfig: "config-after UNWIND_USER": anchor not found [v11/02-fp.patch:22] (it is added by the unplaced edit at v11/01-user-api.patch:31)`,
-		`kpatch gen: patch 3 (compat-fp): arch/Kconfig: "config-after HAVE_UNWIND_USER_FP": anchor not found [v11/03-compat-fp.patch:23] (it is added by the unplaced edit at v11/02-fp.patch:22)`,
-		`kpatch gen: patch 5 (cache): include/linux/entry-common.h: "include-after <linux/kmsan.h>": anchor not found [v11/05-cache.patch:26]`,
-		`kpatch gen: patch 11 (task-exit): kernel/exit.c: "statement-after do_exit taskstats_exit": anchor not found (no statement starting with "taskstats_exit(" in do_exit()) [v11/11-task-exit.patch:20]`,
+		`kpatch gen: patch 1 (user-api): arch/Kconfig: "config-after HAVE_HARDLOCKUP_DETECTOR_ARCH": anchor not found [v11/user-api.patch:49]`,
+		`kpatch gen: patch 2 (fp): arch/Kconfig: "config-after UNWIND_USER": anchor not found [v11/fp.patch:15] (it is added by the unplaced edit at v11/user-api.patch:49)`,
+		`kpatch gen: patch 3 (compat-fp): arch/Kconfig: "config-after HAVE_UNWIND_USER_FP": anchor not found [v11/compat-fp.patch:12] (it is added by the unplaced edit at v11/fp.patch:15)`,
+		`kpatch gen: patch 5 (cache): include/linux/entry-common.h: "include-after <linux/kmsan.h>": anchor not found [v11/cache.patch:37]`,
+		`kpatch gen: patch 11 (task-exit): kernel/exit.c: "statement-after do_exit taskstats_exit": anchor not found (no statement starting with "taskstats_exit(" in do_exit()) [v11/task-exit.patch:40]`,
 	}
 	candidate := regexp.MustCompile(`^    (\S+):(\d+): (.*)$`)
 	for _, jsonOut := range []bool{false, true} {
 		out := filepath.Join(t.TempDir(), "outgoing")
 		before := fingerprint(t, tree)
-		args := []string{"gen", "--tree", tree, "--base", "synthetic", "-v", "11", "-o", out}
+		args := []string{"gen", "-v", "12", "--tree", tree, "--base", "synthetic", "-v", "11", "-o", out}
 		if jsonOut {
 			args = append(args, "--json")
 		}
@@ -92,11 +92,11 @@ func TestGenUnplaced(t *testing.T) {
 				t.Fatalf("--json: error %q, %d unplaced edits", rep.Error, len(rep.Unplaced))
 			}
 			u := rep.Unplaced[4]
-			if u.Patch != 11 || u.File != "kernel/exit.c" || u.Anchor != "statement-after do_exit taskstats_exit" || u.Spec != "v11/11-task-exit.patch:20" || u.Reason != "anchor not found" ||
+			if u.Patch != 11 || u.File != "kernel/exit.c" || u.Anchor != "statement-after do_exit taskstats_exit" || u.Spec != "v11/task-exit.patch:40" || u.Reason != "anchor not found" ||
 				len(u.Candidates) == 0 || u.Candidates[0].Line != 930 || u.Candidates[0].Text != "\ttaskstats_exit2(tsk, group_dead);" {
 				t.Errorf("--json: edit 5: %+v", u)
 			}
-			if rep.Unplaced[1].After != "v11/01-user-api.patch:31" || len(rep.Unplaced[1].Candidates) != 0 {
+			if rep.Unplaced[1].After != "v11/user-api.patch:49" || len(rep.Unplaced[1].Candidates) != 0 {
 				t.Errorf("--json: edit 2: %+v", rep.Unplaced[1])
 			}
 		} else if stdout.Len() != 0 {

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"kpatch/plumbing/outdir"
+	"kpatch/series"
 	"kpatch/unwind"
 	"kpatch/unwind/core"
 	"kpatch/unwind/report"
@@ -19,8 +20,9 @@ import (
 )
 
 const unwindAbout = `Walks a user stack with the frame-pointer unwinder of the deferred
-user-space unwinding series (v11), with the kernel's semantics at a chosen
-patch, and prints one frame a line: index, address, function+offset and
+user-space unwinding series, with the kernel's semantics after a chosen
+patch of a chosen revision (as the series description's walker facts say:
+templates/linux/facts/walker.tmpl), and prints one frame a line: index, address, function+offset and
 object. The input is an ELF core dump of an x86_64 or i386 (compat) process,
 or a stack snapshot in the text form the QEMU self-tests print (see
 unwind/doc.go); a snapshot's own kernel trace is shown beside the walk.`
@@ -35,7 +37,8 @@ func cmdUnwind(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	exeBias := fs.String("exe-bias", "", "load bias `ADDR` of --exe for a snapshot without a map: line for it (default 0)")
 	root := fs.String("root", "", "open the files a core or snapshot maps under `DIR` instead of /, for symbols and\nfor memory a core does not hold")
 	thread := fs.Int("thread", 0, "walk the core's thread `TID` (default: the first NT_PRSTATUS, the thread that dumped)")
-	patch := fs.Int("patch", 14, "apply the kernel's semantics after patch `N` of the series (12 to 14; x86_64 has no\nuser unwinder before 12, and 12-13 walk compat tasks as 64-bit)")
+	version := fs.Int("v", 0, "the series revision `N` whose semantics apply (default: the newest whose x86_64 kernel\nhas a user unwinder, v14: v15 on leave x86 to a series of their own)")
+	patch := fs.Int("patch", 0, "apply the kernel's semantics after patch `N` of the revision (default: its last; x86_64\nhas no user unwinder before the x86 frame pointer patch, and walks compat tasks as 64-bit\nwhere the revision has no compat patch)")
 	maxEntries := fs.Int("max", 0, "stop after `N` entries (default: the kernel's, 511 on x86_64)")
 	csBase := fs.String("cs-base", "", "code segment base `ADDR` of a compat task (default: the snapshot's, 0 for a core)")
 	ssBase := fs.String("ss-base", "", "stack segment base `ADDR` of a compat task (default: the snapshot's, 0 for a core)")
@@ -56,10 +59,11 @@ func cmdUnwind(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *check && *snapPath == "" {
 		return usageError("--check needs --snapshot")
 	}
-	cfg, err := unwind.X86_64(*patch)
+	cfg, step, err := walkerAt(*version, *patch)
 	if err != nil {
-		return fmt.Errorf("--patch: %w", err)
+		return badInput(err)
 	}
+	*patch = step
 	if *maxEntries < 0 {
 		return errors.New("--max must be positive")
 	}
@@ -212,6 +216,42 @@ func cmdUnwind(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 	return nil
+}
+
+// walkerAt is the walker of the built-in series' revision version (0: the
+// newest whose x86_64 kernel has a user unwinder) after patch (0: its
+// last), refusing a patch the revision lacks.
+func walkerAt(version, patch int) (unwind.Config, int, error) {
+	sp, err := series.LoadSpec("")
+	if err != nil {
+		return unwind.Config{}, 0, err
+	}
+	r, err := sp.Revision(version)
+	if err != nil {
+		return unwind.Config{}, 0, fmt.Errorf("-v: %w", err)
+	}
+	if version == 0 {
+		// The newest revision whose x86_64 kernel has a user unwinder:
+		// from v15 on the x86 patches are a series of their own.
+		for i := len(sp.Revisions) - 1; i >= 0; i-- {
+			c := sp.Revisions[i]
+			if _, err := unwind.X86_64At(c, len(c.Patches)); err == nil {
+				r = c
+				break
+			}
+		}
+	}
+	if patch == 0 {
+		patch = len(r.Patches)
+	}
+	if patch < 1 || patch > len(r.Patches) {
+		return unwind.Config{}, 0, fmt.Errorf("--patch %d: v%d has patches 1 to %d", patch, r.Version, len(r.Patches))
+	}
+	cfg, err := unwind.X86_64At(r, patch)
+	if err != nil {
+		return unwind.Config{}, 0, fmt.Errorf("--patch %d of v%d (%s): %w", patch, r.Version, r.Patches[patch-1].ID, err)
+	}
+	return cfg, patch, nil
 }
 
 func readSnapshot(path string, index int) (*unwind.Snapshot, error) {

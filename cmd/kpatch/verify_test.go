@@ -55,7 +55,7 @@ func TestVerifyCommand(t *testing.T) {
 	}
 	// Ignoring every ID that has errors leaves none: exit 0.
 	out.Reset()
-	code = run([]string{"verify", "--tree", tree, "--base", "v6.12", "--ignore", strings.ToLower(strings.Join(ids, ","))}, &out, &errb)
+	code = run([]string{"verify", "--tree", tree, "--base", "v6.12", "-v", "11", "--ignore", strings.ToLower(strings.Join(ids, ","))}, &out, &errb)
 	if code != 0 || !strings.Contains(out.String(), " 0 errors") {
 		t.Errorf("--ignore %v: exit %d:\n%s", ids, code, out.String())
 	}

@@ -35,55 +35,11 @@ func Weave(versions []Version) (string, error) {
 			return "", fmt.Errorf("weave: the version after %q does not end in a newline: not supported", v.ID)
 		}
 	}
-	var w []line
-	for _, l := range splitLines(versions[0].Content) {
-		w = append(w, line{text: l, born: 0, died: -1})
+	contents := make([]string, len(versions))
+	for i, v := range versions {
+		contents[i] = v.Content
 	}
-	for v := 1; v < len(versions); v++ {
-		var alive []int
-		var cur []string
-		for i, l := range w {
-			if l.died < 0 {
-				alive = append(alive, i)
-				cur = append(cur, l.text)
-			}
-		}
-		next := splitLines(versions[v].Content)
-		keep := lcs(cur, next) // pairs (i in cur, j in next)
-		var out []line
-		ci, nj := 0, 0
-		wi := 0
-		flushNew := func(upto int) {
-			for ; nj < upto; nj++ {
-				out = append(out, line{text: next[nj], born: v, died: -1})
-			}
-		}
-		for _, k := range append(keep, [2]int{len(cur), len(next)}) {
-			// Lines of cur before k[0] die; lines of next before k[1] are born.
-			for ; ci < k[0]; ci++ {
-				for ; wi <= alive[ci]; wi++ {
-					out = append(out, w[wi])
-				}
-				out[len(out)-1].died = v
-			}
-			if k[0] == len(cur) {
-				for ; wi < len(w); wi++ {
-					out = append(out, w[wi])
-				}
-				flushNew(k[1])
-				break
-			}
-			// Dead lines just before the kept line stay before the new ones.
-			for ; wi < alive[k[0]]; wi++ {
-				out = append(out, w[wi])
-			}
-			flushNew(k[1])
-			out = append(out, w[wi])
-			wi++
-			ci, nj = k[0]+1, k[1]+1
-		}
-		w = out
-	}
+	w := weaveLines(contents)
 
 	var b strings.Builder
 	fmt.Fprintf(&b, "{{created %q}}\n", versions[0].ID)
@@ -126,6 +82,63 @@ func Weave(versions []Version) (string, error) {
 		i = j
 	}
 	return b.String(), nil
+}
+
+// weaveLines weaves the successive contents of a file: every line once,
+// with the index of the content that brings it in and of the one that
+// takes it out (-1 while it stays).
+func weaveLines(contents []string) []line {
+	var w []line
+	for _, l := range splitLines(contents[0]) {
+		w = append(w, line{text: l, born: 0, died: -1})
+	}
+	for v := 1; v < len(contents); v++ {
+		var alive []int
+		var cur []string
+		for i, l := range w {
+			if l.died < 0 {
+				alive = append(alive, i)
+				cur = append(cur, l.text)
+			}
+		}
+		next := splitLines(contents[v])
+		keep := lcs(cur, next) // pairs (i in cur, j in next)
+		var out []line
+		ci, nj := 0, 0
+		wi := 0
+		flushNew := func(upto int) {
+			for ; nj < upto; nj++ {
+				out = append(out, line{text: next[nj], born: v, died: -1})
+			}
+		}
+		for _, k := range append(keep, [2]int{len(cur), len(next)}) {
+			// Lines of cur before k[0] die; lines of next before k[1] are born.
+			for ; ci < k[0]; ci++ {
+				for ; wi <= alive[ci]; wi++ {
+					out = append(out, w[wi])
+				}
+				out[len(out)-1].died = v
+			}
+			if k[0] == len(cur) {
+				for ; wi < len(w); wi++ {
+					out = append(out, w[wi])
+				}
+				flushNew(k[1])
+				break
+			}
+			// Dead lines just before the kept line stay before the new ones.
+			for ; wi < alive[k[0]]; wi++ {
+				out = append(out, w[wi])
+			}
+			flushNew(k[1])
+			out = append(out, w[wi])
+			wi++
+			ci, nj = k[0]+1, k[1]+1
+		}
+		w = out
+	}
+
+	return w
 }
 
 func writeLines(b *strings.Builder, ls []line) {

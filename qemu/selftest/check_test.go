@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"kpatch/plumbing/kbuild"
+	"kpatch/unwind"
 	"kpatch/unwind/symtab"
 )
 
@@ -130,7 +131,7 @@ func TestCheckSavedConsole(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			console := readGz(t, filepath.Join(tc.dir, "console.log.gz"))
-			a := Check([]byte(tc.edit(string(console))), testSyms(t, tc.dir), tc.cases)
+			a := Check([]byte(tc.edit(string(console))), testSyms(t, tc.dir), tc.cases, walkerV12(t))
 			if len(a.Cases) != 2*len(tc.cases) {
 				t.Fatalf("%d case results, want %d", len(a.Cases), 2*len(tc.cases))
 			}
@@ -176,7 +177,7 @@ func TestCheckSavedConsole(t *testing.T) {
 
 func TestMismatchReportShowsFrames(t *testing.T) {
 	console := alterFrame(string(readGz(t, "pass/console.log.gz")))
-	a := Check([]byte(console), testSyms(t, "pass"), Cases())
+	a := Check([]byte(console), testSyms(t, "pass"), Cases(), walkerV12(t))
 	var b bytes.Buffer
 	(&Report{Cases: a.Cases}).WriteText(&b)
 	out := b.String()
@@ -305,4 +306,15 @@ func TestLockSerializesRuns(t *testing.T) {
 	if !strings.Contains(log.String(), "waiting for another run") {
 		t.Errorf("no waiting message: %q", log.String())
 	}
+}
+
+// walkerV12 is the walker's model of the kernel the recorded consoles come
+// from: v12 with all its patches.
+func walkerV12(t *testing.T) unwind.Config {
+	t.Helper()
+	c, err := unwind.X86_64(12, 14)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

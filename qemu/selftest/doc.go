@@ -33,7 +33,8 @@
 //     for the timestamps the cases compare;
 //   - the console is parsed as KTAP (package ktap) and scanned for WARN,
 //     BUG, oops and panic; each case's snapshots ("snapshot:" ... "end:"
-//     lines printed by the driver) are walked with unwind.X86_64(14) and
+//     lines printed by the driver) are walked with the walker the spec
+//     describes for the revision after its last patch (unwind.X86_64At) and
 //     compared with the kernel's trace, and symbolized with the programs'
 //     ELF symbols against the "expect:" chain the program printed.
 //

@@ -16,6 +16,7 @@ import (
 	"kpatch/plumbing/kerneltree"
 	"kpatch/qemu"
 	"kpatch/series"
+	"kpatch/unwind"
 	"kpatch/unwind/symtab"
 )
 
@@ -88,6 +89,16 @@ func Cmdline(extra bool) string {
 		c += fmt.Sprintf(" tsc_early_khz=%d tsc=reliable", khz)
 	}
 	return c
+}
+
+// walkerConfig is the Go walker's model of the kernel the series built:
+// the spec's walker facts after its last patch.
+func walkerConfig(s SeriesFiles) (unwind.Config, error) {
+	r, ok := s.(*series.Series)
+	if !ok || r.Revision == nil {
+		return unwind.Config{}, fmt.Errorf("selftest: the series has no revision to take the walker's model from")
+	}
+	return unwind.X86_64At(r.Revision, len(r.Revision.Patches))
 }
 
 // RevisionRunsExtra reports whether the series' revision names, in its
@@ -173,7 +184,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 		syms[m.Subtest] = s
 	}
-	an := Check(res.Console, syms, Cases())
+	cfg, err := walkerConfig(s)
+	if err != nil {
+		return nil, err
+	}
+	an := Check(res.Console, syms, Cases(), cfg)
 	if err != nil {
 		var qe *qemu.Error
 		if errors.As(err, &qe) {

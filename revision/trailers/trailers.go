@@ -133,6 +133,7 @@ type Added struct {
 	File    string `json:"file"`  // the patch description, relative to the spec directory
 	Patch   int    `json:"patch"` // its number in the revision
 	ID      string `json:"id"`
+	Version int    `json:"version"` // the revision the trailer is for
 	Trailer string `json:"trailer"`
 	Reply   string `json:"reply"`
 	By      string `json:"matched_by"` // "patch-id", "subject" or "cover letter"
@@ -155,7 +156,7 @@ func Plan(rev *spec.Revision, given []Given, ids map[int]string) ([]Added, []Giv
 			return
 		}
 		seen[key] = true
-		added = append(added, Added{File: p.Src, Patch: p.Number, ID: p.ID, Trailer: g.Line, Reply: g.Reply, By: by})
+		added = append(added, Added{File: p.Src, Patch: p.Number, ID: p.ID, Version: rev.Version, Trailer: g.Line, Reply: g.Reply, By: by})
 	}
 	for _, g := range given {
 		if g.Invalid != "" {
@@ -214,6 +215,14 @@ func Write(specDir string, added []Added) error {
 			files = append(files, a.File)
 		}
 		byFile[a.File] = append(byFile[a.File], a.Trailer)
+	}
+	// A patch is declared once, in the folder of the first revision that
+	// has it: trailers given to a later revision are guarded by it, so the
+	// revisions posted before it stay as they were.
+	for _, a := range added {
+		if v := fmt.Sprintf("v%d/", a.Version); !strings.HasPrefix(a.File, v) && len(byFile[a.File]) > 0 && !strings.HasPrefix(byFile[a.File][0], "{{") {
+			byFile[a.File] = append([]string{fmt.Sprintf("{{if ge .Version %d}}", a.Version)}, append(byFile[a.File], "{{end}}")...)
+		}
 	}
 	var changes []outdir.Change
 	for _, f := range files {

@@ -159,6 +159,7 @@ const (
 	anchorMember                   // a struct member
 	anchorStatement                // a statement in a function
 	anchorFunction                 // a function definition
+	anchorGuard                    // the #endif of a header's include guard
 )
 
 // failFunc turns an error of placing an edit into an *AnchorError.
@@ -207,6 +208,8 @@ var Ops = map[string]Op{
 		}},
 	"rename-calls": {[]string{"OLD", "NEW"}, "rename every call of OLD to NEW", anchorFunction,
 		nil, renameCalls},
+	"header-end": {nil, "text at the end of a header, before the #endif of its include guard", anchorGuard,
+		func(f lines, _ spec.Edit) (int, error) { return f.guardEnd() }, nil},
 }
 
 // renameCalls renames every call of e.Args[0] in the file to e.Args[1].
@@ -348,6 +351,22 @@ func (f lines) unique(match func(string) bool, from, to int) (int, error) {
 		return hits[0], nil
 	}
 	return 0, atLines(ErrAnchorAmbiguous, "lines %s", hits...)
+}
+
+// guardEnd returns the line of the #endif that closes a header's include
+// guard: its last line that is not blank.
+func (f lines) guardEnd() (int, error) {
+	for i := len(f) - 1; i >= 0; i-- {
+		switch t := strings.TrimSpace(f[i]); {
+		case t == "":
+			continue
+		case strings.HasPrefix(t, "#endif"):
+			return i, nil
+		default:
+			return 0, missing("the header does not end with the #endif of its include guard")
+		}
+	}
+	return 0, missing("empty file")
 }
 
 // commentAbove returns the first line of the comment block that ends right

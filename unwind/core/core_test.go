@@ -231,7 +231,7 @@ func TestCoreThreadsAndWalk(t *testing.T) {
 			if _, ok := c.Aux(12345); ok {
 				t.Error("an absent aux entry was found")
 			}
-			cfg, _ := unwind.X86_64(14)
+			cfg, _ := unwind.X86_64(11, 14)
 			tr, err := cfg.Walk(c, th.Regs)
 			if err != nil {
 				t.Fatal(err)

@@ -290,7 +290,7 @@ func walkCore(t *testing.T, corePath, exe string, patch int) walked {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	cfg, err := unwind.X86_64(patch)
+	cfg, err := unwind.X86_64(11, patch)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ func trace(ips ...uint64) *unwind.Trace {
 }
 
 func TestCompareWithKernel(t *testing.T) {
-	cfg, _ := unwind.X86_64(14)
+	cfg, _ := unwind.X86_64(11, 14)
 	for _, tc := range []struct {
 		name     string
 		walker   []uint64
@@ -56,7 +56,7 @@ func TestCompareWithKernel(t *testing.T) {
 func ptr(b bool) *bool { return &b }
 
 func TestJSON(t *testing.T) {
-	cfg, _ := unwind.X86_64(14)
+	cfg, _ := unwind.X86_64(11, 14)
 	tr := trace(0x401000, 0xffffffffff600000)
 	tr.Stop, tr.Fault = unwind.StopFaultRA, &unwind.FaultError{Addr: 0x10, Len: 8}
 	r := New(tr, nil, Options{Source: "core", Patch: 14, Config: cfg, Compat: true, Kernel: []uint64{0x401000}})
@@ -95,7 +95,7 @@ type failWriter struct{}
 func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
 
 func TestWriteErrors(t *testing.T) {
-	cfg, _ := unwind.X86_64(14)
+	cfg, _ := unwind.X86_64(11, 14)
 	r := New(trace(1, 2, 3), nil, Options{Config: cfg})
 	if err := r.WriteText(failWriter{}); err == nil {
 		t.Error("WriteText ignored a write error")
