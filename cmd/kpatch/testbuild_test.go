@@ -48,8 +48,8 @@ func TestTestBuildErrors(t *testing.T) {
 		{[]string{"--tree", notKernel, "--plain", "--patches", "3", "--from", "10"}, 2, "--from 10 is after the last patch built (--patches 3)"},
 		{[]string{"--tree", notKernel, "--plain", "--verbose", "7"}, 2, "--verbose 7"},
 		// Checked once the series is generated, before any tree is unpacked.
-		{[]string{"--tree", debianTree(t), "--base", "v6.12", "--from", "99"}, 2, "--from 99: the series has 14 patches"},
-		{[]string{"--tree", debianTree(t), "--base", "v6.12", "--patches", "20"}, 2, "--patches 20: the series has 14 patches"},
+		{[]string{"--tree", debianTree(t), "--base", "v6.12", "-v", "12", "--from", "99"}, 2, "--from 99: the series has 14 patches"},
+		{[]string{"--tree", debianTree(t), "--base", "v6.12", "--patches", "20"}, 2, "--patches 20: the series has 10 patches"},
 	}
 	for _, tc := range tests {
 		var stdout, stderr bytes.Buffer
