@@ -4,11 +4,11 @@
 # the series (kpatch gen, the newest revision), checks it (kpatch verify),
 # builds the finished series in the three configurations of kpatch test
 # --build (x86_64, x86_64-noia32, i386; W=1, C=1 with sparse), then builds,
-# boots and checks in QEMU (kpatch test --qemu) the newest revision that
-# enables the unwinder on x86 by itself: from v15 on the x86 patches are a
-# series of their own, which kpatch does not model yet (docs/revisions.md),
-# so that is v14. Output goes to ./outgoing and the cache. Extra arguments
-# go to kpatch test --qemu.
+# boots and checks in QEMU (kpatch test --qemu) the newest revision whose
+# self-tests run alone: v12 (v13's cookie and v14's refusal of compat tasks
+# are not yet in the self-test's expectations, and from v15 on the x86
+# patches are a series of their own; docs/revisions.md). Output goes to
+# ./outgoing and the cache. Extra arguments go to kpatch test --qemu.
 set -euo pipefail
 # Debian's Go images put Go in /usr/local/go; make sure it is found.
 command -v go >/dev/null || export PATH="$PATH:/usr/local/go/bin"
@@ -34,11 +34,13 @@ known=CO_DEVELOPED_BY,NOINSTR_ACCESS,TASK_CURRENT
 if [ "$version" -ge 13 ]; then
 	known=$known,SENDER_SIGN_OFF
 fi
-if ./kpatch verify --tree "$tree" --base v6.12 outgoing; then
+# --spec: the series' own review rules (TASK_CURRENT among them) apply to
+# posted mail only when its spec is named.
+if ./kpatch verify --tree "$tree" --base v6.12 --spec templates/linux outgoing; then
 	echo "e2e: kpatch verify reported none of the errors the posted series has ($known)" >&2
 	exit 1
 fi
-./kpatch verify --tree "$tree" --base v6.12 --ignore "$known" outgoing >/dev/null || {
+./kpatch verify --tree "$tree" --base v6.12 --spec templates/linux --ignore "$known" outgoing >/dev/null || {
 	echo "e2e: kpatch verify reports errors beyond the known ones ($known): see the report above" >&2
 	exit 1
 }
@@ -51,4 +53,4 @@ fi
 # configuration fails.
 ./kpatch test --build --tree "$tree" --base v6.12 --from "$patches" --jobs "$(nproc)"
 
-./kpatch test --qemu --tree "$tree" --base v6.12 -v 14 "$@"
+./kpatch test --qemu --tree "$tree" --base v6.12 -v 12 "$@"

@@ -49,7 +49,7 @@ func buildDir(t testing.TB) string {
 func runOnce(t testing.TB, ctx context.Context, tree string, s SeriesFiles) *Report {
 	t.Helper()
 	rep, err := Run(ctx, Options{
-		BuildOptions: BuildOptions{Tree: tree, Base: "v6.12", BuildDir: buildDir(t), Series: s, Log: testLog{t}},
+		BuildOptions: BuildOptions{Tree: tree, Base: "v6.12", Version: bootRevision, BuildDir: buildDir(t), Series: s, Log: testLog{t}},
 		Accel:        qemu.AccelTCG,
 		BootTimeout:  5 * time.Minute,
 	})
@@ -61,6 +61,12 @@ func runOnce(t testing.TB, ctx context.Context, tree string, s SeriesFiles) *Rep
 	t.Log("\n" + b.String())
 	return rep
 }
+
+// bootRevision is the revision the QEMU tests boot: the newest whose
+// self-test expectations the driver and the checker have been brought to
+// (v13's cookie and v14's refusal for compat tasks are not yet; v15 and
+// v16 need the x86 series stacked on them).
+const bootRevision = 12
 
 // TestQEMU builds the series on Debian's 6.12 and runs every case in QEMU.
 // The kernel build is cached in the build directory, so only the first run
@@ -103,7 +109,7 @@ func TestQEMUBrokenTemplate(t *testing.T) {
 	if err := os.WriteFile(tmpl, []byte(bad), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s, err := Generate(ctx, tree, "v6.12", spec, 0)
+	s, err := Generate(ctx, tree, "v6.12", spec, bootRevision)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +135,7 @@ func TestQEMUBuildErrorNamesPatches(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
 	defer cancel()
 	tree := requireTools(t, ctx)
-	s, err := Generate(ctx, tree, "v6.12", "", 0)
+	s, err := Generate(ctx, tree, "v6.12", "", bootRevision)
 	if err != nil {
 		t.Fatal(err)
 	}
