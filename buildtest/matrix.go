@@ -30,6 +30,9 @@ type Options struct {
 	Version int    // revision of the series; 0 = the newest
 	Plain   bool   // read Tree as a plain directory
 	// Series is the generated series; nil generates it from the above.
+	// Given, it brings its own spec (the template sources the report
+	// names come from it), and a Version or Base that differs from its
+	// own is refused.
 	Series *series.Series
 	// BuildRoot holds the build trees (BuildRoot/matrix-<config>);
 	// "" means <cache>/build.
@@ -109,7 +112,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.CC != "" {
 		flags = append(flags, "CC="+CompilerCommand(o.CC))
 	}
-	st := newSteps(s, o.SpecDir)
+	st := newSteps(s)
 	rep := &Report{Version: s.Revision.Version, Base: s.Tree.Base, Flags: flags, Passed: true}
 	if o.Patches == 0 {
 		o.Patches = len(s.Patches)

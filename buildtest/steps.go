@@ -4,14 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"io/fs"
-	"os"
 	"sort"
 	"strings"
 
 	"kpatch/plumbing/linediff"
 	"kpatch/series"
 	"kpatch/spec"
-	"kpatch/templates/linux"
 )
 
 // steps is the tree as the series is applied: the content of every file
@@ -25,12 +23,11 @@ type steps struct {
 	origins map[string][][]int  // path -> step -> line -> patch number that introduced it (0: base)
 }
 
-func newSteps(s *series.Series, specDir string) *steps {
+// newSteps derives the steps of s; the sources of its templates are read
+// from the spec s was generated from, so they cannot disagree with it.
+func newSteps(s *series.Series) *steps {
 	st := &steps{s: s, n: len(s.Patches), origins: map[string][][]int{}}
-	st.specFS = linux.FS
-	if specDir != "" {
-		st.specFS = os.DirFS(specDir)
-	}
+	st.specFS = s.Revision.Spec().FS()
 	cur := map[string][]byte{}
 	st.files = append(st.files, map[string][]byte{})
 	st.touched = append(st.touched, nil)

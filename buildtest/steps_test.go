@@ -24,7 +24,7 @@ func v11(t testing.TB, specDir string) (*series.Series, string) {
 
 func TestOriginOfEdits(t *testing.T) {
 	s, _ := v11(t, "")
-	st := newSteps(s, "")
+	st := newSteps(s)
 	tests := []struct {
 		path     string
 		text     string // the line to find after the last patch
@@ -77,7 +77,7 @@ func TestOriginOfEdits(t *testing.T) {
 // its origin is a patch that touched the file, not later than the step.
 func TestTemplateLines(t *testing.T) {
 	s, _ := v11(t, "")
-	st := newSteps(s, "")
+	st := newSteps(s)
 	mapped, total := 0, 0
 	for _, path := range s.Revision.Spec().CreatedFiles() {
 		tf := st.template(path)
@@ -122,7 +122,7 @@ func TestTemplateLines(t *testing.T) {
 // base's warning in core.c, moved with the code.
 func TestMovedFrom(t *testing.T) {
 	s, _ := v11(t, "")
-	st := newSteps(s, "")
+	st := newSteps(s)
 	const msg = "sparse: incorrect type in initializer (different address spaces)"
 	lineWith := func(path, text string) int {
 		c, _ := st.at(path, st.n)

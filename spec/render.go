@@ -3,6 +3,7 @@ package spec
 import (
 	"bytes"
 	"fmt"
+	"io/fs"
 	"sort"
 	"strings"
 )
@@ -214,3 +215,7 @@ func (s *Spec) CreatedFiles() []string {
 
 // Spec returns the series description the revision belongs to.
 func (r *Revision) Spec() *Spec { return r.spec }
+
+// FS returns the series description the spec was loaded from, to read a
+// template's source (the spec directory, or the embedded templates/linux).
+func (s *Spec) FS() fs.FS { return s.fsys }
