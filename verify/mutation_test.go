@@ -14,6 +14,16 @@ type mutation struct {
 	want  []reviewPoint // one per build that breaks
 }
 
+// Template text the mutations edit that a revision guard splits.
+const (
+	// fpFrame is x86's ARCH_INIT_USER_FP_FRAME up to the sign of ra_off's
+	// multiplier (before v14 it comes first in the header, from v14 last).
+	fpFrame = "#define ARCH_INIT_USER_FP_FRAME\t\t\t\t\t\t\t\\\n\t.cfa_off\t= (s32)sizeof(long) *  2,\t\t\t\t\\\n\t.ra_off\t\t= (s32)sizeof(long) * -"
+	// readTimestamp opens the comment above get_timestamp() in the
+	// deferred patch of revisions before v13 (inside since "deferred").
+	readTimestamp = "/*\n{{end}}\n{{if and (lt .Version 13) (since \"deferred\")}}\n * Read the task context timestamp"
+)
+
 var mutations = []mutation{
 	{"guard outside the namespace", []edit{{"files/include/linux/unwind_user.h.tmpl",
 		"#ifndef _LINUX_UNWIND_USER_H\n#define _LINUX_UNWIND_USER_H", "#ifndef _UNWIND_USER_H\n#define _UNWIND_USER_H"}},
@@ -22,14 +32,14 @@ var mutations = []mutation{
 		"#define _ASM_GENERIC_UNWIND_USER_TYPES_H", "#define _ASM_GENERIC_UNWIND_USER_TYPE_H"}},
 		[]reviewPoint{{"HEADER_GUARD", 3, "#ifndef _ASM_GENERIC_UNWIND_USER_TYPES_H", "include/asm-generic/unwind_user_types.h"}}},
 	{"global x86 helper without x86_", []edit{
-		{"v11/13-x86-segment-base.patch", "arch/x86/kernel/ptrace.c get_flags x86_get_segment_base", "arch/x86/kernel/ptrace.c get_flags segment_base"},
-		{"v11/13-x86-segment-base.patch", "rename-calls get_segment_base x86_get_segment_base", "rename-calls get_segment_base segment_base"},
-		{"v11/13-x86-segment-base.patch", "+unsigned long x86_get_segment_base(unsigned int segment);", "+unsigned long segment_base(unsigned int segment);"},
-		{"v11/14-x86-segment-base-lockdep.patch", "statement-before x86_get_segment_base", "statement-before segment_base"},
+		{"v11/x86-segment-base.patch", "arch/x86/kernel/ptrace.c get_flags x86_get_segment_base", "arch/x86/kernel/ptrace.c get_flags segment_base"},
+		{"v11/x86-segment-base.patch", "rename-calls get_segment_base x86_get_segment_base", "rename-calls get_segment_base segment_base"},
+		{"v11/x86-segment-base.patch", "+unsigned long x86_get_segment_base(unsigned int segment);", "+unsigned long segment_base(unsigned int segment);"},
+		{"v11/x86-segment-base-lockdep.patch", "statement-before x86_get_segment_base", "statement-before segment_base"},
 		{"files/arch/x86/include/asm/unwind_user.h.tmpl", "cs_base = x86_get_segment_base(regs->cs);", "cs_base = segment_base(regs->cs);"},
 		{"files/arch/x86/include/asm/unwind_user.h.tmpl", "ss_base = x86_get_segment_base(regs->ss);", "ss_base = segment_base(regs->ss);"},
 	}, []reviewPoint{{"X86_PREFIX", 13, "unsigned long segment_base(unsigned int segment)", "arch/x86/kernel/ptrace.c"}}},
-	{"move that changes the body", []edit{{"v11/13-x86-segment-base.patch",
+	{"move that changes the body", []edit{{"v11/x86-segment-base.patch",
 		"@ arch/x86/include/asm/ptrace.h:", "@ arch/x86/kernel/ptrace.c: statement-before x86_get_segment_base \"return get_desc_base(desc);\"\n+\tWARN_ON_ONCE(!desc);\n+\n@ arch/x86/include/asm/ptrace.h:"}},
 		[]reviewPoint{{"MOVE_CHANGES_BODY", 13, "WARN_ON_ONCE(!desc);", "arch/x86/kernel/ptrace.c"}}},
 	{"cache over a page on x86_64", []edit{{"files/kernel/unwind/deferred.c.tmpl",
@@ -45,23 +55,23 @@ var mutations = []mutation{
 		"static inline void unwind_deferred_cancel(struct unwind_work *work) {}\n", ""}},
 		[]reviewPoint{{"STUB_PARITY", 6, "void unwind_deferred_cancel(struct unwind_work *work);", "include/linux/unwind_deferred.h"}}},
 	{"frame layout", []edit{{"files/arch/x86/include/asm/unwind_user.h.tmpl",
-		".ra_off\t\t= (s32)sizeof(long) * -1,", ".ra_off\t\t= (s32)sizeof(long) * -2,"}},
+		"{{if lt .Version 14}}\n" + fpFrame + "1,", "{{if lt .Version 14}}\n" + fpFrame + "2,"}},
 		[]reviewPoint{{"FRAME_LAYOUT", 12, "#define ARCH_INIT_USER_FP_FRAME", "arch/x86/include/asm/unwind_user.h"}, {"FRAME_LAYOUT", 12, "#define ARCH_INIT_USER_FP_FRAME", "arch/x86/include/asm/unwind_user.h"}}},
-	{"Kconfig select of an unknown symbol", []edit{{"v11/12-x86-fp.patch", "+\tselect HAVE_UNWIND_USER_FP", "+\tselect HAVE_UNWIND_USER_FRAME_POINTER"}},
+	{"Kconfig select of an unknown symbol", []edit{{"v11/x86-fp.patch", "+\tselect HAVE_UNWIND_USER_FP", "+\tselect HAVE_UNWIND_USER_FRAME_POINTER"}},
 		[]reviewPoint{{"KCONFIG_SYMBOL", 12, "select HAVE_UNWIND_USER_FRAME_POINTER", "arch/x86/Kconfig"}}},
 	{"arch hook override of another type", []edit{{"files/arch/x86/include/asm/unwind_user.h.tmpl",
-		"#define arch_unwind_user_init arch_unwind_user_init\n\nstatic inline void arch_unwind_user_next(struct unwind_user_state *state)\n",
-		"#define arch_unwind_user_init arch_unwind_user_init\n\nstatic inline void arch_unwind_user_next(struct unwind_user_state *state, int step)\n"}},
+		"\nstatic inline void arch_unwind_user_next(struct unwind_user_state *state)\n",
+		"\nstatic inline void arch_unwind_user_next(struct unwind_user_state *state, int step)\n"}},
 		[]reviewPoint{{"ARCH_HOOK", 15, "static inline void arch_unwind_user_next(struct unwind_user_state *state, int step)", "arch/x86/include/asm/unwind_user.h"}}},
 	{"arch hook override without its #define", []edit{{"files/arch/x86/include/asm/unwind_user.h.tmpl",
-		"#define arch_unwind_user_next arch_unwind_user_next\n\n{{else}}\n", "\n{{else}}\n"}},
+		"{{if since \"x86-compat-fp\"}}\n#define arch_unwind_user_next arch_unwind_user_next\n", "{{if since \"x86-compat-fp\"}}\n"}},
 		[]reviewPoint{{"ARCH_HOOK", 15, "static inline void arch_unwind_user_next(struct unwind_user_state *state)", "arch/x86/include/asm/unwind_user.h"}}},
 	{"upper-case macro acting as a function", []edit{{"files/arch/x86/include/asm/unwind_user.h.tmpl",
 		"#define in_compat_mode(regs) !user_64bit_mode(regs)", "#define IN_COMPAT_MODE(regs) !user_64bit_mode(regs)"}},
 		[]reviewPoint{{"MACRO_CASE", 15, "#define IN_COMPAT_MODE(regs)", "arch/x86/include/asm/unwind_user.h"}}},
-	{"author without Signed-off-by", []edit{{"v11/13-x86-segment-base.patch", "Signed-off-by: Josh Poimboeuf <jpoimboe@kernel.org>\n", ""}},
+	{"author without Signed-off-by", []edit{{"v11/x86-segment-base.patch", "Signed-off-by: Josh Poimboeuf <jpoimboe@kernel.org>\n", ""}},
 		[]reviewPoint{{"AUTHOR_SIGN_OFF", 13, "---", ""}}},
-	{"sender's Signed-off-by not last", []edit{{"v11/13-x86-segment-base.patch",
+	{"sender's Signed-off-by not last", []edit{{"v11/x86-segment-base.patch",
 		"Signed-off-by: Josh Poimboeuf <jpoimboe@kernel.org>\nSigned-off-by: Steven Rostedt (Google) <rostedt@goodmis.org>\n",
 		"Signed-off-by: Steven Rostedt (Google) <rostedt@goodmis.org>\nSigned-off-by: Josh Poimboeuf <jpoimboe@kernel.org>\n"}},
 		[]reviewPoint{{"SENDER_SIGN_OFF", 13, "Signed-off-by: Josh Poimboeuf", ""}}},
@@ -72,10 +82,10 @@ var mutations = []mutation{
 		"\tstruct unwind_task_info *info = &current->unwind_info;\n{{end}}\n{{if since \"deferred\"}}\n\tstruct unwind_stacktrace trace;"}},
 		[]reviewPoint{{"TASK_CURRENT", 11, "struct unwind_task_info *info = &current->unwind_info;", "kernel/unwind/deferred.c"}}},
 	{"static function before its first use", []edit{{"files/kernel/unwind/deferred.c.tmpl",
-		"/*\n * Read the task context timestamp", "static void unwind_debug_dump(void)\n{\n}\n\n/*\n * Read the task context timestamp"}},
+		readTimestamp, "static void unwind_debug_dump(void)\n{\n}\n\n" + readTimestamp}},
 		[]reviewPoint{{"UNUSED_STATIC", 6, "static void unwind_debug_dump(void)", "kernel/unwind/deferred.c"}}},
 	{"function-like macro before its first use", []edit{{"files/kernel/unwind/deferred.c.tmpl",
-		"/*\n * Read the task context timestamp", "#define unwind_dbg(fmt, ...) pr_debug(fmt, ##__VA_ARGS__)\n\n/*\n * Read the task context timestamp"}},
+		readTimestamp, "#define unwind_dbg(fmt, ...) pr_debug(fmt, ##__VA_ARGS__)\n\n" + readTimestamp}},
 		[]reviewPoint{{"UNUSED_MACRO", 6, "#define unwind_dbg(fmt, ...)", "kernel/unwind/deferred.c"}}},
 	{"static inline in a header before its first use", []edit{{"files/include/linux/unwind_deferred.h.tmpl",
 		"void unwind_deferred_task_exit(struct task_struct *task);\n\n{{end}}\n",
@@ -83,9 +93,9 @@ var mutations = []mutation{
 		[]reviewPoint{{"UNUSED_INLINE", 11, "static inline bool unwind_task_exiting(struct task_struct *task)", "include/linux/unwind_deferred.h"}}},
 	{"non-inline call after instrumentation_end()", []edit{{"files/include/linux/unwind_deferred.h.tmpl",
 		"static __always_inline void unwind_reset_info(void)", "static inline void unwind_reset_info(void)"},
-		{"v11/05-cache.patch", "statement-before exit_to_user_mode trace_hardirqs_on_prepare", "statement-before exit_to_user_mode user_enter_irqoff"}},
+		{"v11/cache.patch", "statement-before exit_to_user_mode trace_hardirqs_on_prepare", "statement-before exit_to_user_mode user_enter_irqoff"}},
 		[]reviewPoint{{"NOINSTR_CALL", 5, "unwind_reset_info();", "include/linux/entry-common.h"}}},
-	{"instrumented access after instrumentation_end()", []edit{{"v11/05-cache.patch",
+	{"instrumented access after instrumentation_end()", []edit{{"v11/cache.patch",
 		"@ include/linux/entry-common.h: statement-before exit_to_user_mode trace_hardirqs_on_prepare\n+\tunwind_reset_info();\n",
 		"@ include/linux/entry-common.h: statement-before exit_to_user_mode trace_hardirqs_on_prepare\n+\tunwind_reset_info();\n\n" +
 			"@ include/linux/entry-common.h: statement-before exit_to_user_mode user_enter_irqoff\n+\tatomic_long_inc(&current->unwind_info.exits);\n"}},

@@ -18,6 +18,13 @@ type edit struct{ file, old, new string }
 
 // specCopy exports the built-in spec (as kpatch spec -o does), applies
 // testdata/v11-fixed.diff when fixed is set, then the edits.
+//
+// v11-fixed.diff ("diff -ruN" of the exported spec and a corrected copy)
+// corrects the text v11 renders: the v11 patch declarations and notes, the
+// templates' text v11 takes, and v11/order with the lockdep assertion as a
+// patch of its own (x86-segment-base-lockdep). Its edits are not guarded by
+// revision, so later revisions of a corrected copy are not what was posted:
+// the tests generate only v11 from it.
 func specCopy(t testing.TB, fixed bool, edits ...edit) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "spec")
