@@ -83,7 +83,7 @@ func TestResolveCommitAsGit(t *testing.T) {
 		head, strings.ToUpper(head), head[:12], head[:4], v1[:7], strings.ToUpper(v1[:9]), head[:3],
 		tagObj, tagObj[:10], treeID, treeID[:10], blobID, blobID[:10],
 		"HEAD^", "HEAD^1", "HEAD^0", "HEAD^^", "HEAD~", "HEAD~2", "HEAD~3", "HEAD~9", "HEAD~1^2", "HEAD~1^3",
-		"HEAD^2", "@^", "v1^{}", "v1^{commit}", "v1^{tag}", "light^{tag}", "v1^{object}", "v1^{tree}",
+		"HEAD^2", "@^", "v1^{}", "v1^{commit}", "v1^{tag}", "v1~0^{tag}", "v1^0^{tag}", "v1~0", "light^{tag}", "v1^{object}", "v1^{tree}",
 		"v1^{blob}", "HEAD^{tree}", "v1:README", "v1:no/such", "HEAD:", ":README", "v1^{nosuch}",
 		"v1^{", "HEAD^x", "HEAD~x", "v1-3-g" + head[:7], "v1-3-g" + head[:3], "x-g" + blobID[:8],
 		"HEAD..master", "^HEAD", "HEAD^!", "HEAD^@", "HEAD^-", "-x", "", "nosuch", "refs/heads",

@@ -99,6 +99,9 @@ func (db *DB) resolveCommit(rev string) (Hash, error) {
 		case op == '^':
 			h, err = db.parent(h, cur, n)
 			cur += "^" + strconv.Itoa(n)
+		case n == 0:
+			h, err = db.parent(h, cur, 0) // ~0, like ^0, peels to the commit
+			cur += "~0"
 		default:
 			for k := 0; k < n && err == nil; k++ {
 				h, err = db.parent(h, cur, 1)
