@@ -30,7 +30,7 @@ Exit status 1 when a case fails or the kernel does not build.`
 
 // cmdTestQEMU implements "kpatch test qemu" (and "kpatch test --qemu").
 func cmdTestQEMU(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("test qemu", "[--tree DIR] [--base REV] [--spec DIR] [-v N] [--build-dir DIR] [--accel auto|tcg|kvm] [--timeout D] [--json] [--keep] [--extra] [--verbose N]", testQEMUAbout)
+	fs := newFlags("test qemu", "[--tree DIR] [--base REV] [--spec DIR] [-v N] [--stack NAME] [--build-dir DIR] [--accel auto|tcg|kvm] [--timeout D] [--json] [--keep] [--extra] [--verbose N]", testQEMUAbout)
 	fs.Bool("qemu", true, "this command (kpatch test --qemu is kpatch test qemu)")
 	sf := fs.seriesFlags(seriesFlagSpec{tree: ".", noPlain: true})
 	verbose := fs.Int("verbose", 0, "verbosity: 0 progress, 1 more progress, 2 full make output and live console")
@@ -55,7 +55,7 @@ func cmdTestQEMU(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	o := selftest.Options{
 		BuildOptions: selftest.BuildOptions{
-			Tree: *sf.tree, Base: *sf.base, SpecDir: *sf.specDir, Version: *sf.version, BuildDir: *buildDir,
+			Tree: *sf.tree, Base: *sf.base, SpecDir: *sf.specDir, Version: *sf.version, Stack: *sf.stack, BuildDir: *buildDir,
 			Log: stderr, Verbose: *verbose,
 		},
 		Accel:       a,

@@ -16,7 +16,7 @@ func TestRevisionRunsExtra(t *testing.T) {
 		version int
 		want    bool
 	}{{11, false}, {12, true}} {
-		s, err := Generate(context.Background(), tree, "v6.12", "", tc.version)
+		s, err := Generate(context.Background(), tree, "v6.12", "", tc.version, "")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -109,7 +109,7 @@ func TestQEMUBrokenTemplate(t *testing.T) {
 	if err := os.WriteFile(tmpl, []byte(bad), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s, err := Generate(ctx, tree, "v6.12", spec, bootRevision)
+	s, err := Generate(ctx, tree, "v6.12", spec, bootRevision, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestQEMUBuildErrorNamesPatches(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
 	defer cancel()
 	tree := requireTools(t, ctx)
-	s, err := Generate(ctx, tree, "v6.12", "", bootRevision)
+	s, err := Generate(ctx, tree, "v6.12", "", bootRevision, "")
 	if err != nil {
 		t.Fatal(err)
 	}
