@@ -117,7 +117,7 @@ func ExpectationsOf(r *spec.Revision) (Expectations, error) {
 
 // expectationsOf returns the expectations of the series' revision.
 func expectationsOf(s SeriesFiles) (Expectations, error) {
-	r, ok := s.(*series.Series)
+	r, ok := unwrap(s).(*series.Series)
 	if !ok || r.Revision == nil {
 		return Expectations{}, fmt.Errorf("selftest: the series has no revision to take the self-test's expectations from")
 	}
@@ -168,4 +168,16 @@ func (e Expectations) required() map[string]string {
 		m[k] = v
 	}
 	return m
+}
+
+// unwrap returns the generated series under an Override: its revision's
+// facts are still the series' (only some files were replaced).
+func unwrap(s SeriesFiles) SeriesFiles {
+	for {
+		o, ok := s.(Override)
+		if !ok {
+			return s
+		}
+		s = o.SeriesFiles
+	}
 }

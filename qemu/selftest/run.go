@@ -94,7 +94,7 @@ func Cmdline(extra bool) string {
 // walkerConfig is the Go walker's model of the kernel the series built:
 // the spec's walker facts after its last patch.
 func walkerConfig(s SeriesFiles) (unwind.Config, error) {
-	r, ok := s.(*series.Series)
+	r, ok := unwrap(s).(*series.Series)
 	if !ok || r.Revision == nil {
 		return unwind.Config{}, fmt.Errorf("selftest: the series has no revision to take the walker's model from")
 	}
