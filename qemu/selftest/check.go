@@ -246,7 +246,7 @@ func checkCase(mode string, t *ktap.Test, syms *symtab.Table, cfg unwind.Config,
 	for _, s := range snaps {
 		r.Traces++
 		id := s.Fields["id"]
-		if tracer := s.Fields["tracer"]; exp.CompatRefused && s.Fields["mode"] == "compat" && tracer != "F" {
+		if tracer := s.Fields["tracer"]; exp.CompatRefused && s.Regs.Compat && tracer != "F" {
 			r = fail(r, fmt.Sprintf("trace id=%s: tracer %s got a deferred trace of a compat task, which the revision refuses", id, tracer))
 			continue
 		}

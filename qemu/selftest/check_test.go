@@ -88,6 +88,7 @@ func TestCheckSavedConsole(t *testing.T) {
 		dir      string
 		cases    []string
 		edit     func(string) string
+		exp      Expectations      // the revision's (zero: v11's)
 		fails    map[string]string // "mode/case" -> substring of the reason
 		skips    []string          // cases that must be skipped
 		problems []string          // substrings of run-level problems
@@ -118,6 +119,18 @@ func TestCheckSavedConsole(t *testing.T) {
 			skips: []string{"faultable_sync"},
 		},
 		{
+			// v11's compat traces, checked as a revision that refuses
+			// compat tasks (v14 on): every ia32 case that got a
+			// deferred trace fails; faultable_sync is skipped there.
+			name:  "deferred compat traces where the revision refuses them",
+			dir:   "pass",
+			cases: Cases(),
+			edit:  func(s string) string { return s },
+			exp:   Expectations{CompatRefused: true, CompatUnwind: true},
+			fails: refusedFails(),
+			skips: []string{"faultable_sync"},
+		},
+		{
 			name:  "warning and truncated console",
 			dir:   "pass",
 			cases: Cases(),
@@ -131,7 +144,7 @@ func TestCheckSavedConsole(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			console := readGz(t, filepath.Join(tc.dir, "console.log.gz"))
-			a := Check([]byte(tc.edit(string(console))), testSyms(t, tc.dir), tc.cases, walkerV12(t))
+			a := CheckRevision([]byte(tc.edit(string(console))), testSyms(t, tc.dir), tc.cases, walkerV12(t), tc.exp)
 			if len(a.Cases) != 2*len(tc.cases) {
 				t.Fatalf("%d case results, want %d", len(a.Cases), 2*len(tc.cases))
 			}
@@ -317,4 +330,16 @@ func walkerV12(t *testing.T) unwind.Config {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// refusedFails are the ia32 cases that request deferred traces, each
+// failing for a revision that refuses compat tasks.
+func refusedFails() map[string]string {
+	m := map[string]string{}
+	for _, c := range []string{"depth_1", "depth_8", "depth_64", "depth_600", "two_tracers", "same_tracer_twice",
+		"request_in_callback", "consecutive_syscalls", "timer_irq", "nmi", "cancel_pending", "exit_pending",
+		"broken_fp_unmapped", "broken_fp_down"} {
+		m["unwind_ia32/"+c] = "which the revision refuses"
+	}
+	return m
 }
