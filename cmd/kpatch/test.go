@@ -17,8 +17,14 @@ stack trace the kernel delivers is compared with kpatch's reference walker
 and with the call chain the test program made. "kpatch test --qemu" is the
 same command.
 
+What each case expects follows the revision, from the spec's facts
+(facts/selftest.tmpl, walker.tmpl, configs.tmpl): cookies from v13, and from
+v14 a 32-bit task's deferred requests refused (-EINVAL, no trace), which the
+32-bit cases then check. --stack x86 builds and boots v16 with the x86
+series stacked on it (v15 and v16 alone select no x86 unwinder).
+
 faultable_sync, a tracer that calls unwind_user_faultable() directly in two
-system calls, runs for revisions that name it in their Selftest-Cases (v12)
+system calls, runs for revisions whose facts name it (v12 on: the USED bit)
 and with --extra. It is not in v11's default run because it fails on v11:
 the second call gets the first call's cached trace, since
 unwind_reset_info() returns early when no deferred request was made (fixed
