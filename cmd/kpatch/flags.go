@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+
+	"kpatch/series"
 )
 
 // flagSet is the one flag parser of every command: the flag package's,
@@ -170,4 +172,19 @@ func (f *flagSet) seriesFlags(s seriesFlagSpec) *seriesFlags {
 // jsonFlag defines --json, the same for every command.
 func (f *flagSet) jsonFlag() *bool {
 	return f.Bool("json", false, `print the result as JSON; a refusal is then also {"error": "...", "exit": N} on standard output`)
+}
+
+// checkRevision refuses a -v or --stack the spec does not have, before a
+// command waits for a build directory or builds anything.
+func (sf *seriesFlags) checkRevision() error {
+	sp, err := series.LoadSpec(*sf.specDir)
+	if err != nil {
+		return err
+	}
+	if *sf.stack != "" {
+		_, err = sp.Stack(*sf.stack, *sf.version)
+	} else {
+		_, err = sp.Revision(*sf.version)
+	}
+	return err
 }

@@ -59,6 +59,9 @@ func cmdTestQEMU(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	case *verbose < 0 || *verbose > 2:
 		return badUsage("--verbose %d: must be 0, 1 or 2", *verbose)
 	}
+	if err := sf.checkRevision(); err != nil {
+		return err
+	}
 	o := selftest.Options{
 		BuildOptions: selftest.BuildOptions{
 			Tree: *sf.tree, Base: *sf.base, SpecDir: *sf.specDir, Version: *sf.version, Stack: *sf.stack, BuildDir: *buildDir,

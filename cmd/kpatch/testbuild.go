@@ -63,6 +63,9 @@ unpacked or built. "kpatch test --build" is the same command.`)
 	if err := o.Check(); err != nil { // before the series is generated
 		return err
 	}
+	if err := sf.checkRevision(); err != nil {
+		return err
+	}
 	rep, err := buildtest.Run(ctx, o)
 	if err != nil {
 		return err
