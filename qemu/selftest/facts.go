@@ -31,6 +31,10 @@ type Expectations struct {
 	// facts: compat-fp); without it a compat stack is walked as 64-bit
 	// frames, which only the walker comparison can check.
 	CompatUnwind bool
+	// MaxEntries is the most entries a trace has (walker facts:
+	// max-entries): 511 up to v13, 510 once unwind_completed shares the
+	// cache's page.
+	MaxEntries int
 	// Config is what olddefconfig must give the x86_64 build: the
 	// symbols of configs.tmpl's x86_64 line.
 	Config map[string]string
@@ -95,6 +99,11 @@ func ExpectationsOf(r *spec.Revision) (Expectations, error) {
 		return e, err
 	}
 	e.CompatRefused = unwind.RefusesCompatDeferral(w)
+	wc, err := unwind.FromFacts(w)
+	if err != nil {
+		return e, err
+	}
+	e.MaxEntries = wc.MaxEntries
 	_, e.CompatUnwind = w["compat-fp"]
 	c, err := r.Facts("configs", step)
 	if err != nil {
@@ -153,8 +162,9 @@ func (e Expectations) Header() []byte {
 #define KU_RESERVED_BITS	%d	/* unwind mask bits no tracer gets */
 #define KU_COMPAT_REFUSED	%d	/* compat tasks' requests fail with -EINVAL */
 #define KU_COMPAT_UNWIND	%d	/* compat tasks are unwound with 4-byte frames */
+#define KU_MAX_ENTRIES		%d	/* the most entries a trace has */
 #endif
-`, b(e.Cookie), e.Pending, e.Done, e.ReservedBits, b(e.CompatRefused), b(e.CompatUnwind)))
+`, b(e.Cookie), e.Pending, e.Done, e.ReservedBits, b(e.CompatRefused), b(e.CompatUnwind), e.MaxEntries))
 }
 
 // required is Required with the unwinder's symbols the revision's

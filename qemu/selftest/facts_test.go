@@ -24,6 +24,7 @@ func TestExpectationsFollowTheRevision(t *testing.T) {
 		extra                string
 		refused, compatUnwnd bool
 		compatFP             string
+		max                  int
 	}
 	for _, tc := range []struct {
 		name    string
@@ -32,12 +33,12 @@ func TestExpectationsFollowTheRevision(t *testing.T) {
 		want    want
 		err     string
 	}{
-		{name: "v11", version: 11, want: want{done: 2, reserved: 1, compatUnwnd: true, compatFP: "y"}},
-		{name: "v12", version: 12, want: want{done: 2, reserved: 2, extra: "faultable_sync", compatUnwnd: true, compatFP: "y"}},
-		{name: "v13", version: 13, want: want{cookie: true, done: 2, reserved: 2, extra: "faultable_sync", compatUnwnd: true, compatFP: "y"}},
-		{name: "v14", version: 14, want: want{cookie: true, done: 1, reserved: 2, extra: "faultable_sync", refused: true, compatFP: "n"}},
+		{name: "v11", version: 11, want: want{done: 2, reserved: 1, compatUnwnd: true, compatFP: "y", max: 511}},
+		{name: "v12", version: 12, want: want{done: 2, reserved: 2, extra: "faultable_sync", compatUnwnd: true, compatFP: "y", max: 511}},
+		{name: "v13", version: 13, want: want{cookie: true, done: 2, reserved: 2, extra: "faultable_sync", compatUnwnd: true, compatFP: "y", max: 511}},
+		{name: "v14", version: 14, want: want{cookie: true, done: 1, reserved: 2, extra: "faultable_sync", refused: true, compatFP: "n", max: 510}},
 		{name: "v16", version: 16, err: "nothing selects the unwinder on x86_64"},
-		{name: "x86 on v16", version: 2, stack: "x86", want: want{cookie: true, done: 1, reserved: 2, extra: "faultable_sync", refused: true, compatFP: "n"}},
+		{name: "x86 on v16", version: 2, stack: "x86", want: want{cookie: true, done: 1, reserved: 2, extra: "faultable_sync", refused: true, compatFP: "n", max: 510}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var r *spec.Revision
@@ -59,7 +60,7 @@ func TestExpectationsFollowTheRevision(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := want{e.Cookie, e.Done, e.ReservedBits, strings.Join(e.ExtraCases, ","), e.CompatRefused, e.CompatUnwind, e.Config["HAVE_UNWIND_USER_COMPAT_FP"]}
+			got := want{e.Cookie, e.Done, e.ReservedBits, strings.Join(e.ExtraCases, ","), e.CompatRefused, e.CompatUnwind, e.Config["HAVE_UNWIND_USER_COMPAT_FP"], e.MaxEntries}
 			if got != tc.want || e.Pending != 1 {
 				t.Errorf("got %+v (pending %d), want %+v (pending 1)", got, e.Pending, tc.want)
 			}

@@ -155,11 +155,11 @@ static int depth_case(int d, const char *fn)
 	CHECK(r.calls[0] == 1, "callback called %llu times, want 1", r.calls[0]);
 	snprintf(chain, sizeof(chain), "ku_syscall,rec*%d,depth_case,%s,main", d, fn);
 	expect(&r, chain, 0);
-	if (d + 3 > 511)
-		CHECK(r.nr[0] == 511, "trace has %llu entries, want 511 (truncated)", r.nr[0]);
+	if (d + 3 > KU_MAX_ENTRIES)
+		CHECK(r.nr[0] == KU_MAX_ENTRIES, "trace has %llu entries, want %d (truncated)", r.nr[0], KU_MAX_ENTRIES);
 	else
-		CHECK(r.nr[0] >= (unsigned long long)d + 3 && r.nr[0] < 511,
-		      "trace has %llu entries, want %d to 510", r.nr[0], d + 3);
+		CHECK(r.nr[0] >= (unsigned long long)d + 3 && r.nr[0] < KU_MAX_ENTRIES,
+		      "trace has %llu entries, want %d to %d", r.nr[0], d + 3, KU_MAX_ENTRIES - 1);
 	return 0;
 }
 
