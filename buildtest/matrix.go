@@ -28,7 +28,11 @@ type Options struct {
 	Base    string // base revision; "" = the series' recorded base
 	SpecDir string // series description; "" = the embedded one
 	Version int    // revision of the series; 0 = the newest
-	Plain   bool   // read Tree as a plain directory
+	// Stack names a series stacked on the main one ("x86"): Version is
+	// then its revision, and its prerequisite's patches are built first,
+	// numbered with its own as one series.
+	Stack string
+	Plain bool // read Tree as a plain directory
 	// Series is the generated series; nil generates it from the above.
 	// Given, it brings its own spec (the template sources the report
 	// names come from it), and a Version or Base that differs from its
@@ -68,7 +72,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	s := o.Series
 	if s == nil {
 		var err error
-		s, err = series.Generate(ctx, series.Options{Tree: o.Tree, Base: o.Base, Version: o.Version, SpecDir: o.SpecDir, Plain: o.Plain})
+		s, err = series.Generate(ctx, series.Options{Tree: o.Tree, Base: o.Base, Version: o.Version, Stack: o.Stack, WithPrerequisite: true, SpecDir: o.SpecDir, Plain: o.Plain})
 		if err != nil {
 			return nil, err
 		}

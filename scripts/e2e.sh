@@ -2,13 +2,14 @@
 # The main job, end to end, on a real kernel tree it obtains itself:
 # Debian's linux-source-6.12 as a git repository tagged v6.12. It generates
 # the series (kpatch gen, the newest revision), checks it (kpatch verify),
-# builds the finished series in the three configurations of kpatch test
-# --build (x86_64, x86_64-noia32, i386; W=1, C=1 with sparse), then builds,
-# boots and checks in QEMU (kpatch test --qemu) the newest revision whose
-# self-tests run alone: v12 (v13's cookie and v14's refusal of compat tasks
-# are not yet in the self-test's expectations, and from v15 on the x86
-# patches are a series of their own; docs/revisions.md). Output goes to
-# ./outgoing and the cache. Extra arguments go to kpatch test --qemu.
+# writes the x86 series stacked on it (kpatch gen --stack x86, to
+# ./outgoing-x86), checks both, builds the newest revision with the x86
+# series in the three configurations of kpatch test --build (x86_64,
+# x86_64-noia32, i386; W=1, C=1 with sparse), then builds, boots and checks
+# them in QEMU (kpatch test --qemu --stack x86): from v15 on the x86 patches
+# are a series of their own, without which nothing selects an x86 unwinder
+# (docs/revisions.md). Output goes to ./outgoing, ./outgoing-x86 and the
+# cache. Extra arguments go to kpatch test --qemu.
 set -euo pipefail
 # Debian's Go images put Go in /usr/local/go; make sure it is found.
 command -v go >/dev/null || export PATH="$PATH:/usr/local/go/bin"
@@ -21,6 +22,10 @@ version=$(sed -n 's/^  "version": \([0-9]*\),$/\1/p' outgoing.json)
 patches=$(grep -c '"number":' outgoing.json)
 rm -f outgoing.json
 echo "e2e: v$version, $patches patches"
+./kpatch gen --tree "$tree" --base v6.12 --stack x86 -o outgoing-x86 --json >outgoing-x86.json
+stacked=$(grep -c '"number":' outgoing-x86.json)
+rm -f outgoing-x86.json
+echo "e2e: the x86 series on v$version, $stacked patches"
 
 # The series as posted keeps errors the review found and no revision
 # fixed: the Co-developed-by order of the API, cache and deferred patches,
@@ -44,6 +49,12 @@ fi
 	echo "e2e: kpatch verify reports errors beyond the known ones ($known): see the report above" >&2
 	exit 1
 }
+# The x86 series does not apply to v6.12 alone: verify checks it generated
+# with v$version underneath, as one series.
+./kpatch verify --tree "$tree" --base v6.12 --stack x86 --ignore "$known" >/dev/null || {
+	echo "e2e: kpatch verify --stack x86 reports errors beyond the known ones ($known)" >&2
+	exit 1
+}
 
 # --from LAST: the other patches applied, the last one builds everything
 # the series affects, once per configuration (on a fresh machine: a base
@@ -51,6 +62,6 @@ fi
 # README shows it, is the same command without --from: about seven
 # near-full builds per configuration when nothing is cached. Exit 1 if a
 # configuration fails.
-./kpatch test --build --tree "$tree" --base v6.12 --from "$patches" --jobs "$(nproc)"
+./kpatch test --build --tree "$tree" --base v6.12 --stack x86 --from "$((patches + stacked))" --jobs "$(nproc)"
 
-./kpatch test --qemu --tree "$tree" --base v6.12 -v 12 "$@"
+./kpatch test --qemu --tree "$tree" --base v6.12 --stack x86 "$@"

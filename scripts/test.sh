@@ -12,6 +12,7 @@ go vet ./...
 bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
 go build -o "$bin/kpatch" ./cmd/kpatch
-# v12: the newest revision whose self-tests run alone (docs/revisions.md)
-"$bin/kpatch" test --qemu --tree "$("$bin/kpatch" tree)" --base v6.12 -v 12
+# The newest revision (v16) with the x86 series stacked on it: v16 alone
+# selects no x86 unwinder (docs/revisions.md)
+"$bin/kpatch" test --qemu --tree "$("$bin/kpatch" tree)" --base v6.12 --stack x86
 go test -count=1 -timeout 80m ./... "$@"

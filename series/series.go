@@ -42,10 +42,15 @@ type Options struct {
 	// spec's NAME-vN folders, "x86"): Version is then its revision, the
 	// prerequisite revision's patches are applied first and the series
 	// holds the stacked one's own patches only.
-	Stack   string
-	SpecDir string   // series description directory; "" means the embedded one
-	Plain   bool     // read Tree as a plain directory even if it is a git repository
-	To, Cc  []string // more recipients for every message, as git format-patch --to/--cc
+	Stack string
+	// WithPrerequisite keeps a stacked series' prerequisite in it: the
+	// series is then the prerequisite's patches followed by the stacked
+	// one's, numbered as one series, as kpatch test and verify build,
+	// boot and check it (a stacked series does not build alone).
+	WithPrerequisite bool
+	SpecDir          string   // series description directory; "" means the embedded one
+	Plain            bool     // read Tree as a plain directory even if it is a git repository
+	To, Cc           []string // more recipients for every message, as git format-patch --to/--cc
 }
 
 // Series is a generated series.
@@ -165,7 +170,7 @@ func Generate(ctx context.Context, opt Options) (*Series, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := generate(ctx, rev, tree)
+	s, err := generate(ctx, rev, tree, !opt.WithPrerequisite)
 	if err != nil {
 		return nil, err
 	}
@@ -182,12 +187,12 @@ func (s *Series) GenerateRevision(ctx context.Context, v int) (*Series, error) {
 	if err != nil {
 		return nil, err
 	}
-	return generate(ctx, rev, s.Tree)
+	return generate(ctx, rev, s.Tree, true)
 }
 
 // generate builds rev on tree, reading the files it needs in the
-// background first.
-func generate(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree) (*Series, error) {
+// background first; own keeps only a stacked series' own patches.
+func generate(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree, own bool) (*Series, error) {
 	tree.Prefetch(filesRead(rev))
 	s, err := Build(ctx, rev, tree)
 	if derr := tree.Err(); derr != nil {
@@ -196,7 +201,9 @@ func generate(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree) (*S
 	if err != nil {
 		return nil, err
 	}
-	s.ownPatches()
+	if own {
+		s.ownPatches()
+	}
 	return s, nil
 }
 

@@ -92,8 +92,9 @@
 // From (the sender), Date (of the cover letter; patch N is dated N seconds
 // later), Message-Id-Domain, Change-Id, To and Cc (recipients named by the
 // series, besides those found in MAINTAINERS), and Selftest-Cases (the
-// self-test cases beyond the default list that the revision must pass, e.g.
-// faultable_sync once the USED bit fixes it). Everything after the first
+// self-test cases beyond the default list that the revision must pass;
+// still read, but the self-test now takes them from facts/selftest.tmpl's
+// extra-cases, which a stacked series inherits). Everything after the first
 // blank line is the cover letter text, ending before the shortlog and
 // diffstat that kpatch adds.
 //
@@ -133,8 +134,12 @@
 // code, by patch id and revision, so that no Go code is keyed by a
 // revision's patch numbers. Revision.Facts reads them. The built-in series
 // has facts/walker.tmpl (what package unwind's walker models of an x86_64
-// kernel after the patch) and facts/configs.tmpl (the symbols each build
-// configuration must have after the last patch built).
+// kernel after the patch), facts/configs.tmpl (the symbols each build
+// configuration must have after the last patch built) and
+// facts/selftest.tmpl (what the QEMU self-test expects of the kernel: a
+// timestamp or a cookie, unwind_deferred_request()'s return values, the
+// reserved mask bits, the extra cases to run). A stacked series' facts are
+// rendered with its prerequisite's version, after all its patches.
 //
 // # Edits
 //

@@ -131,6 +131,9 @@ func TestJSONErrors(t *testing.T) {
 		{[]string{"unwind", "--json"}, 2, "--core"},
 		{[]string{"test", "build", "--json", "--jobs", "0"}, 2, "--jobs"},
 		{[]string{"test", "qemu", "--json", "--accel", "warp"}, 2, "warp"},
+		{[]string{"test", "qemu", "--json", "--stack", "nope"}, 2, `no series "nope"`},
+		{[]string{"test", "build", "--json", "--stack", "x86", "-v", "16"}, 2, "x86 v16"},
+		{[]string{"verify", "--json", "--stack", "x86", "-v", "16", "--tree", t.TempDir()}, 2, "x86 v16"},
 		{[]string{"gen", "--json", "--tree", t.TempDir(), "-o", filepath.Join(t.TempDir(), "o")}, 2, "not a Linux kernel tree"},
 	}
 	for _, tc := range tests {

@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+
+	"kpatch/series"
 )
 
 // flagSet is the one flag parser of every command: the flag package's,
@@ -109,12 +111,14 @@ type helpRequest struct{ f *flagSet }
 func (h *helpRequest) Error() string { return "help requested" }
 
 // seriesFlags are the flags every command that generates the series takes,
-// defined here once: which tree, at which base, which revision, from which
-// series description, and whether the tree is read as a plain directory.
+// defined here once: which tree, at which base, which revision (of which
+// stacked series), from which series description, and whether the tree is
+// read as a plain directory.
 type seriesFlags struct {
 	tree    *string
 	base    *string
 	version *int
+	stack   *string
 	specDir *string
 	plain   *bool
 }
@@ -128,7 +132,8 @@ type seriesFlagSpec struct {
 	specHelp string // "" for the common text
 	noTree   bool   // the command reads no tree (nor --plain)
 	noPlain  bool   // the command reads git trees only
-	noVer    bool   // the command takes no -v
+	noVer    bool   // the command takes no -v (nor --stack)
+	noStack  bool   // the command takes no --stack
 }
 
 func (f *flagSet) seriesFlags(s seriesFlagSpec) *seriesFlags {
@@ -146,6 +151,7 @@ func (f *flagSet) seriesFlags(s seriesFlagSpec) *seriesFlags {
 		base:    f.String("base", "", s.baseHelp),
 		specDir: f.String("spec", "", s.specHelp),
 		version: new(int),
+		stack:   new(string),
 		plain:   new(bool),
 	}
 	if !s.noTree {
@@ -153,6 +159,9 @@ func (f *flagSet) seriesFlags(s seriesFlagSpec) *seriesFlags {
 	}
 	if !s.noVer {
 		f.IntVar(sf.version, "v", 0, "revision of the series; default: the newest")
+	}
+	if !s.noVer && !s.noStack {
+		f.StringVar(sf.stack, "stack", "", "the series `NAME` stacked on a revision of the main one (x86: the x86 patches\nposted on their own on top of v16); -v is then its revision")
 	}
 	if !s.noPlain && !s.noTree {
 		f.BoolVar(sf.plain, "plain", false, "read --tree as a plain directory even if it is a git repository (--base then only labels it)")
@@ -163,4 +172,19 @@ func (f *flagSet) seriesFlags(s seriesFlagSpec) *seriesFlags {
 // jsonFlag defines --json, the same for every command.
 func (f *flagSet) jsonFlag() *bool {
 	return f.Bool("json", false, `print the result as JSON; a refusal is then also {"error": "...", "exit": N} on standard output`)
+}
+
+// checkRevision refuses a -v or --stack the spec does not have, before a
+// command waits for a build directory or builds anything.
+func (sf *seriesFlags) checkRevision() error {
+	sp, err := series.LoadSpec(*sf.specDir)
+	if err != nil {
+		return err
+	}
+	if *sf.stack != "" {
+		_, err = sp.Stack(*sf.stack, *sf.version)
+	} else {
+		_, err = sp.Revision(*sf.version)
+	}
+	return err
 }

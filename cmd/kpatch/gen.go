@@ -14,7 +14,7 @@ import (
 )
 
 func cmdGen(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("gen", "[--tree DIR] [--base REV] [-v N] [-o DIR [--force] | --stdout] [--branch NAME] [--interdiff N] [--range-diff N]",
+	fs := newFlags("gen", "[--tree DIR] [--base REV] [-v N] [--stack NAME] [-o DIR [--force] | --stdout] [--branch NAME] [--interdiff N] [--range-diff N]",
 		`Render the series against a kernel tree and write it as git format-patch
 --cover-letter --thread -v N would: a cover letter and numbered patches with
 diffstats, changelogs, threading headers and recipients from MAINTAINERS.
@@ -22,7 +22,6 @@ The tree is read at --base from its git objects; its working tree, index and HEA
 never changed. Edits to existing files are placed by what they attach to, so
 the series applies to bases it was not posted against.`)
 	sf := fs.seriesFlags(seriesFlagSpec{tree: "."})
-	stack := fs.String("stack", "", "write the series `NAME` stacked on a revision of the main one (x86: the x86 patches\nposted on their own on top of v16); -v is then its revision")
 	out := fs.String("o", "outgoing", "output directory: the series in it is replaced as a whole, the series files of earlier runs included")
 	stdoutFlag := fs.Bool("stdout", false, "write one mbox to standard output instead of files")
 	branch := fs.String("branch", "", "also record one commit per patch on this new branch of the tree")
@@ -50,7 +49,7 @@ the series applies to bases it was not posted against.`)
 			return err
 		}
 	}
-	opt := series.Options{Tree: *sf.tree, Base: *sf.base, Version: *sf.version, Stack: *stack, SpecDir: *sf.specDir, Plain: *sf.plain, To: to, Cc: cc}
+	opt := series.Options{Tree: *sf.tree, Base: *sf.base, Version: *sf.version, Stack: *sf.stack, SpecDir: *sf.specDir, Plain: *sf.plain, To: to, Cc: cc}
 	s, err := series.Generate(ctx, opt)
 	if err != nil {
 		return genFailed(err, *jsonOut, stdout, stderr)

@@ -17,8 +17,14 @@ stack trace the kernel delivers is compared with kpatch's reference walker
 and with the call chain the test program made. "kpatch test --qemu" is the
 same command.
 
+What each case expects follows the revision, from the spec's facts
+(facts/selftest.tmpl, walker.tmpl, configs.tmpl): cookies from v13, and from
+v14 a 32-bit task's deferred requests refused (-EINVAL, no trace), which the
+32-bit cases then check. --stack x86 builds and boots v16 with the x86
+series stacked on it (v15 and v16 alone select no x86 unwinder).
+
 faultable_sync, a tracer that calls unwind_user_faultable() directly in two
-system calls, runs for revisions that name it in their Selftest-Cases (v12)
+system calls, runs for revisions whose facts name it (v12 on: the USED bit)
 and with --extra. It is not in v11's default run because it fails on v11:
 the second call gets the first call's cached trace, since
 unwind_reset_info() returns early when no deferred request was made (fixed
@@ -30,7 +36,7 @@ Exit status 1 when a case fails or the kernel does not build.`
 
 // cmdTestQEMU implements "kpatch test qemu" (and "kpatch test --qemu").
 func cmdTestQEMU(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("test qemu", "[--tree DIR] [--base REV] [--spec DIR] [-v N] [--build-dir DIR] [--accel auto|tcg|kvm] [--timeout D] [--json] [--keep] [--extra] [--verbose N]", testQEMUAbout)
+	fs := newFlags("test qemu", "[--tree DIR] [--base REV] [--spec DIR] [-v N] [--stack NAME] [--build-dir DIR] [--accel auto|tcg|kvm] [--timeout D] [--json] [--keep] [--extra] [--verbose N]", testQEMUAbout)
 	fs.Bool("qemu", true, "this command (kpatch test --qemu is kpatch test qemu)")
 	sf := fs.seriesFlags(seriesFlagSpec{tree: ".", noPlain: true})
 	verbose := fs.Int("verbose", 0, "verbosity: 0 progress, 1 more progress, 2 full make output and live console")
@@ -53,9 +59,12 @@ func cmdTestQEMU(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	case *verbose < 0 || *verbose > 2:
 		return badUsage("--verbose %d: must be 0, 1 or 2", *verbose)
 	}
+	if err := sf.checkRevision(); err != nil {
+		return err
+	}
 	o := selftest.Options{
 		BuildOptions: selftest.BuildOptions{
-			Tree: *sf.tree, Base: *sf.base, SpecDir: *sf.specDir, Version: *sf.version, BuildDir: *buildDir,
+			Tree: *sf.tree, Base: *sf.base, SpecDir: *sf.specDir, Version: *sf.version, Stack: *sf.stack, BuildDir: *buildDir,
 			Log: stderr, Verbose: *verbose,
 		},
 		Accel:       a,

@@ -16,7 +16,7 @@ func cmdTestBuild(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	for _, c := range buildtest.Configs {
 		names = append(names, c.Name)
 	}
-	fs := newFlags("test build", "[--tree DIR] [--base REV] [-v N] [--spec DIR] [--plain] [--config LIST] [--cc CMD] [--jobs N] [--patches N] [--from N] [--json]",
+	fs := newFlags("test build", "[--tree DIR] [--base REV] [-v N] [--stack NAME] [--spec DIR] [--plain] [--config LIST] [--cc CMD] [--jobs N] [--patches N] [--from N] [--json]",
 		`Build every patch of the series in each configuration that matters for it,
 as the kernel test robot would after the series is posted: `+strings.Join(names, ", ")+`.
 Each configuration is built once in full at the base (W=1, and C=1 when sparse
@@ -56,11 +56,14 @@ unpacked or built. "kpatch test --build" is the same command.`)
 		}
 	}
 	o := buildtest.Options{
-		Tree: *sf.tree, Base: *sf.base, SpecDir: *sf.specDir, Version: *sf.version, Plain: *sf.plain,
+		Tree: *sf.tree, Base: *sf.base, SpecDir: *sf.specDir, Version: *sf.version, Stack: *sf.stack, Plain: *sf.plain,
 		BuildRoot: *buildRoot, Configs: cfgs, Patches: *patches, From: *from, Jobs: *jobs, CC: *cc, Sparse: *sparse,
 		Log: stderr, Verbose: *verbose,
 	}
 	if err := o.Check(); err != nil { // before the series is generated
+		return err
+	}
+	if err := sf.checkRevision(); err != nil {
 		return err
 	}
 	rep, err := buildtest.Run(ctx, o)

@@ -24,7 +24,7 @@ to the cover letter counts for every patch. Patches are matched by patch-id
 when --tree is given and the replied-to patch is in FILE, else by subject.
 Trailers a patch already has are not added again.`)
 	sf := fs.seriesFlags(seriesFlagSpec{treeHelp: "kernel tree to generate the revision against, for patch-id matching (a git repository)",
-		specHelp: "the spec copy to edit (required; kpatch spec -o DIR writes one)", noPlain: true})
+		specHelp: "the spec copy to edit (required; kpatch spec -o DIR writes one)", noPlain: true, noStack: true})
 	specDir, version, tree, base := sf.specDir, sf.version, sf.tree, sf.base
 	dry := fs.Bool("dry-run", false, "report what would be added, change nothing")
 	jsonOut := fs.jsonFlag()

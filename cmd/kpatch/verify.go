@@ -19,7 +19,7 @@ type errFindings struct{ n int }
 func (e errFindings) Error() string { return fmt.Sprintf("%d errors", e.n) }
 
 func cmdVerify(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("verify", "[--tree DIR] [--base REV] [-v N] [--spec DIR] [--json] [--ignore ID,...] [--rules] [FILE]",
+	fs := newFlags("verify", "[--tree DIR] [--base REV] [-v N] [--stack NAME] [--spec DIR] [--json] [--ignore ID,...] [--rules] [FILE]",
 		`Check a series before it is posted: the kernel's rules for commit messages
 and style, and C invariants evaluated with modernc.org/cc/v4 for x86_64 and
 i386 with the series' options on and off, at every patch. Rules of scope
@@ -75,6 +75,9 @@ Exit status: 0 no errors (warnings only or clean), 1 errors found,
 					return refuse(err)
 				}
 				rev, err := sp.Revision(*version)
+				if *sf.stack != "" {
+					rev, err = sp.Stack(*sf.stack, *version)
+				}
 				if err != nil {
 					return refuse(err)
 				}
@@ -104,7 +107,7 @@ Exit status: 0 no errors (warnings only or clean), 1 errors found,
 		if *tree == "" {
 			*tree = "."
 		}
-		g, err := series.Generate(ctx, series.Options{Tree: *tree, Base: *base, Version: *version, SpecDir: *specDir, Plain: *plain})
+		g, err := series.Generate(ctx, series.Options{Tree: *tree, Base: *base, Version: *version, Stack: *sf.stack, WithPrerequisite: true, SpecDir: *specDir, Plain: *plain})
 		if err != nil {
 			return refuse(err)
 		}

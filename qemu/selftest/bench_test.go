@@ -59,7 +59,7 @@ func BenchmarkQEMU(b *testing.B) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Minute)
 	defer cancel()
 	tree := requireTools(b, ctx)
-	s, err := Generate(ctx, tree, "v6.12", "", bootRevision)
+	s, err := Generate(ctx, tree, "v6.12", "", bootRevision, bootStack)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -31,10 +31,12 @@ type SeriesFiles interface {
 }
 
 // Generate returns the series for tree at base, from the templates in
-// specDir ("" for the embedded ones). It is the one place that knows where
-// the patched files come from.
-func Generate(ctx context.Context, tree, base, specDir string, version int) (SeriesFiles, error) {
-	return series.Generate(ctx, series.Options{Tree: tree, Base: base, SpecDir: specDir, Version: version})
+// specDir ("" for the embedded ones): revision version of the main series,
+// or of the series stacked on it under the name stack ("" for none), then
+// with the patches it depends on, as one series. It is the one place that
+// knows where the patched files come from.
+func Generate(ctx context.Context, tree, base, specDir string, version int, stack string) (SeriesFiles, error) {
+	return series.Generate(ctx, series.Options{Tree: tree, Base: base, SpecDir: specDir, Version: version, Stack: stack, WithPrerequisite: true})
 }
 
 // Override is a SeriesFiles with some final files replaced, for negative
@@ -55,6 +57,10 @@ func (o Override) FinalFiles() map[string][]byte {
 	}
 	return m
 }
+
+// FactsHeader is the header, written next to the driver and the programs,
+// that gives them the revision's Expectations as C macros.
+const FactsHeader = "kpatch_unwind_facts.h"
 
 // Arch is the kernel architecture the harness builds.
 const Arch = "x86_64"
@@ -80,16 +86,15 @@ CONFIG_KPATCH_UNWIND_SELFTEST=y
 `
 
 // Required are the symbols whose values olddefconfig must produce, else
-// Build explains which one is missing and why.
+// Build explains which one is missing and why; the unwinder's own symbols
+// (UNWIND_USER, HAVE_UNWIND_USER_FP, HAVE_UNWIND_USER_COMPAT_FP) are added
+// from the revision's configuration facts (Expectations.Config).
 var Required = map[string]string{
-	"UNWIND_USER":                "y",
-	"HAVE_UNWIND_USER_FP":        "y",
-	"HAVE_UNWIND_USER_COMPAT_FP": "y",
-	"IA32_EMULATION":             "y",
-	"KPATCH_UNWIND_SELFTEST":     "y",
-	"SERIAL_8250_CONSOLE":        "y",
-	"BLK_DEV_INITRD":             "y",
-	"PROC_FS":                    "y",
+	"IA32_EMULATION":         "y",
+	"KPATCH_UNWIND_SELFTEST": "y",
+	"SERIAL_8250_CONSOLE":    "y",
+	"BLK_DEV_INITRD":         "y",
+	"PROC_FS":                "y",
 }
 
 // BuildOptions configures Build.
@@ -97,9 +102,10 @@ type BuildOptions struct {
 	Tree     string      // kernel git repository
 	Base     string      // base revision ("" = the series' recorded base)
 	BuildDir string      // reused between runs
-	Series   SeriesFiles // the series; nil means Generate(Tree, Base, SpecDir, Version)
+	Series   SeriesFiles // the series; nil means Generate(Tree, Base, SpecDir, Version, Stack)
 	SpecDir  string
 	Version  int       // revision of the series; 0 = the newest
+	Stack    string    // a series stacked on the main one ("x86"), built with its prerequisite
 	Jobs     int       // make -j; 0 = NumCPU+1
 	Log      io.Writer // progress
 	Verbose  int       // 0: progress every 200 steps; 1: every 50; 2+: full make output
@@ -157,7 +163,7 @@ func joinInts(v []int) string {
 // overlay returns the files laid over the base tree: the series' final
 // files, the driver, and the two lines that hook the driver's directory
 // into the top-level Kbuild and Kconfig.
-func overlay(s SeriesFiles, base kbuild.BaseFile) (map[string][]byte, error) {
+func overlay(s SeriesFiles, base kbuild.BaseFile, factsHeader []byte) (map[string][]byte, error) {
 	files := map[string][]byte{}
 	for k, v := range s.FinalFiles() {
 		files[k] = v
@@ -165,6 +171,7 @@ func overlay(s SeriesFiles, base kbuild.BaseFile) (map[string][]byte, error) {
 	for _, n := range []string{"kpatch_unwind_test.c", "kpatch_unwind.h", "Kconfig", "Makefile"} {
 		files[DriverDir+"/"+n] = asset("driver/" + n)
 	}
+	files[DriverDir+"/"+FactsHeader] = factsHeader
 	hooks := map[string]string{
 		"Kbuild":  "obj-y\t\t\t+= " + DriverDir + "/\n",
 		"Kconfig": "\nsource \"" + DriverDir + "/Kconfig\"\n",
@@ -226,7 +233,7 @@ func build(ctx context.Context, o BuildOptions) (*Artifacts, SeriesFiles, error)
 	s := o.Series
 	if s == nil {
 		var err error
-		if s, err = Generate(ctx, o.Tree, o.Base, o.SpecDir, o.Version); err != nil {
+		if s, err = Generate(ctx, o.Tree, o.Base, o.SpecDir, o.Version, o.Stack); err != nil {
 			return nil, nil, fmt.Errorf("generating the series: %w", err)
 		}
 	}
@@ -239,13 +246,17 @@ func build(ctx context.Context, o BuildOptions) (*Artifacts, SeriesFiles, error)
 	if base == "" {
 		return nil, s, errors.New("selftest: no base revision: give --base")
 	}
+	exp, err := expectationsOf(s)
+	if err != nil {
+		return nil, s, err
+	}
 	fmt.Fprintf(logw, "kbuild: source tree %s (base %s of %s)\n", d.Src, base, o.Tree)
 	commit, err := d.UnpackBase(ctx, o.Tree, base)
 	if err != nil {
 		return nil, s, err
 	}
 	baseFile := kbuild.GitBaseFile(ctx, o.Tree, commit)
-	files, err := overlay(s, baseFile)
+	files, err := overlay(s, baseFile, exp.Header())
 	if err != nil {
 		return nil, s, err
 	}
@@ -259,7 +270,7 @@ func build(ctx context.Context, o BuildOptions) (*Artifacts, SeriesFiles, error)
 	} else {
 		fmt.Fprintf(logw, "kbuild: sources unchanged since the last build\n")
 	}
-	a.Config, err = d.Configure(ctx, Arch, Fragment, Required)
+	a.Config, err = d.Configure(ctx, Arch, Fragment, exp.required())
 	if err != nil {
 		return nil, s, err
 	}
@@ -290,7 +301,7 @@ func build(ctx context.Context, o BuildOptions) (*Artifacts, SeriesFiles, error)
 	}
 	a.Kernel = filepath.Join(d.Obj, "arch/x86/boot/bzImage")
 	a.Vmlinux = filepath.Join(d.Obj, "vmlinux")
-	if err := buildUserland(ctx, o.BuildDir, a); err != nil {
+	if err := buildUserland(ctx, o.BuildDir, a, exp.Header()); err != nil {
 		return nil, s, err
 	}
 	return a, s, nil
@@ -309,7 +320,7 @@ var CFlags = []string{"-static", "-O0", "-g", "-fno-omit-frame-pointer", "-fno-i
 
 // buildUserland compiles the programs (only when their sources or flags
 // changed) and writes the initramfs.
-func buildUserland(ctx context.Context, dir string, a *Artifacts) error {
+func buildUserland(ctx context.Context, dir string, a *Artifacts, factsHeader []byte) error {
 	pdir := filepath.Join(dir, "progs")
 	if err := os.MkdirAll(pdir, 0o755); err != nil {
 		return err
@@ -320,6 +331,9 @@ func buildUserland(ctx context.Context, dir string, a *Artifacts) error {
 		}
 	}
 	if _, err := kbuild.WriteIfChanged(filepath.Join(pdir, "kpatch_unwind.h"), asset("driver/kpatch_unwind.h"), 0o644); err != nil {
+		return err
+	}
+	if _, err := kbuild.WriteIfChanged(filepath.Join(pdir, FactsHeader), factsHeader, 0o644); err != nil {
 		return err
 	}
 	type prog struct {
@@ -336,6 +350,7 @@ func buildUserland(ctx context.Context, dir string, a *Artifacts) error {
 		h := sha256.New()
 		h.Write(asset("prog/" + p.src))
 		h.Write(asset("driver/kpatch_unwind.h"))
+		h.Write(factsHeader)
 		h.Write([]byte(strings.Join(args, "\x00")))
 		sum := hex.EncodeToString(h.Sum(nil))
 		stamp := filepath.Join(pdir, p.out+".stamp")

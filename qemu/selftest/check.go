@@ -124,8 +124,17 @@ func ExpandChain(chain string) ([]string, error) {
 // Check analyses a console log: KTAP results, kernel warnings, and every
 // snapshot against the walker and the expected chains. syms maps a mode
 // (KTAP subtest name) to the symbols of its program; cases are the case
-// names every mode must report.
+// names every mode must report. It expects what v11 to v13 do of compat
+// tasks (CheckRevision takes a revision's expectations).
 func Check(console []byte, syms map[string]*symtab.Table, cases []string, cfg unwind.Config) *Analysis {
+	return CheckRevision(console, syms, cases, cfg, Expectations{})
+}
+
+// CheckRevision is Check with the expectations of the revision built: with
+// CompatRefused, a deferred trace (tracers A to D) delivered to a compat
+// task fails its case, as the revision refuses them (the guest program
+// checks that every such request returned -EINVAL without a callback).
+func CheckRevision(console []byte, syms map[string]*symtab.Table, cases []string, cfg unwind.Config, exp Expectations) *Analysis {
 	a := &Analysis{}
 	for i, l := range strings.Split(string(console), "\n") {
 		if badRE.MatchString(l) {
@@ -161,7 +170,7 @@ func Check(console []byte, syms map[string]*symtab.Table, cases []string, cfg un
 				a.Cases = append(a.Cases, CaseResult{Mode: m.Subtest, Name: c, Status: Fail, Reason: "never reported"})
 				continue
 			}
-			a.Cases = append(a.Cases, checkCase(m.Subtest, t, syms[m.Subtest], cfg))
+			a.Cases = append(a.Cases, checkCase(m.Subtest, t, syms[m.Subtest], cfg, exp))
 		}
 	}
 	return a
@@ -186,7 +195,7 @@ func allProblems(t *ktap.Test, path string) []string {
 	return out
 }
 
-func checkCase(mode string, t *ktap.Test, syms *symtab.Table, cfg unwind.Config) CaseResult {
+func checkCase(mode string, t *ktap.Test, syms *symtab.Table, cfg unwind.Config, exp Expectations) CaseResult {
 	r := CaseResult{Mode: mode, Name: t.Name}
 	switch t.Status {
 	case ktap.Pass:
@@ -237,6 +246,10 @@ func checkCase(mode string, t *ktap.Test, syms *symtab.Table, cfg unwind.Config)
 	for _, s := range snaps {
 		r.Traces++
 		id := s.Fields["id"]
+		if tracer := s.Fields["tracer"]; exp.CompatRefused && s.Regs.Compat && tracer != "F" {
+			r = fail(r, fmt.Sprintf("trace id=%s: tracer %s got a deferred trace of a compat task, which the revision refuses", id, tracer))
+			continue
+		}
 		tr, err := cfg.Walk(s.Memory(), s.Regs)
 		if err != nil {
 			return fail(r, "walker: "+err.Error())

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"kpatch/plumbing/kbuild"
+	"kpatch/series"
 	"kpatch/unwind"
 	"kpatch/unwind/symtab"
 )
@@ -88,9 +89,11 @@ func TestCheckSavedConsole(t *testing.T) {
 		dir      string
 		cases    []string
 		edit     func(string) string
-		fails    map[string]string // "mode/case" -> substring of the reason
-		skips    []string          // cases that must be skipped
-		problems []string          // substrings of run-level problems
+		exp      Expectations                   // the revision's (zero: v11's)
+		walker   func(*testing.T) unwind.Config // nil: walkerV12
+		fails    map[string]string              // "mode/case" -> substring of the reason
+		skips    []string                       // cases that must be skipped
+		problems []string                       // substrings of run-level problems
 	}{
 		{
 			name:  "all pass",
@@ -118,6 +121,42 @@ func TestCheckSavedConsole(t *testing.T) {
 			skips: []string{"faultable_sync"},
 		},
 		{
+			// v11's compat traces, checked as a revision that refuses
+			// compat tasks (v14 on): every ia32 case that got a
+			// deferred trace fails; faultable_sync is skipped there.
+			name:  "deferred compat traces where the revision refuses them",
+			dir:   "pass",
+			cases: Cases(),
+			edit:  func(s string) string { return s },
+			exp:   Expectations{CompatRefused: true, CompatUnwind: true},
+			fails: refusedFails(),
+			skips: []string{"faultable_sync"},
+		},
+		{
+			// A real run of v16 with the x86 series stacked on it
+			// (kpatch test --qemu --stack x86): cookies, 510 entries
+			// at depth 600, every ia32 request refused.
+			name:   "x86 series on v16: compat tasks refused",
+			dir:    "stack-x86",
+			cases:  Cases(),
+			edit:   func(s string) string { return s },
+			exp:    expectationsX86(),
+			walker: walkerX86,
+			skips:  []string{"unwind_ia32/bench"},
+		},
+		{
+			// The same log with one 64-bit snapshot relabelled as a
+			// compat task's: a deferred compat trace fails the case.
+			name:   "x86 series on v16: a deferred compat trace",
+			dir:    "stack-x86",
+			cases:  Cases(),
+			edit:   func(s string) string { return strings.Replace(s, "mode=64 ", "mode=compat ", 1) },
+			exp:    expectationsX86(),
+			walker: walkerX86,
+			fails:  map[string]string{"unwind_x86_64/depth_1": "which the revision refuses"},
+			skips:  []string{"unwind_ia32/bench"},
+		},
+		{
 			name:  "warning and truncated console",
 			dir:   "pass",
 			cases: Cases(),
@@ -131,7 +170,11 @@ func TestCheckSavedConsole(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			console := readGz(t, filepath.Join(tc.dir, "console.log.gz"))
-			a := Check([]byte(tc.edit(string(console))), testSyms(t, tc.dir), tc.cases, walkerV12(t))
+			walker := walkerV12
+			if tc.walker != nil {
+				walker = tc.walker
+			}
+			a := CheckRevision([]byte(tc.edit(string(console))), testSyms(t, tc.dir), tc.cases, walker(t), tc.exp)
 			if len(a.Cases) != 2*len(tc.cases) {
 				t.Fatalf("%d case results, want %d", len(a.Cases), 2*len(tc.cases))
 			}
@@ -143,7 +186,7 @@ func TestCheckSavedConsole(t *testing.T) {
 				}
 				skip := false
 				for _, s := range tc.skips {
-					skip = skip || s == c.Name
+					skip = skip || s == c.Name || s == key
 				}
 				switch {
 				case shouldFail && c.Status != Fail:
@@ -155,7 +198,12 @@ func TestCheckSavedConsole(t *testing.T) {
 				case !shouldFail && !skip && c.Status != Pass:
 					t.Errorf("%s: %s (%s), want pass", key, c.Status, c.Reason)
 				}
-				if c.Status == Pass && c.Name != "ebusy" && c.Name != "kthread_einval" && c.Name != "bench" && c.Traces == 0 {
+				requests := c.Name != "ebusy" && c.Name != "kthread_einval" && c.Name != "bench" && c.Name != "faultable_sync"
+				refused := tc.exp.CompatRefused && c.Mode == "unwind_ia32" && requests
+				if refused && c.Status == Pass && (c.Traces != 0 || !strings.HasPrefix(strings.Join(c.Info, "; "), "refused:")) {
+					t.Errorf("%s passed without the guest's refusal (traces %d, %q)", key, c.Traces, c.Info)
+				}
+				if c.Status == Pass && !refused && c.Name != "ebusy" && c.Name != "kthread_einval" && c.Name != "bench" && c.Traces == 0 {
 					t.Errorf("%s passed without checking a trace", key)
 				}
 			}
@@ -313,6 +361,53 @@ func TestLockSerializesRuns(t *testing.T) {
 func walkerV12(t *testing.T) unwind.Config {
 	t.Helper()
 	c, err := unwind.X86_64(12, 14)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// refusedFails are the ia32 cases that request deferred traces, each
+// failing for a revision that refuses compat tasks.
+func refusedFails() map[string]string {
+	m := map[string]string{}
+	for _, c := range []string{"depth_1", "depth_8", "depth_64", "depth_600", "two_tracers", "same_tracer_twice",
+		"request_in_callback", "consecutive_syscalls", "timer_irq", "nmi", "cancel_pending", "exit_pending",
+		"broken_fp_unmapped", "broken_fp_down"} {
+		m["unwind_ia32/"+c] = "which the revision refuses"
+	}
+	return m
+}
+
+// expectationsX86 are the expectations of the x86 series stacked on v16.
+func expectationsX86() Expectations {
+	sp, err := series.LoadSpec("")
+	if err != nil {
+		panic(err)
+	}
+	r, err := sp.Stack("x86", 0)
+	if err != nil {
+		panic(err)
+	}
+	e, err := ExpectationsOf(r)
+	if err != nil {
+		panic(err)
+	}
+	return e
+}
+
+// walkerX86 is the walker of v16 with the x86 series, after its last patch.
+func walkerX86(t *testing.T) unwind.Config {
+	t.Helper()
+	sp, err := series.LoadSpec("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := sp.Stack("x86", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := unwind.X86_64At(r, len(r.Patches))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -94,20 +94,20 @@ func Cmdline(extra bool) string {
 // walkerConfig is the Go walker's model of the kernel the series built:
 // the spec's walker facts after its last patch.
 func walkerConfig(s SeriesFiles) (unwind.Config, error) {
-	r, ok := s.(*series.Series)
+	r, ok := unwrap(s).(*series.Series)
 	if !ok || r.Revision == nil {
 		return unwind.Config{}, fmt.Errorf("selftest: the series has no revision to take the walker's model from")
 	}
 	return unwind.X86_64At(r.Revision, len(r.Revision.Patches))
 }
 
-// RevisionRunsExtra reports whether the series' revision names, in its
-// Selftest-Cases header, cases beyond the default list that it must pass
-// (v12 names faultable_sync, which the USED bit fixes): the guest then runs
-// them as with Options.Extra.
+// RevisionRunsExtra reports whether the series' revision must pass, by
+// its self-test facts (extra-cases), cases beyond the default list
+// (faultable_sync once the USED bit fixes it): the guest then runs them as
+// with Options.Extra.
 func RevisionRunsExtra(s SeriesFiles) bool {
-	r, ok := s.(*series.Series)
-	return ok && r.Revision != nil && len(r.Revision.SelftestCases) > 0
+	e, err := expectationsOf(s)
+	return err == nil && len(e.ExtraCases) > 0
 }
 
 // Run checks that every tool it needs is installed (CheckTools), builds
@@ -167,14 +167,14 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		opts = append(opts, qemu.WithAccelCache(filepath.Join(c, "qemu-accel")))
 	}
 	t1 := time.Now()
-	res, err := qemu.Run(ctx, opts...)
+	res, qerr := qemu.Run(ctx, opts...)
 	rep.BootTime = time.Since(t1)
 	if res != nil {
 		rep.Accel = string(res.Accel)
 		rep.QEMU = qemu.ShellQuote(res.Args)
 	}
-	if err != nil && (res == nil || len(res.Console) == 0) {
-		return nil, err
+	if qerr != nil && (res == nil || len(res.Console) == 0) {
+		return nil, qerr
 	}
 	syms := map[string]*symtab.Table{}
 	for _, m := range Modes {
@@ -188,13 +188,17 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	an := Check(res.Console, syms, Cases(), cfg)
+	exp, err := expectationsOf(s)
 	if err != nil {
+		return nil, err
+	}
+	an := CheckRevision(res.Console, syms, Cases(), cfg, exp)
+	if qerr != nil {
 		var qe *qemu.Error
-		if errors.As(err, &qe) {
-			an.Problems = append([]string{err.Error()}, an.Problems...)
+		if errors.As(qerr, &qe) {
+			an.Problems = append([]string{qerr.Error()}, an.Problems...)
 		} else {
-			an.Problems = append([]string{"qemu: " + err.Error()}, an.Problems...)
+			an.Problems = append([]string{"qemu: " + qerr.Error()}, an.Problems...)
 		}
 	}
 	rep.Cases, rep.Problems = an.Cases, an.Problems

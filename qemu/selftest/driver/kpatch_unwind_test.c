@@ -43,6 +43,7 @@
 #include <asm/irq_vectors.h>
 
 #include "kpatch_unwind.h"
+#include "kpatch_unwind_facts.h"
 
 #define KU_STACK_MAX	(64 * 1024)
 #define KU_CHUNK	64
@@ -191,12 +192,9 @@ static long ku_req(unsigned long flags)
 
 static int ku_ebusy(void)
 {
-	long n = 0, reserved = hweight_long(UNWIND_PENDING), others = 0;
+	long n = 0, reserved = KU_RESERVED_BITS, others = 0;
 	int s;
 
-#ifdef UNWIND_USED
-	reserved += hweight_long(UNWIND_USED);
-#endif
 	for (s = 0; s < KU_SLOTS; s++)
 		others += registered[s];
 	while (n < BITS_PER_LONG && !unwind_deferred_init(&ebusy_works[n], ku_dummy_callback))

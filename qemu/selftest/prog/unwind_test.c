@@ -22,16 +22,21 @@
 #include <unistd.h>
 
 #include "kpatch_unwind.h"
+#include "kpatch_unwind_facts.h"	/* the revision's expectations (spec facts) */
 
 #ifdef __x86_64__
 #define MODE "x86_64"
+/* Deferred requests of this task are refused (-EINVAL, no callback). */
+#define REFUSED 0
 #else
 #define MODE "ia32"
+#define REFUSED KU_COMPAT_REFUSED
 #endif
 
-/* Values of the v11 API (include/linux/unwind_deferred.h). */
-#define UNWIND_ALREADY_PENDING	1
-#define UNWIND_ALREADY_EXECUTED	2
+/* What unwind_deferred_request() returns: 1 and 2 up to v13, 1 and 1 from v14. */
+#define UNWIND_ALREADY_PENDING	KU_REQ_PENDING
+#define UNWIND_ALREADY_EXECUTED	KU_REQ_DONE
+#define ID_NAME (KU_COOKIE ? "cookie" : "timestamp")
 
 #define NOINLINE __attribute__((noinline))
 
@@ -96,6 +101,37 @@ static int result(struct ku_result *r)
 #define SKIP(...) do { snprintf(reason, sizeof(reason), __VA_ARGS__); return 2; } while (0)
 #define CHECK(cond, ...) do { if (!(cond)) FAIL(__VA_ARGS__); } while (0)
 
+/*
+ * From v14 on (x86-compat-defer) a compat task gets no deferred trace:
+ * every one of the n requests of r must have returned -EINVAL with a zero
+ * request id, and no tracer's callback may have run (the host checks that
+ * no deferred snapshot of the task was printed either).
+ */
+static int refused(struct ku_result *r, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		CHECK(r->ret[i] == -EINVAL, "request %d of a compat task = %lld, want -EINVAL (the revision refuses compat tasks)", i + 1, r->ret[i]);
+		CHECK(r->ts_req[i] == 0, "refused request %d got %s %llu, want 0", i + 1, ID_NAME, r->ts_req[i]);
+	}
+	for (i = 0; i < KU_SLOTS; i++)
+		CHECK(r->calls[i] == 0, "tracer %c got %llu callbacks for a compat task, want none", "ABCD"[i], r->calls[i]);
+	out("    # refused: %d request(s) returned -EINVAL, no callback\n", n);
+	return 0;
+}
+
+/* Checks a request id: a cookie has cpu + 1 in its low 32 bits and an odd count in its high 32 bits. */
+static int check_id(unsigned long long id)
+{
+	CHECK(id != 0, "%s is zero", ID_NAME);
+	if (KU_COOKIE) {
+		CHECK((unsigned int)id != 0, "cookie %#llx has no cpu (low 32 bits zero)", id);
+		CHECK((id >> 32) & 1, "cookie %#llx has an even count (bit 32 clear)", id);
+	}
+	return 0;
+}
+
 static void expect(struct ku_result *r, const char *chain, int exact)
 {
 	out("    # expect: id=%llu bin=%s exact=%d chain=%s\n", r->id, MODE, exact, chain);
@@ -111,15 +147,19 @@ static int depth_case(int d, const char *fn)
 	CHECK(ret == 0, "KU_REQ: %ld", ret);
 	if (result(&r))
 		return 1;
+	if (REFUSED)
+		return refused(&r, 1);
 	CHECK(r.ret[0] == 0, "unwind_deferred_request = %lld, want 0", r.ret[0]);
+	if (check_id(r.ts_req[0]))
+		return 1;
 	CHECK(r.calls[0] == 1, "callback called %llu times, want 1", r.calls[0]);
 	snprintf(chain, sizeof(chain), "ku_syscall,rec*%d,depth_case,%s,main", d, fn);
 	expect(&r, chain, 0);
-	if (d + 3 > 511)
-		CHECK(r.nr[0] == 511, "trace has %llu entries, want 511 (truncated)", r.nr[0]);
+	if (d + 3 > KU_MAX_ENTRIES)
+		CHECK(r.nr[0] == KU_MAX_ENTRIES, "trace has %llu entries, want %d (truncated)", r.nr[0], KU_MAX_ENTRIES);
 	else
-		CHECK(r.nr[0] >= (unsigned long long)d + 3 && r.nr[0] < 511,
-		      "trace has %llu entries, want %d to 510", r.nr[0], d + 3);
+		CHECK(r.nr[0] >= (unsigned long long)d + 3 && r.nr[0] < KU_MAX_ENTRIES,
+		      "trace has %llu entries, want %d to %d", r.nr[0], d + 3, KU_MAX_ENTRIES - 1);
 	return 0;
 }
 
@@ -136,11 +176,15 @@ NOINLINE int case_two_tracers(void)
 	CHECK(ret == 0, "KU_REQ: %ld", ret);
 	if (result(&r))
 		return 1;
+	if (REFUSED)
+		return refused(&r, 2);
 	CHECK(r.ret[0] == 0 && r.ret[1] == 0, "requests returned %lld, %lld; want 0, 0", r.ret[0], r.ret[1]);
-	CHECK(r.ts_req[0] != 0 && r.ts_req[0] == r.ts_req[1], "timestamps %llu, %llu differ", r.ts_req[0], r.ts_req[1]);
+	if (check_id(r.ts_req[0]))
+		return 1;
+	CHECK(r.ts_req[0] == r.ts_req[1], "%ss %llu, %llu differ", ID_NAME, r.ts_req[0], r.ts_req[1]);
 	CHECK(r.calls[0] == 1 && r.calls[1] == 1, "callbacks A=%llu B=%llu, want 1 each", r.calls[0], r.calls[1]);
 	CHECK(r.ts_cb[0] == r.ts_req[0] && r.ts_cb[1] == r.ts_req[0],
-	      "callback timestamps %llu, %llu, request's %llu", r.ts_cb[0], r.ts_cb[1], r.ts_req[0]);
+	      "callback %ss %llu, %llu, request's %llu", ID_NAME, r.ts_cb[0], r.ts_cb[1], r.ts_req[0]);
 	CHECK(r.entries[0] == r.entries[1] && r.nr[0] == r.nr[1], "the two callbacks got different traces (two unwinds)");
 	expect(&r, "ku_syscall,rec*3,case_two_tracers,main", 0);
 	return 0;
@@ -154,9 +198,11 @@ NOINLINE int case_same_tracer_twice(void)
 	CHECK(ret == 0, "KU_REQ: %ld", ret);
 	if (result(&r))
 		return 1;
+	if (REFUSED)
+		return refused(&r, 2);
 	CHECK(r.ret[0] == 0, "first request = %lld, want 0", r.ret[0]);
-	CHECK(r.ret[1] == UNWIND_ALREADY_PENDING, "second request = %lld, want UNWIND_ALREADY_PENDING", r.ret[1]);
-	CHECK(r.ts_req[0] == r.ts_req[1], "timestamps %llu, %llu differ", r.ts_req[0], r.ts_req[1]);
+	CHECK(r.ret[1] == UNWIND_ALREADY_PENDING, "second request = %lld, want %d (already pending)", r.ret[1], UNWIND_ALREADY_PENDING);
+	CHECK(r.ts_req[0] == r.ts_req[1], "%ss %llu, %llu differ", ID_NAME, r.ts_req[0], r.ts_req[1]);
 	CHECK(r.calls[0] == 1, "callback called %llu times, want 1", r.calls[0]);
 	expect(&r, "ku_syscall,rec*2,case_same_tracer_twice,main", 0);
 	return 0;
@@ -171,8 +217,10 @@ NOINLINE int case_request_in_callback(void)
 	CHECK(ret == 0, "KU_REQ: %ld", ret);
 	if (result(&r))
 		return 1;
+	if (REFUSED)
+		return refused(&r, 1);
 	CHECK(r.ret[0] == 0, "request = %lld, want 0", r.ret[0]);
-	CHECK(r.again_ret == UNWIND_ALREADY_EXECUTED, "request in callback = %lld, want UNWIND_ALREADY_EXECUTED", r.again_ret);
+	CHECK(r.again_ret == UNWIND_ALREADY_EXECUTED, "request in callback = %lld, want %d (already executed)", r.again_ret, UNWIND_ALREADY_EXECUTED);
 	CHECK(r.calls[0] == 1, "callback called %llu times, want 1", r.calls[0]);
 	expect(&r, "ku_syscall,rec*2,case_request_in_callback,main", 0);
 	return 0;
@@ -189,11 +237,16 @@ NOINLINE int case_consecutive_syscalls(void)
 	if (result(&r))
 		return 1;
 	CHECK(r.prev_id + 1 == r.id, "requests %llu and %llu are not consecutive", r.prev_id, r.id);
+	if (REFUSED) {
+		CHECK(r.prev_ts_req == 0 && r.prev_calls == 0, "the first refused request got %s %llu and %llu callbacks", ID_NAME, r.prev_ts_req, r.prev_calls);
+		return refused(&r, 1);
+	}
 	CHECK(r.ret[0] == 0, "second request returned %lld", r.ret[0]);
 	CHECK(r.prev_calls == 1 && r.calls[0] == 1, "callbacks %llu, %llu, want 1 each", r.prev_calls, r.calls[0]);
-	CHECK(r.prev_ts_req != 0 && r.ts_req[0] != 0, "a timestamp is zero");
-	CHECK(r.prev_ts_req != r.ts_req[0], "both system calls got timestamp %llu", r.ts_req[0]);
-	out("    # timestamps %llu then %llu\n", r.prev_ts_req, r.ts_req[0]);
+	if (check_id(r.prev_ts_req) || check_id(r.ts_req[0]))
+		return 1;
+	CHECK(r.prev_ts_req != r.ts_req[0], "both system calls got %s %llu", ID_NAME, r.ts_req[0]);
+	out("    # %ss %#llx then %#llx\n", ID_NAME, r.prev_ts_req, r.ts_req[0]);
 	snprintf(chain, sizeof(chain), "ku_syscall,rec,case_consecutive_syscalls,main");
 	out("    # expect: id=%llu bin=%s exact=0 chain=%s\n", r.prev_id, MODE, chain);
 	expect(&r, "ku_syscall,rec*2,case_consecutive_syscalls,main", 0);
@@ -250,6 +303,8 @@ static int timer_case(unsigned long mode, const char *fn, struct ku_result *r)
 			break;
 	}
 	CHECK(r->ret[0] != -EINPROGRESS, "the timer never caught the task in user mode");
+	if (REFUSED)
+		return refused(r, 1);
 	CHECK(r->ret[0] == 0, "request from %s = %lld, want 0", mode == KU_T_NMI ? "NMI" : "interrupt", r->ret[0]);
 	for (i = 0; i < 10 && !r->calls[0]; i++) {
 		spin_mid(3);
@@ -293,9 +348,15 @@ NOINLINE int case_cancel_pending(void)
 	if (result(&r))
 		return 1;
 	CHECK(r.ret[0] == 0, "registering C = %lld", r.ret[0]);
-	CHECK(r.ret[1] == 0, "request with C = %lld, want 0", r.ret[1]);
+	CHECK(r.ret[1] == (REFUSED ? -EINVAL : 0), "request with C = %lld, want %d", r.ret[1], REFUSED ? -EINVAL : 0);
 	CHECK(r.ret[2] == 0, "registering D after cancelling C = %lld", r.ret[2]);
-	CHECK(r.ret[3] == 0, "request with D = %lld, want 0", r.ret[3]);
+	CHECK(r.ret[3] == (REFUSED ? -EINVAL : 0), "request with D = %lld, want %d", r.ret[3], REFUSED ? -EINVAL : 0);
+	CHECK(r.bit_c == r.bit_d, "D got bit %lld, not C's freed bit %lld", r.bit_d, r.bit_c);
+	if (REFUSED) {
+		CHECK(r.calls[2] == 0 && r.calls[3] == 0, "tracers C and D got %llu and %llu callbacks for a compat task", r.calls[2], r.calls[3]);
+		out("    # refused: the requests of C and D returned -EINVAL, no callback\n");
+		return 0;
+	}
 	CHECK(r.calls[2] == 0, "cancelled tracer C got %llu callbacks", r.calls[2]);
 	CHECK(r.bit_c == r.bit_d, "D got bit %lld, not C's freed bit %lld", r.bit_d, r.bit_c);
 	CHECK(r.calls[3] == 1, "D got %llu callbacks, want 1", r.calls[3]);
@@ -332,6 +393,8 @@ NOINLINE int case_exit_pending(void)
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %#x, want exit 0 from do_exit", status);
 	if (result(&r))
 		return 1;
+	if (REFUSED)
+		return refused(&r, 1);
 	CHECK(r.ret[0] == 0, "request = %lld, want 0", r.ret[0]);
 	CHECK(r.calls[0] == 1, "callback called %llu times for the exiting task, want 1", r.calls[0]);
 	CHECK(r.nr[0] >= 8, "exiting task's trace has %llu entries, want at least 8", r.nr[0]);
@@ -369,6 +432,8 @@ NOINLINE int broken_case(int how)
 	CHECK(ret == 0, "KU_REQ: %ld", ret);
 	if (result(&r))
 		return 1;
+	if (REFUSED)
+		return refused(&r, 1);
 	CHECK(r.calls[0] == 1, "callback called %llu times, want 1", r.calls[0]);
 	expect(&r, "ku_syscall,broken_fn,broken_case", 1);
 	CHECK(r.nr[0] == 3, "trace has %llu entries, want 3 (stop at the broken link)", r.nr[0]);
@@ -413,6 +478,10 @@ NOINLINE int case_bench(void)
 	const int loops = 200, calls = 2000;
 	int i;
 
+#ifndef __x86_64__
+	if (!KU_COMPAT_UNWIND)
+		SKIP("the revision does not unwind compat tasks (no HAVE_UNWIND_USER_COMPAT_FP)");
+#endif
 	CHECK(rec(8, KU_BENCH, loops) == 0, "KU_BENCH failed");
 	if (result(&a))
 		return 1;
@@ -453,6 +522,21 @@ NOINLINE int case_faultable_sync(void)
 	if (result(&r1))
 		return 1;
 	CHECK(r1.ret[0] == 0, "unwind_user_faultable = %lld", r1.ret[0]);
+#ifndef __x86_64__
+	if (!KU_COMPAT_UNWIND) {
+		/*
+		 * No compat unwinder: the kernel walks the 32-bit stack with
+		 * 64-bit frames. The host compares each trace with the Go
+		 * walker's of the same model; the call chain cannot match.
+		 */
+		CHECK(rec(7, KU_FAULTABLE, 0) == 0, "KU_FAULTABLE failed");
+		if (result(&r2))
+			return 1;
+		CHECK(r2.ret[0] == 0, "unwind_user_faultable = %lld", r2.ret[0]);
+		out("    # no compat unwinder: traces of %llu and %llu entries compared with the walker only\n", r1.nr[0], r2.nr[0]);
+		return 0;
+	}
+#endif
 	expect(&r1, "ku_syscall,rec*3,case_faultable_sync,main", 0);
 	CHECK(rec(7, KU_FAULTABLE, 0) == 0, "KU_FAULTABLE failed");
 	if (result(&r2))

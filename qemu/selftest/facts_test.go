@@ -1,0 +1,78 @@
+package selftest
+
+import (
+	"strings"
+	"testing"
+
+	"kpatch/series"
+	"kpatch/spec"
+)
+
+// TestExpectationsFollowTheRevision: what the self-test expects of each
+// revision comes from the spec's facts: cookies from v13, v14's return
+// values and compat refusal, the USED bit's reserved bit and
+// faultable_sync, and the configuration; v15 and v16 alone have no x86
+// unwinder, the x86 series stacked on v16 has.
+func TestExpectationsFollowTheRevision(t *testing.T) {
+	sp, err := series.LoadSpec("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type want struct {
+		cookie               bool
+		done, reserved       int
+		extra                string
+		refused, compatUnwnd bool
+		compatFP             string
+		max                  int
+	}
+	for _, tc := range []struct {
+		name    string
+		version int
+		stack   string
+		want    want
+		err     string
+	}{
+		{name: "v11", version: 11, want: want{done: 2, reserved: 1, compatUnwnd: true, compatFP: "y", max: 511}},
+		{name: "v12", version: 12, want: want{done: 2, reserved: 2, extra: "faultable_sync", compatUnwnd: true, compatFP: "y", max: 511}},
+		{name: "v13", version: 13, want: want{cookie: true, done: 2, reserved: 2, extra: "faultable_sync", compatUnwnd: true, compatFP: "y", max: 511}},
+		{name: "v14", version: 14, want: want{cookie: true, done: 1, reserved: 2, extra: "faultable_sync", refused: true, compatFP: "n", max: 510}},
+		{name: "v16", version: 16, err: "nothing selects the unwinder on x86_64"},
+		{name: "x86 on v16", version: 2, stack: "x86", want: want{cookie: true, done: 1, reserved: 2, extra: "faultable_sync", refused: true, compatFP: "n", max: 510}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var r *spec.Revision
+			if tc.stack != "" {
+				r, err = sp.Stack(tc.stack, tc.version)
+			} else {
+				r, err = sp.Revision(tc.version)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, err := ExpectationsOf(r)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want one saying %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := want{e.Cookie, e.Done, e.ReservedBits, strings.Join(e.ExtraCases, ","), e.CompatRefused, e.CompatUnwind, e.Config["HAVE_UNWIND_USER_COMPAT_FP"], e.MaxEntries}
+			if got != tc.want || e.Pending != 1 {
+				t.Errorf("got %+v (pending %d), want %+v (pending 1)", got, e.Pending, tc.want)
+			}
+			if e.Config["HAVE_UNWIND_USER_FP"] != "y" || e.Config["UNWIND_USER"] != "y" {
+				t.Errorf("config %v: want UNWIND_USER=y HAVE_UNWIND_USER_FP=y", e.Config)
+			}
+			h := string(e.Header())
+			for _, l := range []string{"#define KU_REQ_DONE\t\t" + string(rune('0'+tc.want.done))} {
+				if !strings.Contains(h, l) {
+					t.Errorf("header lacks %q:\n%s", l, h)
+				}
+			}
+		})
+	}
+}
