@@ -10,6 +10,7 @@ import (
 
 	"kpatch/plumbing/mail"
 	"kpatch/plumbing/outdir"
+	"kpatch/plumbing/patchid"
 	"kpatch/revision/trailers"
 	"kpatch/series"
 )
@@ -74,7 +75,7 @@ Trailers a patch already has are not added again.`)
 				text, _ := s.Diff(f)
 				d.WriteString(text)
 			}
-			ids[p.Number] = trailers.PatchID(d.String())
+			ids[p.Number] = patchid.Stable(d.String())
 		}
 	}
 	added, unmatched := trailers.Plan(rev, given, ids)

@@ -10,6 +10,7 @@ import (
 
 	"kpatch/plumbing/mail"
 	"kpatch/plumbing/outdir"
+	"kpatch/plumbing/patchid"
 	"kpatch/spec"
 )
 
@@ -71,7 +72,7 @@ func Collect(msgs []*mail.Message) []Given {
 		}
 		if target != m && n > 0 {
 			if i := strings.Index(target.Body, "\ndiff --git "); i >= 0 {
-				g.PatchID = PatchID(target.Body[i+1:])
+				g.PatchID = patchid.Stable(target.Body[i+1:])
 			}
 		}
 		for _, l := range lines {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"kpatch/plumbing/mail"
+	"kpatch/plumbing/patchid"
 	"kpatch/revision/trailers"
 	"kpatch/series"
 	"kpatch/templates/linux"
@@ -61,7 +62,7 @@ func TestApplyToSpecCopy(t *testing.T) {
 	// Patch-ids as generation would give them: the posted patch 3's diff
 	// stands for v12's patch 3.
 	posted := msgs[1].Body[strings.Index(msgs[1].Body, "diff --git"):]
-	ids := map[int]string{3: trailers.PatchID(posted), 6: trailers.PatchID("diff --git a/y b/y\n")}
+	ids := map[int]string{3: patchid.Stable(posted), 6: patchid.Stable("diff --git a/y b/y\n")}
 	added, unmatched := trailers.Plan(rev, given, ids)
 	count := map[string]int{}
 	for _, a := range added {

@@ -1,4 +1,4 @@
-package trailers
+package patchid
 
 import (
 	"crypto/sha1"
@@ -10,10 +10,10 @@ import (
 
 var hunkCounts = regexp.MustCompile(`^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@`)
 
-// PatchID returns what git patch-id --stable prints for a diff: the sum of
+// Stable returns what git patch-id --stable prints for a diff: the sum of
 // the SHA-1s of every file's diff with whitespace removed, without index
 // lines, hunk line numbers or "\ No newline" markers.
-func PatchID(diff string) string {
+func Stable(diff string) string {
 	var result [sha1.Size]byte
 	h := sha1.New()
 	flush := func() {

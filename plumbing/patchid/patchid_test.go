@@ -1,4 +1,4 @@
-package trailers_test
+package patchid_test
 
 import (
 	"os"
@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"kpatch/internal/gittest"
-	"kpatch/revision/trailers"
+	"kpatch/plumbing/patchid"
 )
 
 // TestPatchIDMatchesGit compares PatchID with git patch-id --stable on
@@ -65,7 +65,7 @@ func TestPatchIDMatchesGit(t *testing.T) {
 			if len(want) == 0 {
 				t.Fatalf("git patch-id printed nothing for:\n%s", show)
 			}
-			if got := trailers.PatchID(show); got != want[0] {
+			if got := patchid.Stable(show); got != want[0] {
 				t.Errorf("patch-id %s, git's %s", got, want[0])
 			}
 		})

@@ -1,4 +1,4 @@
-package trailers_test
+package patchid_test
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"kpatch/internal/gittest"
-	"kpatch/revision/trailers"
+	"kpatch/plumbing/patchid"
 )
 
 // TestPatchIDDifferential compares PatchID with git patch-id --stable on
@@ -42,7 +42,7 @@ func TestPatchIDDifferential(t *testing.T) {
 			continue // no diff (git prints no id), as for a commit that changed nothing
 		}
 		compared++
-		if got := trailers.PatchID(string(diff)); got != w {
+		if got := patchid.Stable(string(diff)); got != w {
 			t.Errorf("seed %d, commit %s: patch-id %s, git's %s", *gittest.Seed, id, got, w)
 		}
 	}
