@@ -39,7 +39,10 @@ func (s *Series) writeCommits(store objectSink) (kernelsrc.Hash, error) {
 		parent = []kernelsrc.Hash{s.Tree.Commit}
 	}
 	var last kernelsrc.Hash
-	for _, p := range s.Patches {
+	// A stacked series' commits sit on its prerequisite's, as git am of
+	// both gives them.
+	all := append(append([]*Patch{}, s.prerequisites...), s.Patches...)
+	for _, p := range all {
 		for _, f := range p.Files {
 			if f.Created {
 				if err := tb.checkCreate(f.Path); err != nil {

@@ -24,27 +24,39 @@ import (
 // signature.
 func TestMatchesGitFormatPatch(t *testing.T) {
 	for _, v := range []int{11, 12} {
-		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) { matchesGitFormatPatch(t, v) })
+		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) { matchesGitFormatPatch(t, v, "") })
 	}
+	// The x86 series stacked on v16: its branch sits on v16's commits, and
+	// its cover letter names them after base-commit as
+	// prerequisite-patch-id lines, as git format-patch --base writes them.
+	t.Run("x86-v2", func(t *testing.T) { matchesGitFormatPatch(t, 0, "x86") })
 }
 
-func matchesGitFormatPatch(t *testing.T, version int) {
+func matchesGitFormatPatch(t *testing.T, version int, stack string) {
 	dir := debianTree(t)
 	clone := filepath.Join(t.TempDir(), "linux")
 	if out, err := exec.Command("git", "clone", "-q", "--shared", "--no-checkout", dir, clone).CombinedOutput(); err != nil {
 		t.Fatalf("git clone: %v\n%s", err, out)
 	}
-	s, err := series.Generate(context.Background(), series.Options{Tree: clone, Base: "v6.12", Version: version})
+	s, err := series.Generate(context.Background(), series.Options{Tree: clone, Base: "v6.12", Version: version, Stack: stack})
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := fmt.Sprint(version)
-	if err := s.CreateBranch("v" + v); err != nil {
+	v := fmt.Sprint(s.Revision.Version)
+	branch, commits := "v"+v, "v6.12..v"+v
+	if stack != "" {
+		branch = stack + "-v" + v
+		commits = fmt.Sprintf("%s~%d..%s", branch, len(s.Patches), branch)
+	}
+	if err := s.CreateBranch(branch); err != nil {
 		t.Fatal(err)
+	}
+	if stack != "" && !strings.Contains(s.Messages()[0].Text, "\nprerequisite-patch-id: ") {
+		t.Errorf("the stacked series' cover letter names no prerequisite")
 	}
 	out := t.TempDir()
 	cmd := exec.Command("git", "-C", clone, "-c", "core.attributesFile="+filepath.Join(dir, ".gitattributes"),
-		"-c", "core.abbrev=12", "format-patch", "-q", "--cover-letter", "--thread", "-v", v, "--base=v6.12", "-o", out, "v6.12..v"+v)
+		"-c", "core.abbrev=12", "format-patch", "-q", "--cover-letter", "--thread", "-v", v, "--base=v6.12", "-o", out, commits)
 	if o, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("git format-patch: %v\n%s", err, o)
 	}

@@ -12,6 +12,7 @@ import (
 	"kpatch/plumbing/linediff"
 	"kpatch/plumbing/mail"
 	"kpatch/plumbing/outdir"
+	"kpatch/plumbing/patchid"
 )
 
 // Signature ends every message, as git's version does for format-patch.
@@ -116,6 +117,11 @@ func (s *Series) CoverMessage() Message {
 	b.WriteString("\n")
 	if s.Tree.IsGit() {
 		fmt.Fprintf(&b, "\nbase-commit: %s\n", s.Tree.Commit)
+		// A stacked series names the patches it needs between the base and
+		// its first patch, as git format-patch --base does (and b4 reads).
+		for _, p := range s.prerequisites {
+			fmt.Fprintf(&b, "prerequisite-patch-id: %s\n", s.patchID(p))
+		}
 	}
 	b.WriteString("-- \n" + Signature + "\n\n")
 	return Message{Number: 0, Filename: fmt.Sprintf("v%d-0000-cover-letter.patch", r.Version), Text: b.String()}
@@ -223,4 +229,14 @@ func Mbox(msgs []Message) string {
 		b.WriteString(m.Text)
 	}
 	return b.String()
+}
+
+// patchID returns git patch-id --stable of p's diff.
+func (s *Series) patchID(p *Patch) string {
+	var d strings.Builder
+	for _, f := range p.Files {
+		text, _ := s.Diff(f)
+		d.WriteString(text)
+	}
+	return patchid.Stable(d.String())
 }

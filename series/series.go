@@ -62,6 +62,9 @@ type Series struct {
 	// state after each step: files[step][path]; absent = not in the tree.
 	final   map[string][]byte
 	tipTree string
+	// prerequisites are, for a series stacked on a prerequisite revision,
+	// the patches of that revision, in order (see ownPatches).
+	prerequisites []*Patch
 	total   []diffstat.File
 }
 
@@ -217,6 +220,7 @@ func (s *Series) ownPatches() {
 	if own == 0 {
 		return
 	}
+	s.prerequisites = s.Patches[:own]
 	s.Patches = s.Patches[own:]
 	s.To, s.Cc = nil, nil
 	for _, p := range s.Patches {
