@@ -65,7 +65,7 @@ type Series struct {
 	// prerequisites are, for a series stacked on a prerequisite revision,
 	// the patches of that revision, in order (see ownPatches).
 	prerequisites []*Patch
-	total   []diffstat.File
+	total         []diffstat.File
 }
 
 // Patch is one generated patch.
