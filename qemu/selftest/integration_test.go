@@ -109,13 +109,18 @@ func TestQEMUBrokenTemplate(t *testing.T) {
 	if !strings.Contains(string(good), ra) {
 		t.Fatalf("%s has no %q to break", tmpl, ra)
 	}
-	bad := strings.Replace(string(good), ra, ".ra_off\t\t= (s32)sizeof(long) * -2,", 1)
+	// Every revision's branch of the template: the one the booted
+	// revision renders must be the broken one.
+	bad := strings.ReplaceAll(string(good), ra, ".ra_off\t\t= (s32)sizeof(long) * -2,")
 	if err := os.WriteFile(tmpl, []byte(bad), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	s, err := Generate(ctx, tree, "v6.12", spec, bootRevision, bootStack)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if h := string(s.FinalFiles()["arch/x86/include/asm/unwind_user.h"]); !strings.Contains(h, ".ra_off\t\t= (s32)sizeof(long) * -2,") {
+		t.Fatalf("the booted series' x86 unwind_user.h does not have the broken ra_off:\n%s", h)
 	}
 	rep := runOnce(t, ctx, tree, s)
 	if rep.Passed {
