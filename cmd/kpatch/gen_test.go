@@ -694,9 +694,7 @@ func TestMain(m *testing.M) {
 		os.Exit(run(strings.Split(args, "\x1f"), os.Stdout, os.Stderr))
 	}
 	code := m.Run()
-	if binPath != "" { // the binary the signal tests built
-		os.RemoveAll(filepath.Dir(binPath))
-	}
+	testenv.RemoveKpatchBinary() // the binary the signal tests built
 	os.Exit(code)
 }
 

@@ -13,37 +13,15 @@ import (
 	"testing"
 	"time"
 
+	"kpatch/internal/testenv"
 	"kpatch/plumbing/oracle"
 	"kpatch/plumbing/outdir"
 )
 
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
-
-// kpatchBinary builds kpatch once into a temporary directory: the signal
-// tests run the real binary, main and all.
+// kpatchBinary is the real binary, main and all, for the signal tests.
 func kpatchBinary(t *testing.T) string {
 	t.Helper()
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "kpatch-bin-")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "kpatch")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
-		if err != nil {
-			binErr = err
-			t.Logf("%s", out)
-		}
-	})
-	if binErr != nil {
-		t.Fatalf("building kpatch: %v", binErr)
-	}
-	return binPath
+	return testenv.KpatchBinary(t)
 }
 
 // lineWriter collects a process's stderr and reports when it holds want.

@@ -131,3 +131,39 @@ func Run32(t testing.TB) {
 		t.Skip(m32.run)
 	}
 }
+
+var kpatchBin struct {
+	once      sync.Once
+	dir, path string
+	err       error
+}
+
+// KpatchBinary builds cmd/kpatch once per test process, for tests that run
+// the real binary (signals, exit statuses, standard output on /dev/full).
+// A package that calls it removes the binary with RemoveKpatchBinary from
+// its TestMain.
+func KpatchBinary(t testing.TB) string {
+	t.Helper()
+	kpatchBin.once.Do(func() {
+		dir, err := os.MkdirTemp("", "kpatch-bin-")
+		if err != nil {
+			kpatchBin.err = err
+			return
+		}
+		kpatchBin.dir, kpatchBin.path = dir, filepath.Join(dir, "kpatch")
+		if out, err := exec.Command("go", "build", "-o", kpatchBin.path, "kpatch/cmd/kpatch").CombinedOutput(); err != nil {
+			kpatchBin.err = fmt.Errorf("go build kpatch/cmd/kpatch: %v\n%s", err, out)
+		}
+	})
+	if kpatchBin.err != nil {
+		t.Fatal(kpatchBin.err)
+	}
+	return kpatchBin.path
+}
+
+// RemoveKpatchBinary removes what KpatchBinary built, if anything.
+func RemoveKpatchBinary() {
+	if kpatchBin.dir != "" {
+		os.RemoveAll(kpatchBin.dir)
+	}
+}

@@ -10,9 +10,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
+	"kpatch/internal/testenv"
 	"kpatch/unwind/core"
 )
 
@@ -23,30 +23,10 @@ var (
 	buildOtherNo = build{"other-pie-noid", []string{"-fPIE", "-pie", "-Wl,--build-id=none"}, "other.c"}
 )
 
-var (
-	kpatchOnce sync.Once
-	kpatchPath string
-	kpatchErr  error
-)
-
-// kpatchBinary builds cmd/kpatch once per test binary run.
+// kpatchBinary is cmd/kpatch, built once per test binary run.
 func kpatchBinary(t *testing.T) string {
 	t.Helper()
-	kpatchOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "kpatch-bin-")
-		if err != nil {
-			kpatchErr = err
-			return
-		}
-		kpatchPath = filepath.Join(dir, "kpatch")
-		if out, err := exec.Command("go", "build", "-o", kpatchPath, "kpatch/cmd/kpatch").CombinedOutput(); err != nil {
-			kpatchErr = fmt.Errorf("go build kpatch/cmd/kpatch: %v\n%s", err, out)
-		}
-	})
-	if kpatchErr != nil {
-		t.Fatal(kpatchErr)
-	}
-	return kpatchPath
+	return testenv.KpatchBinary(t)
 }
 
 // runKpatch runs kpatch and returns its stdout, stderr and exit code.

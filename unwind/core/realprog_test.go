@@ -139,9 +139,7 @@ func TestMain(m *testing.M) {
 	if binDir != "" {
 		os.RemoveAll(binDir)
 	}
-	if kpatchPath != "" {
-		os.RemoveAll(filepath.Dir(kpatchPath))
-	}
+	testenv.RemoveKpatchBinary()
 	os.Exit(code)
 }
 
