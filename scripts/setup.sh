@@ -5,13 +5,15 @@
 # tests, perl for get_maintainer.pl, git-email (and libmailtools-perl, which
 # it needs but only recommends) for the test that hands the generated series
 # to git send-email --dry-run, ccache and sparse for kpatch test --build
-# (--cc 'ccache gcc', C=1), codespell (its dictionary is one of kpatch
+# (--cc 'ccache gcc', C=1), distcc and icecc (and iproute2) for the test
+# that compiles through a real compiler farm on a private loopback
+# (--cc distcc, --cc icecc), codespell (its dictionary is one of kpatch
 # verify's word lists), and the Go modules. Idempotent.
 set -euo pipefail
 # Debian's Go images put Go in /usr/local/go; make sure it is found.
 command -v go >/dev/null || export PATH="$PATH:/usr/local/go/bin"
 pkgs=(git git-email libmailtools-perl tar make gcc binutils libc6-dev gcc-multilib flex bison bc mawk libelf-dev libssl-dev cpio xz-utils perl gdb ccache sparse codespell
-      qemu-system-x86 linux-source-6.12)
+      distcc icecc iproute2 qemu-system-x86 linux-source-6.12)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
