@@ -3,6 +3,7 @@ package weave
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -339,4 +340,23 @@ func firstID(cond string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// RevisionDirs is a repeatable N=DIR command-line flag (flag.Value): a
+// directory for each revision N, as the reweave and remessage tools take
+// the posted revisions' patches.
+type RevisionDirs map[int]string
+
+// String returns the flag's value as flag.Value wants it.
+func (p RevisionDirs) String() string { return fmt.Sprint(map[int]string(p)) }
+
+// Set adds one N=DIR.
+func (p RevisionDirs) Set(s string) error {
+	v, dir, ok := strings.Cut(s, "=")
+	n, err := strconv.Atoi(v)
+	if !ok || err != nil {
+		return fmt.Errorf("want N=DIR, got %q", s)
+	}
+	p[n] = dir
+	return nil
 }

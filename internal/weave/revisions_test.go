@@ -76,3 +76,20 @@ func TestRevisionsRefuses(t *testing.T) {
 		t.Error("one state for two steps, no error")
 	}
 }
+
+func TestRevisionDirs(t *testing.T) {
+	d := RevisionDirs{}
+	for _, good := range []string{"13=../shared/revisions/v13", "14=a=b"} {
+		if err := d.Set(good); err != nil {
+			t.Errorf("Set(%q): %v", good, err)
+		}
+	}
+	if d[13] != "../shared/revisions/v13" || d[14] != "a=b" || len(d) != 2 {
+		t.Errorf("got %v", d)
+	}
+	for _, bad := range []string{"", "13", "x=dir", "=dir"} {
+		if err := d.Set(bad); err == nil {
+			t.Errorf("Set(%q) took it", bad)
+		}
+	}
+}

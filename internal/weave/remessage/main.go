@@ -19,25 +19,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 
 	"kpatch/internal/weave"
 	"kpatch/spec"
 )
-
-type postedFlag map[int]string
-
-func (p postedFlag) String() string { return fmt.Sprint(map[int]string(p)) }
-func (p postedFlag) Set(s string) error {
-	v, dir, ok := strings.Cut(s, "=")
-	n, err := strconv.Atoi(v)
-	if !ok || err != nil {
-		return fmt.Errorf("want N=DIR, got %q", s)
-	}
-	p[n] = dir
-	return nil
-}
 
 type message struct {
 	author, subject, log string
@@ -45,7 +31,7 @@ type message struct {
 
 func main() {
 	specDir := flag.String("spec", "templates/linux", "the spec to rewrite")
-	posted := postedFlag{}
+	posted := weave.RevisionDirs{}
 	flag.Var(posted, "posted", "N=DIR: revision N's posted patches (repeatable)")
 	flag.Parse()
 	if err := run(*specDir, posted); err != nil {

@@ -16,7 +16,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
@@ -25,24 +24,11 @@ import (
 	"kpatch/spec"
 )
 
-type postedFlag map[int]string
-
-func (p postedFlag) String() string { return fmt.Sprint(map[int]string(p)) }
-func (p postedFlag) Set(s string) error {
-	v, dir, ok := strings.Cut(s, "=")
-	n, err := strconv.Atoi(v)
-	if !ok || err != nil {
-		return fmt.Errorf("want N=DIR, got %q", s)
-	}
-	p[n] = dir
-	return nil
-}
-
 func main() {
 	specDir := flag.String("spec", "templates/linux", "the spec to rewrite")
-	posted := postedFlag{}
+	posted := weave.RevisionDirs{}
 	flag.Var(posted, "posted", "N=DIR: revision N's posted patches, one file a patch in order (repeatable)")
-	states := postedFlag{}
+	states := weave.RevisionDirs{}
 	flag.Var(states, "states", "N=DIR: revision N's created files after each patch, as DIR/NN/<path> (repeatable)")
 	flag.Parse()
 	if err := run(*specDir, posted, states); err != nil {
