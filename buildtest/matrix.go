@@ -268,10 +268,15 @@ func (r *runner) run(ctx context.Context) (*ConfigResult, error) {
 		if err != nil {
 			return nil, err
 		}
+		standIns, err := r.st.standIns(k, baseFile)
+		if err != nil {
+			return nil, err
+		}
 		key := r.stepKey(k, overlay)
 		if rec, ok := r.state.Steps[key]; ok && rec.Config != nil {
 			c := rec.Cell
 			c.Cached = true
+			c.StandIns = standIns
 			r.config = rec.Config
 			res.Cells = append(res.Cells, c)
 			r.logf("patch %d/%d (%s): %s (unchanged since an earlier run)", k, r.st.n, r.st.patch(k).ID, c.Status)
@@ -285,6 +290,7 @@ func (r *runner) run(ctx context.Context) (*ConfigResult, error) {
 		}
 		synced = true
 		cell.Seconds = time.Since(t).Seconds()
+		cell.StandIns = standIns
 		res.Cells = append(res.Cells, *cell)
 		if cell.Status != Fail { // see forgetFailures
 			r.state.Steps[key] = stepRecord{Cell: *cell, When: time.Now(), Config: r.config}

@@ -45,6 +45,10 @@ type Cell struct {
 	Errors   []Problem `json:"errors,omitempty"`   // compiler errors (or a configuration problem)
 	Warnings []Problem `json:"warnings,omitempty"` // warnings new relative to the base
 	Seconds  float64   `json:"seconds"`
+	// StandIns says what the revision needs of its base that the base
+	// lacks at this patch, and what the build defined in its place
+	// (package standin).
+	StandIns []string `json:"stand_ins,omitempty"`
 }
 
 // ConfigResult is the column of one configuration.
@@ -139,6 +143,17 @@ func (r *Report) WriteText(w io.Writer) {
 	for _, c := range r.Configs {
 		if c.BaseError != "" {
 			fmt.Fprintf(w, "\n%s: the base does not build: %s\n", c.Name, c.BaseError)
+		}
+	}
+	noted := map[string]bool{}
+	for _, c := range r.Configs {
+		for i, cell := range c.Cells {
+			for _, n := range cell.StandIns {
+				if !noted[n] {
+					noted[n] = true
+					fmt.Fprintf(w, "note: from patch %d: %s\n", i+1, n)
+				}
+			}
 		}
 	}
 	type seen struct{ cfg, key string }

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 
+	"kpatch/buildtest/standin"
+	"kpatch/plumbing/kbuild"
 	"kpatch/plumbing/linediff"
 	"kpatch/series"
 	"kpatch/spec"
@@ -246,7 +248,8 @@ func lineOf(b []byte, n int) string {
 }
 
 // overlay returns the files laid over the base tree after step k: the
-// series' files and the test-only Kconfig hook.
+// series' files, the test-only Kconfig hook and the stand-ins for what the
+// revision needs of its base and the base lacks (see standIns).
 func (st *steps) overlay(k int, base func(string) ([]byte, bool, error)) (map[string][]byte, error) {
 	files := map[string][]byte{}
 	for p, c := range st.files[k] {
@@ -267,7 +270,23 @@ func (st *steps) overlay(k int, base func(string) ([]byte, bool, error)) (map[st
 		top = b
 	}
 	files["Kconfig"] = append(append([]byte{}, top...), "\nsource \""+HookDir+"/Kconfig\"\n"...)
+	if k > 0 {
+		if _, err := standin.Apply(st.s.Revision, k, files, base); err != nil {
+			return nil, err
+		}
+	}
 	return files, nil
+}
+
+// standIns says, one line each, what the revision needs of its base after
+// step k that the base lacks: what overlay stood in for.
+func (st *steps) standIns(k int, base kbuild.BaseFile) ([]string, error) {
+	used, err := standin.Apply(st.s.Revision, k, map[string][]byte{}, base)
+	var out []string
+	for _, n := range used {
+		out = append(out, n.String())
+	}
+	return out, err
 }
 
 // sortedKeys returns the keys of m, sorted.

@@ -138,7 +138,10 @@
 // configuration must have after the last patch built) and
 // facts/selftest.tmpl (what the QEMU self-test expects of the kernel: a
 // timestamp or a cookie, unwind_deferred_request()'s return values, the
-// reserved mask bits, the extra cases to run). A stacked series' facts are
+// reserved mask bits, the extra cases to run) and facts/base.tmpl (what a
+// revision uses of its base tree that older bases lack, and the stand-in
+// kpatch test defines on such a base: v14's srcu_read_lock_lite(), Linux
+// v6.13, on Debian's 6.12; package buildtest/standin). A stacked series' facts are
 // rendered with its prerequisite's version, after all its patches.
 //
 // # Edits

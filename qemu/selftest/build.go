@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"kpatch/buildtest/standin"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -119,6 +120,9 @@ type Artifacts struct {
 	Programs  map[string]string // program name -> host path (for symbols)
 	Changed   []string          // source files rewritten by this build
 	Config    map[string]string
+	// StandIns are what the revision needs of its base that the base
+	// lacks, stood in for in this build (package standin).
+	StandIns []standin.Need
 }
 
 // BuildKernelError is a kernel build failure with the patches that
@@ -163,6 +167,16 @@ func joinInts(v []int) string {
 // overlay returns the files laid over the base tree: the series' final
 // files, the driver, and the two lines that hook the driver's directory
 // into the top-level Kbuild and Kconfig.
+// applyStandIns adds to files the stand-ins for what the revision needs of
+// its base and the base lacks (package standin), after its last patch.
+func applyStandIns(s SeriesFiles, files map[string][]byte, base kbuild.BaseFile) ([]standin.Need, error) {
+	r, ok := unwrap(s).(*series.Series)
+	if !ok || r.Revision == nil {
+		return nil, nil
+	}
+	return standin.Apply(r.Revision, len(r.Revision.Patches), files, base)
+}
+
 func overlay(s SeriesFiles, base kbuild.BaseFile, factsHeader []byte) (map[string][]byte, error) {
 	files := map[string][]byte{}
 	for k, v := range s.FinalFiles() {
@@ -260,11 +274,18 @@ func build(ctx context.Context, o BuildOptions) (*Artifacts, SeriesFiles, error)
 	if err != nil {
 		return nil, s, err
 	}
+	standIns, err := applyStandIns(s, files, baseFile)
+	if err != nil {
+		return nil, s, err
+	}
+	for _, n := range standIns {
+		fmt.Fprintf(logw, "kbuild: stand-in: %s\n", n)
+	}
 	changed, err := d.Sync(files, baseFile)
 	if err != nil {
 		return nil, s, err
 	}
-	a := &Artifacts{Changed: changed, Programs: map[string]string{}}
+	a := &Artifacts{Changed: changed, Programs: map[string]string{}, StandIns: standIns}
 	if len(changed) > 0 {
 		fmt.Fprintf(logw, "kbuild: %d file(s) changed: %s\n", len(changed), strings.Join(first(changed, 8), " "))
 	} else {

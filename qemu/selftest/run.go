@@ -45,6 +45,9 @@ type Report struct {
 	BuildTime  time.Duration `json:"build_ns"`
 	BootTime   time.Duration `json:"boot_ns"`
 	Bench      []string      `json:"bench,omitempty"`
+	// StandIns says what the revision needs of its base that the base
+	// lacks, and what the build defined in its place (package standin).
+	StandIns []string `json:"stand_ins,omitempty"`
 }
 
 // DefaultBuildDir is the build directory used when none is given:
@@ -147,6 +150,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	extra := o.Extra || RevisionRunsExtra(s)
 	rep := &Report{Changed: art.Changed, BuildTime: time.Since(t0)}
+	for _, n := range art.StandIns {
+		rep.StandIns = append(rep.StandIns, n.String())
+	}
 	fmt.Fprintf(logw, "build: done in %s\n", rep.BuildTime.Round(100*time.Millisecond))
 
 	rep.ConsoleLog = filepath.Join(o.BuildDir, "console.log")
@@ -275,6 +281,9 @@ func (r *Report) WriteText(w io.Writer) {
 	}
 	for _, p := range r.Problems {
 		fmt.Fprintf(w, "PROBLEM: %s\n", p)
+	}
+	for _, n := range r.StandIns {
+		fmt.Fprintf(w, "note: %s\n", n)
 	}
 	verdict := "PASS"
 	if !r.Passed {
