@@ -46,9 +46,15 @@ func TestNewRevision(t *testing.T) {
 	if r.Version != last+1 || r.Base != "v6.16-rc5" || !r.Date.Equal(date) || r.Subject != prev.Subject || len(r.Patches) != len(prev.Patches) {
 		t.Errorf("v%d: version %d base %s date %s, %d patches", last+1, r.Version, r.Base, r.Date, len(r.Patches))
 	}
-	section := fmt.Sprintf("Changes since v%d: https://lore.kernel.org/all/%s/\n\nChanges since v%d: ", last, series.MessageID(prev, 0), last-1)
-	if !strings.Contains(r.Cover, section) {
-		t.Errorf("cover letter has no empty v%d section above the v%d one:\n%s", last, last-1, r.Cover)
+	// The new section goes above the previous "Changes since" section, or
+	// at the end of a cover letter that has none (v16's as posted).
+	head := fmt.Sprintf("Changes since v%d: https://lore.kernel.org/all/%s/\n", last, series.MessageID(prev, 0))
+	if older := fmt.Sprintf("Changes since v%d: ", last-1); strings.Contains(prev.Cover, older) {
+		if !strings.Contains(r.Cover, head+"\n"+older) {
+			t.Errorf("cover letter has no empty v%d section above the v%d one:\n%s", last, last-1, r.Cover)
+		}
+	} else if r.Cover != strings.TrimRight(prev.Cover, "\n")+"\n\n"+head {
+		t.Errorf("cover letter is not v%d's with an empty v%d section at its end:\n%s", last, last, r.Cover)
 	}
 	for i, p := range r.Patches {
 		pp := prev.Patches[i]
