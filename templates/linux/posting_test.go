@@ -108,3 +108,47 @@ func TestV12Shape(t *testing.T) {
 		t.Errorf("v11 has Selftest-Cases %q", v11.SelftestCases)
 	}
 }
+
+// TestV16Trailers compares the last paragraph of every v16 commit message
+// whose posting was read (testdata/v16-trailers.txt) with what the spec
+// renders: the Reviewed-by tags v16 gathered and 03/10's doubled sign-off
+// are as posted.
+func TestV16Trailers(t *testing.T) {
+	s, err := spec.Load(linux.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Revision(16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile("testdata/v16-trailers.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int][]string{}
+	for _, l := range strings.Split(string(b), "\n") {
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		n, line, ok := strings.Cut(l, ": ")
+		num, err := strconv.Atoi(n)
+		if !ok || err != nil {
+			t.Fatalf("testdata/v16-trailers.txt: bad line %q", l)
+		}
+		want[num] = append(want[num], line)
+	}
+	if len(want) < 8 {
+		t.Fatalf("only %d patches in testdata", len(want))
+	}
+	for num, lines := range want {
+		if num < 1 || num > len(r.Patches) {
+			t.Fatalf("v16 has no patch %d", num)
+		}
+		paras := strings.Split(strings.TrimRight(r.Patches[num-1].Log, "\n"), "\n\n")
+		got := strings.Split(paras[len(paras)-1], "\n")
+		if strings.Join(got, "\n") != strings.Join(lines, "\n") {
+			t.Errorf("v16 patch %d (%s) ends with\n%s\nposted:\n%s", num, r.Patches[num-1].ID, strings.Join(got, "\n"), strings.Join(lines, "\n"))
+		}
+	}
+}
