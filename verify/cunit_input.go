@@ -36,6 +36,43 @@ type unitCache struct {
 	names  map[string]map[string]int // path -> function -> the first patch that touched it
 	texts  map[textKey]*textEntry
 	evals  map[string]Finding // C_EVAL findings by what failed (see evalFinding)
+	kb     *kbuildReader      // nil: no build tree, every unit is the prelude's
+	kunits map[unitKey]*kunitEntry
+}
+
+type kunitEntry struct {
+	once sync.Once
+	u    *cUnit
+	ok   bool
+}
+
+// kbuildUnit returns path after (or before) patch n as build tree t
+// compiles it, and whether it could be read so (if not, the prelude's
+// units stand in, and the report says why). A file absent there is a nil
+// unit, read.
+func (c *checker) kbuildUnit(kb *kbuildReader, t *BuildTree, path string, n int, side unitSide) (*cUnit, bool) {
+	k := unitKey{path, n, side, "kbuild " + t.Name}
+	c.units.mu.Lock()
+	ent := c.units.kunits[k]
+	if ent == nil {
+		ent = &kunitEntry{}
+		c.units.kunits[k] = ent
+	}
+	c.units.mu.Unlock()
+	ent.once.Do(func() {
+		in := c.input(path, n, side)
+		if in == nil {
+			ent.ok = true
+			return
+		}
+		u, why := c.s.kbuildUnit(kb, t, in, path)
+		if u == nil {
+			kb.notePrelude(path, why)
+			return
+		}
+		ent.u, ent.ok = u, true
+	})
+	return ent.u, ent.ok
 }
 
 type unitEntry struct {
@@ -44,7 +81,7 @@ type unitEntry struct {
 }
 
 func newUnitCache() *unitCache {
-	return &unitCache{units: map[unitKey]*unitEntry{}, parsed: map[string]*unitEntry{}, inputs: map[inputKey]*unitInput{}, names: map[string]map[string]int{}, texts: map[textKey]*textEntry{}, evals: map[string]Finding{}}
+	return &unitCache{units: map[unitKey]*unitEntry{}, parsed: map[string]*unitEntry{}, inputs: map[inputKey]*unitInput{}, names: map[string]map[string]int{}, texts: map[textKey]*textEntry{}, evals: map[string]Finding{}, kunits: map[unitKey]*kunitEntry{}}
 }
 
 // unit returns path parsed in e after (or before) patch n, or nil when the
@@ -56,6 +93,11 @@ func newUnitCache() *unitCache {
 // at their line numbers.
 func (c *checker) unit(path string, n int, side unitSide, e cenv) *cUnit {
 	c.stopped()
+	if kb := c.units.kb; kb != nil && strings.HasSuffix(path, ".c") {
+		if u, ok := c.kbuildUnit(kb, kb.treeFor(e), path, n, side); ok {
+			return u
+		}
+	}
 	k := unitKey{path, n, side, e.String()}
 	c.units.mu.Lock()
 	ent := c.units.units[k]

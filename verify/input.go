@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
@@ -19,12 +20,13 @@ import (
 // Series is a patch series as verify sees it: the messages and, where
 // known, the content of every file it touches after every patch.
 type Series struct {
-	Source  string           // what was read: "v11 generated on v6.12", a file
-	Sender  string           // who posts the series ("Name <addr>" or a name)
-	Patches []*Patch         // in order
-	Tree    *kernelsrc.Tree  // the base tree, nil when none was given
-	created map[string]bool  // the files the series creates
-	changes map[string][]int // path -> the patches that change it, in order
+	Source  string                    // what was read: "v11 generated on v6.12", a file
+	Sender  string                    // who posts the series ("Name <addr>" or a name)
+	Patches []*Patch                  // in order
+	Tree    *kernelsrc.Tree           // the base tree, nil when none was given
+	created map[string]bool           // the files the series creates
+	changes map[string][]int          // path -> the patches that change it, in order
+	cRead   atomic.Pointer[cReadInfo] // how the last Run read the C files
 
 }
 
