@@ -158,19 +158,29 @@ func (t *BuildTree) findCommand(p string) *treeCommand {
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return &treeCommand{err: err}
 	}
-	for dir := path.Dir(p); ; dir = path.Dir(dir) {
+	first := func(dir string) *treeCommand {
 		for _, obj := range kbuild.CompiledSources(t.Obj, dir) {
 			c, err := kbuild.ReadCompileCommand(t.Obj, obj)
-			if err != nil || !strings.HasSuffix(c.Source, ".c") {
-				continue
+			if err == nil && strings.HasSuffix(c.Source, ".c") {
+				return t.usable(&treeCommand{cmd: c, from: obj})
 			}
-			return t.usable(&treeCommand{cmd: c, from: obj})
 		}
-		if dir == "." || dir == "/" {
-			break
+		return nil
+	}
+	for dir := path.Dir(p); dir != "." && dir != "/"; dir = path.Dir(dir) {
+		if tc := first(dir); tc != nil {
+			return tc
 		}
 	}
-	return &treeCommand{err: fmt.Errorf("build tree %s compiled no C file in %s or above", t.Name, path.Dir(p))}
+	// nothing compiled on the way up: the first C object of a top-level
+	// directory (the flags kbuild gives every directory are the same but
+	// for its own -I and per-directory options)
+	for _, dir := range []string{"init", "kernel", "lib", "mm", "fs"} {
+		if tc := first(dir); tc != nil {
+			return tc
+		}
+	}
+	return &treeCommand{err: fmt.Errorf("build tree %s compiled no C file in %s, its parents, init/, kernel/, lib/, mm/ or fs/", t.Name, path.Dir(p))}
 }
 
 // usable checks that the compiler of tc can be run here.
