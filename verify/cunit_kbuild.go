@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -38,8 +37,10 @@ type kbuildReader struct {
 	cache string // preprocessed units kept between runs ("" for none)
 
 	mu       sync.Mutex
-	overlays map[int]*overlayEntry // by patch state
-	reads    map[string]*fileRead  // how each file was read, by path
+	overlays map[int]*overlayEntry     // by patch state
+	files    map[int]map[string][]byte // overlayFiles by patch state
+	facts    map[string]*unitFacts     // the units made in this run, by unitKey
+	reads    map[string]*fileRead      // how each file was read, by path
 }
 
 type overlayEntry struct {
@@ -79,7 +80,7 @@ func newKbuildReader(ctx context.Context, trees []*BuildTree, cacheDir string) (
 	if err != nil {
 		return nil, err
 	}
-	return &kbuildReader{ctx: ctx, trees: trees, tmp: tmp, cache: cacheDir, overlays: map[int]*overlayEntry{}, reads: map[string]*fileRead{}}, nil
+	return &kbuildReader{ctx: ctx, trees: trees, tmp: tmp, cache: cacheDir, overlays: map[int]*overlayEntry{}, files: map[int]map[string][]byte{}, facts: map[string]*unitFacts{}, reads: map[string]*fileRead{}}, nil
 }
 
 func (kb *kbuildReader) close() { os.RemoveAll(kb.tmp) }
@@ -188,6 +189,20 @@ const generatedDir = ".generated"
 // to include/asm-generic/Kbuild's mandatory-y that x86 does not have, the
 // wrapper kbuild would generate (asm/X.h including asm-generic/X.h).
 func (kb *kbuildReader) overlayFiles(s *Series, at int) map[string][]byte {
+	kb.mu.Lock()
+	if f, ok := kb.files[at]; ok {
+		kb.mu.Unlock()
+		return f
+	}
+	kb.mu.Unlock()
+	out := kb.overlayFilesAt(s, at)
+	kb.mu.Lock()
+	kb.files[at] = out
+	kb.mu.Unlock()
+	return out
+}
+
+func (kb *kbuildReader) overlayFilesAt(s *Series, at int) map[string][]byte {
 	out := map[string][]byte{}
 	for _, p := range sortedKeys(s.changes) {
 		if c, ok := s.FileAt(p, at); ok {
@@ -253,30 +268,25 @@ type ppMacro struct {
 	Idents []string `json:"idents"`
 }
 
-// preprocess returns path (content text, after patch at) preprocessed in
-// tree t and cut down, from the cache when the same inputs were
-// preprocessed before.
-func (kb *kbuildReader) preprocess(s *Series, t *BuildTree, tc *treeCommand, path string, at int, text []byte) (*ppUnit, error) {
+// unitKey identifies what a kbuild unit of path (content text, after
+// patch at) is made of: the tree, the command, the file and every file
+// laid over the tree; factsVersion changes when what is made of them does.
+func (kb *kbuildReader) unitKey(s *Series, t *BuildTree, tc *treeCommand, path string, at int, text []byte) string {
 	h := sha256.New()
 	h.Write(t.key)
-	fmt.Fprintf(h, "\x00v1\x00%s\x00%s\x00", path, strings.Join(tc.cmd.Args, "\x01"))
+	fmt.Fprintf(h, "\x00%s\x00%s\x00%s\x00", factsVersion, path, strings.Join(tc.cmd.Args, "\x01"))
 	h.Write(text)
 	files := kb.overlayFiles(s, at)
 	for _, p := range sortedKeys(files) {
 		fmt.Fprintf(h, "\x00%s\x00%d\x00", p, len(files[p]))
 		h.Write(files[p])
 	}
-	key := hex.EncodeToString(h.Sum(nil))
-	cached := ""
-	if kb.cache != "" {
-		cached = filepath.Join(kb.cache, key[:2], key+".json")
-		if b, err := os.ReadFile(cached); err == nil {
-			var u ppUnit
-			if json.Unmarshal(b, &u) == nil {
-				return &u, nil
-			}
-		}
-	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// preprocess returns path (after patch at) preprocessed in tree t and cut
+// down.
+func (kb *kbuildReader) preprocess(s *Series, t *BuildTree, tc *treeCommand, path string, at int, key string) (*ppUnit, error) {
 	dir, err := kb.overlay(s, at)
 	if err != nil {
 		return nil, err
@@ -305,18 +315,7 @@ func (kb *kbuildReader) preprocess(s *Series, t *BuildTree, tc *treeCommand, pat
 	if err != nil {
 		return nil, err
 	}
-	u := reducePreprocessed(b, path, []string{dir + "/", t.Src + "/"})
-	if cached != "" {
-		if j, err := json.Marshal(u); err == nil {
-			if os.MkdirAll(filepath.Dir(cached), 0o755) == nil {
-				tmp := fmt.Sprintf("%s.%d.tmp", cached, os.Getpid())
-				if os.WriteFile(tmp, j, 0o644) == nil {
-					os.Rename(tmp, cached)
-				}
-			}
-		}
-	}
-	return u, nil
+	return reducePreprocessed(b, path, []string{dir + "/", t.Src + "/"}), nil
 }
 
 var (
@@ -527,22 +526,31 @@ func (s *Series) kbuildUnit(kb *kbuildReader, t *BuildTree, in *unitInput, path 
 	if tc.err != nil {
 		return nil, tc.err.Error()
 	}
-	pp, err := kb.preprocess(s, t, tc, path, in.at, full)
-	if err != nil {
-		return nil, err.Error()
+	key := kb.unitKey(s, t, tc, path, in.at, full)
+	u := kb.cached(key)
+	if u == nil {
+		pp, err := kb.preprocess(s, t, tc, path, in.at, key)
+		if err != nil {
+			return nil, err.Error()
+		}
+		ast, failed, err := parsePreprocessed(path, t, pp)
+		if err != nil {
+			first, _, _ := strings.Cut(err.Error(), "\n")
+			return nil, "cc/v4 could not parse the preprocessed unit: " + ccSourceRE.ReplaceAllString(first, "")
+		}
+		u = &cUnit{path: path, text: full}
+		u.collect(ast)
+		u.addWritten()
+		for _, m := range pp.Macros {
+			u.macros = append(u.macros, cMacro{name: m.Name, line: m.Line, idents: m.Idents})
+		}
+		u.failed = failed
+		kb.store(key, u)
 	}
-	ast, failed, err := parsePreprocessed(path, t, pp)
-	u := &cUnit{path: path, text: full}
-	if err != nil {
-		first, _, _ := strings.Cut(err.Error(), "\n")
-		return nil, "cc/v4 could not parse the preprocessed unit: " + ccSourceRE.ReplaceAllString(first, "")
+	u.path, u.text = path, full
+	for _, f := range u.funcs {
+		f.unitPath, f.unitText = path, full
 	}
-	u.collect(ast)
-	u.addWritten()
-	for _, m := range pp.Macros {
-		u.macros = append(u.macros, cMacro{name: m.Name, line: m.Line, idents: m.Idents})
-	}
-	u.failed = failed
 	u.keepOnly(in.keep, s.created[path])
 	kb.noteKbuild(path, t, tc.from)
 	return u, ""

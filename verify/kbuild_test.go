@@ -112,7 +112,7 @@ func TestKbuildUnusedStatic(t *testing.T) {
 		t.Errorf("JSON: %v\n%s", err, js.String())
 	}
 	// a second run reads the preprocessed units from the cache: the same
-	entries, _ := filepath.Glob(filepath.Join(cache, "*", "*.json"))
+	entries, _ := filepath.Glob(filepath.Join(cache, "*", "*.gob"))
 	if len(entries) == 0 {
 		t.Fatal("nothing cached")
 	}
