@@ -1,0 +1,64 @@
+package verify
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"kpatch/plumbing/kernelsrc"
+	"kpatch/series"
+)
+
+// gitHeaderRE is what quilt refresh drops of a git diff: the "diff --git"
+// line and git's extended headers, keeping "--- a/x" and "+++ b/x".
+var gitHeaderRE = regexp.MustCompile(`(?m)^(diff --git |index [0-9a-f]+\.\.|new file mode |deleted file mode ).*\n`)
+
+// TestQuiltSeries: v11 as a quilt-maintained tree keeps it (each patch's
+// diff without "diff --git" and "index" lines, as quilt refresh writes a
+// patch imported from git) is checked like the git form: the same
+// findings on the code, at the same lines of the tree.
+func TestQuiltSeries(t *testing.T) {
+	g, err := series.Generate(context.Background(), series.Options{Tree: debianTree(t), Base: "v6.12", Version: 11})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mbox := series.Mbox(g.Messages())
+	quilt := gitHeaderRE.ReplaceAllString(mbox, "")
+	if strings.Contains(quilt, "diff --git") || strings.Count(quilt, "\n--- a/") < 10 {
+		t.Fatal("the quilt form still has git's headers, or lost the diffs")
+	}
+	tree, err := kernelsrc.Open(debianTree(t), "v6.12", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code := func(text string) []string {
+		path := filepath.Join(t.TempDir(), "v11.mbox")
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s, err := ReadMail(path, tree)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, f := range Run(s, seriesOpts(t)) {
+			if isCode(f.File) {
+				out = append(out, fmt.Sprintf("%d %s %s %s", f.Patch, f.ID, f.Where(), f.Message))
+			}
+		}
+		sort.Strings(out)
+		return out
+	}
+	want, got := code(mbox), code(quilt)
+	if len(want) == 0 {
+		t.Fatal("no finding on v11's code")
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("quilt form:\n%s\ngit form:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
