@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"fmt"
+	"path"
 	"strings"
 	"sync"
 )
@@ -31,7 +32,6 @@ type unitKey struct {
 type unitCache struct {
 	mu     sync.Mutex
 	units  map[unitKey]*unitEntry
-	parsed map[string]*unitEntry // by input (see parseUnit)
 	inputs map[inputKey]*unitInput
 	names  map[string]map[string]int // path -> function -> the first patch that touched it
 	texts  map[textKey]*textEntry
@@ -81,7 +81,7 @@ type unitEntry struct {
 }
 
 func newUnitCache() *unitCache {
-	return &unitCache{units: map[unitKey]*unitEntry{}, parsed: map[string]*unitEntry{}, inputs: map[inputKey]*unitInput{}, names: map[string]map[string]int{}, texts: map[textKey]*textEntry{}, evals: map[string]Finding{}, kunits: map[unitKey]*kunitEntry{}}
+	return &unitCache{units: map[unitKey]*unitEntry{}, inputs: map[inputKey]*unitInput{}, names: map[string]map[string]int{}, texts: map[textKey]*textEntry{}, evals: map[string]Finding{}, kunits: map[unitKey]*kunitEntry{}}
 }
 
 // unit returns path parsed in e after (or before) patch n, or nil when the
@@ -279,16 +279,42 @@ func (s *Series) parseUnit(cache *unitCache, in *unitInput, path string, e cenv)
 			fmt.Fprintf(h, "\x00%s=%v", n, defined[n])
 		}
 	}
-	key := string(h.Sum(nil))
-	cache.mu.Lock()
-	ent := cache.parsed[key]
-	if ent == nil {
-		ent = &unitEntry{}
-		cache.parsed[key] = ent
+	// and what the tree serves (include/linux/sizes.h)
+	if s.Tree != nil {
+		fmt.Fprintf(h, "\x00tree %s %s %v", s.Tree.Dir, s.Tree.Base, s.Tree.Commit)
 	}
-	cache.mu.Unlock()
+	key := string(h.Sum(nil))
+	ent := sharedUnits.entry(key)
 	ent.once.Do(func() { ent.u = parseChunks(s, path, at, e, text, keep) })
 	return ent.u
+}
+
+// sharedUnits are the prelude's units parsed in this process, by what they
+// read (see parseUnit): runs on series that share files (a revision and
+// its edited copies, the same series checked twice) parse them once. A
+// unit is not changed once parsed. The map is emptied when it holds
+// maxSharedUnits, so that a long process does not keep every unit.
+var sharedUnits = &unitStore{m: map[string]*unitEntry{}}
+
+const maxSharedUnits = 20000
+
+type unitStore struct {
+	mu sync.Mutex
+	m  map[string]*unitEntry
+}
+
+func (st *unitStore) entry(key string) *unitEntry {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	ent := st.m[key]
+	if ent == nil {
+		if len(st.m) >= maxSharedUnits {
+			st.m = map[string]*unitEntry{}
+		}
+		ent = &unitEntry{}
+		st.m[key] = ent
+	}
+	return ent
 }
 
 // inputDigest hashes what a unit of path reads at patch n (blank, and the
@@ -311,7 +337,7 @@ func (s *Series) inputDigest(path string, n int, blank []byte) ([]byte, []string
 		})
 	}
 	scan(blank)
-	for _, inc := range s.includedHeaders(n, blank) {
+	for _, inc := range s.includedHeaders(n, path, blank) {
 		c, _ := s.FileAt(inc, n)
 		fmt.Fprintf(h, "\x00%s\x00%d\x00", inc, len(c))
 		h.Write(c)
@@ -347,31 +373,37 @@ func eachDirective(src []byte, f func(name string, rest []byte)) {
 	}
 }
 
-// includedHeaders returns the headers the series creates that src
-// includes at patch n, directly or through one another, as cfs serves
-// them.
-func (s *Series) includedHeaders(n int, src []byte) []string {
+// includedHeaders returns the headers the series creates that src (the
+// file path) includes at patch n, directly or through one another, as cfs
+// serves them: from the include paths, and a quoted name also next to the
+// file that includes it.
+func (s *Series) includedHeaders(n int, file string, src []byte) []string {
 	seen := map[string]bool{}
-	var visit func(src []byte)
-	visit = func(src []byte) {
+	var visit func(file string, src []byte)
+	visit = func(file string, src []byte) {
 		eachDirective(src, func(d string, rest []byte) {
 			if d != "include" {
 				return
 			}
-			name := strings.Trim(strings.TrimSpace(string(rest)), `<>"`)
-			for _, cand := range []string{"include/" + name, "arch/x86/include/" + name,
-				"include/asm-generic/" + strings.TrimPrefix(name, "asm/")} {
+			arg := strings.TrimSpace(string(rest))
+			name := strings.Trim(arg, `<>"`)
+			cands := []string{"include/" + name, "arch/x86/include/" + name,
+				"include/asm-generic/" + strings.TrimPrefix(name, "asm/")}
+			if strings.HasPrefix(arg, `"`) {
+				cands = append(cands, path.Join(path.Dir(file), name))
+			}
+			for _, cand := range cands {
 				if !s.created[cand] || seen[cand] {
 					continue
 				}
 				if c, ok := s.FileAt(cand, n); ok {
 					seen[cand] = true
-					visit(c)
+					visit(cand, c)
 				}
 			}
 		})
 	}
-	visit(src)
+	visit(file, src)
 	return sortedKeys(seen)
 }
 
