@@ -96,10 +96,15 @@ func OpenBuildTree(dir string) (*BuildTree, error) {
 // BuildTrees opens dir as one build tree, or as a directory of them (such
 // as the matrix-* trees kpatch test build keeps), those prepared.
 func BuildTrees(dir string) ([]*BuildTree, error) {
-	if t, err := OpenBuildTree(dir); err == nil {
+	t, err := OpenBuildTree(dir)
+	if err == nil {
 		return []*BuildTree{t}, nil
-	} else if st, serr := os.Stat(dir); serr != nil || !st.IsDir() {
-		return nil, fmt.Errorf("build directory %s: %w", dir, errors.Join(serr, err))
+	}
+	if st, serr := os.Stat(dir); serr != nil || !st.IsDir() {
+		return nil, fmt.Errorf("build directory %s is not a directory: give a prepared make O= tree, a directory of them, or none", dir)
+	}
+	if _, serr := os.Stat(filepath.Join(dir, ".config")); serr == nil {
+		return nil, err // a tree, not prepared
 	}
 	matches, _ := filepath.Glob(filepath.Join(dir, "*"))
 	sort.Strings(matches)

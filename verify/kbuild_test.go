@@ -194,3 +194,24 @@ func TestKbuildUnitReal(t *testing.T) {
 		t.Errorf("the prelude's reading did not run: %v", fs)
 	}
 }
+
+// TestBuildTreesRefused: what --build-dir refuses, each with one line that
+// says what to give.
+func TestBuildTreesRefused(t *testing.T) {
+	empty := t.TempDir()
+	unprepared := t.TempDir()
+	os.WriteFile(filepath.Join(unprepared, ".config"), []byte("#\nCONFIG_X86_64=y\n"), 0o644)
+	for _, c := range []struct{ dir, want string }{
+		{filepath.Join(empty, "missing"), "is not a directory: give a prepared make O= tree"},
+		{empty, "holds no prepared kernel build tree"},
+		{unprepared, "is not prepared: include/generated/autoconf.h is missing (run make O="},
+	} {
+		_, err := BuildTrees(c.dir)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("BuildTrees(%s) = %v; want one line with %q", c.dir, err, c.want)
+		}
+	}
+	if trees, err := BuildTrees(filepath.Dir(fakeBuildTree(t).Obj)); err != nil || len(trees) != 1 || trees[0].Name != "x86_64" {
+		t.Errorf("a directory of trees: %v, %v", trees, err)
+	}
+}
