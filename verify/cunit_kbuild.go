@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 
 	"modernc.org/cc/v4"
 
@@ -76,7 +78,8 @@ type CReadTree struct {
 }
 
 func newKbuildReader(ctx context.Context, trees []*BuildTree, cacheDir string) (*kbuildReader, error) {
-	tmp, err := os.MkdirTemp("", "kpatch-verify-")
+	sweepOverlays()
+	tmp, err := os.MkdirTemp("", fmt.Sprintf("%s%d-", overlayPrefix, os.Getpid()))
 	if err != nil {
 		return nil, err
 	}
@@ -84,6 +87,27 @@ func newKbuildReader(ctx context.Context, trees []*BuildTree, cacheDir string) (
 }
 
 func (kb *kbuildReader) close() { os.RemoveAll(kb.tmp) }
+
+// overlayPrefix starts the names of the runs' overlay directories in the
+// temporary directory, followed by the process ID.
+const overlayPrefix = "kpatch-verify-"
+
+// sweepOverlays removes the overlay directories of runs whose process is
+// gone: a run stopped by Ctrl-C is abandoned (the process exits without
+// waiting for it), and the next run cleans up after it.
+func sweepOverlays() {
+	matches, _ := filepath.Glob(filepath.Join(os.TempDir(), overlayPrefix+"*"))
+	for _, m := range matches {
+		pidText, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(m), overlayPrefix), "-")
+		pid, err := strconv.Atoi(pidText)
+		if err != nil || pid <= 0 || pid == os.Getpid() {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			os.RemoveAll(m)
+		}
+	}
+}
 
 // treeFor returns the build tree that stands for build e: the one named
 // like it, else the first of its architecture, else the first.

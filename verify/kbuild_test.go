@@ -215,3 +215,29 @@ func TestBuildTreesRefused(t *testing.T) {
 		t.Errorf("a directory of trees: %v, %v", trees, err)
 	}
 }
+
+// TestSweepOverlays: the overlay directory of a run whose process is gone
+// (stopped by Ctrl-C) is removed by the next run; a live process's stays.
+func TestSweepOverlays(t *testing.T) {
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	gone, err := os.MkdirTemp("", fmt.Sprintf("%s%d-", overlayPrefix, dead.Process.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(gone)
+	live, err := os.MkdirTemp("", fmt.Sprintf("%s%d-", overlayPrefix, os.Getppid()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(live)
+	sweepOverlays()
+	if _, err := os.Stat(gone); !os.IsNotExist(err) {
+		t.Errorf("%s of an ended process is left: %v", gone, err)
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("%s of a live process is removed: %v", live, err)
+	}
+}
