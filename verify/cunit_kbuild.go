@@ -98,9 +98,9 @@ const overlayPrefix = "kpatch-verify-"
 func sweepOverlays() {
 	matches, _ := filepath.Glob(filepath.Join(os.TempDir(), overlayPrefix+"*"))
 	for _, m := range matches {
-		pidText, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(m), overlayPrefix), "-")
+		pidText, _, ok := strings.Cut(strings.TrimPrefix(filepath.Base(m), overlayPrefix), "-")
 		pid, err := strconv.Atoi(pidText)
-		if err != nil || pid <= 0 || pid == os.Getpid() {
+		if !ok || err != nil || pid <= 0 || pid == os.Getpid() {
 			continue
 		}
 		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {

@@ -233,7 +233,17 @@ func TestSweepOverlays(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer os.RemoveAll(live)
+	// a name without the process ID (os.MkdirTemp's digits only) is not
+	// taken for one
+	other, err := os.MkdirTemp("", overlayPrefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(other)
 	sweepOverlays()
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("%s without a process ID is removed: %v", other, err)
+	}
 	if _, err := os.Stat(gone); !os.IsNotExist(err) {
 		t.Errorf("%s of an ended process is left: %v", gone, err)
 	}
