@@ -657,7 +657,8 @@ func (ri *cReadInfo) notes() []string {
 			out = append(out, fmt.Sprintf("%s: %s: %s", f.File, prelude, f.Why))
 		}
 	}
-	if len(out) == 0 {
+	out = append(out, "headers the series creates: read by cc/v4 with verify's prelude for the header rules (STUB_PARITY, ARCH_HOOK, UNUSED_INLINE, ...), and as the compiler reads them inside the C files above")
+	if len(ri.files) == 0 {
 		var names []string
 		for _, t := range ri.trees {
 			names = append(names, t.Name)
