@@ -20,7 +20,8 @@ var gitHeaderRE = regexp.MustCompile(`(?m)^(diff --git |index [0-9a-f]+\.\.|new 
 // TestQuiltSeries: v11 as a quilt-maintained tree keeps it (each patch's
 // diff without "diff --git" and "index" lines, as quilt refresh writes a
 // patch imported from git) is checked like the git form: the same
-// findings on the code, at the same lines of the tree.
+// findings on the code, at the same lines of the tree; a hunk of it that
+// does not apply is PATCH_APPLY at the hunk's line.
 func TestQuiltSeries(t *testing.T) {
 	g := v11Generator(t)
 	mbox := series.Mbox(g.Messages())
@@ -49,6 +50,26 @@ func TestQuiltSeries(t *testing.T) {
 		}
 		sort.Strings(out)
 		return out
+	}
+	// a hunk that does not apply is said so at its line, as in git's form
+	i := strings.Index(quilt, "--- a/arch/x86/Kconfig\n")
+	if i < 0 {
+		t.Fatal("no edit of arch/x86/Kconfig in v11")
+	}
+	h := i + strings.Index(quilt[i:], "\n@@ ") + 1
+	ctx := h + strings.Index(quilt[h:], "\n ") + 1
+	broken := quilt[:ctx] + " XXX" + quilt[ctx+1:]
+	path := filepath.Join(t.TempDir(), "broken.mbox")
+	if err := os.WriteFile(path, []byte(broken), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bs, err := ReadMail(path, tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pa := only(Run(bs, Options{}), "PATCH_APPLY")
+	if hunkLine := 1 + strings.Count(broken[:h], "\n"); len(pa) != 1 || pa[0].Line != hunkLine || !strings.Contains(pa[0].Message, "of arch/x86/Kconfig does not apply to v6.12") {
+		t.Errorf("PATCH_APPLY: %+v; want one at line %d", pa, hunkLine)
 	}
 	want, got := code(mbox), code(quilt)
 	if len(want) == 0 {
