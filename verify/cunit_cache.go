@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // The kbuild units a run parsed, kept between runs: what the rules read of
@@ -153,6 +154,8 @@ func (kb *kbuildReader) cached(key string) *cUnit {
 	if gob.NewDecoder(bytes.NewReader(b)).Decode(f) != nil {
 		return nil
 	}
+	now := time.Now()
+	os.Chtimes(p, now, now) // used: kept by pruneCache
 	kb.mu.Lock()
 	kb.facts[key] = f
 	kb.mu.Unlock()
@@ -177,5 +180,23 @@ func (kb *kbuildReader) store(key string, u *cUnit) {
 	tmp := fmt.Sprintf("%s.%d.tmp", p, os.Getpid())
 	if os.WriteFile(tmp, b.Bytes(), 0o644) == nil && os.Rename(tmp, p) != nil {
 		os.Remove(tmp)
+	}
+}
+
+// cacheAge is how long a kept unit no run has read stays in the cache.
+const cacheAge = 30 * 24 * time.Hour
+
+// pruneCache removes the units of dir that no run has read for cacheAge
+// (the cache would otherwise keep every version of every file ever read).
+func pruneCache(dir string) {
+	if dir == "" {
+		return
+	}
+	old := time.Now().Add(-cacheAge)
+	matches, _ := filepath.Glob(filepath.Join(dir, "*", "*"))
+	for _, m := range matches {
+		if st, err := os.Stat(m); err == nil && st.ModTime().Before(old) {
+			os.Remove(m)
+		}
 	}
 }

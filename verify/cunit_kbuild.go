@@ -79,6 +79,7 @@ type CReadTree struct {
 
 func newKbuildReader(ctx context.Context, trees []*BuildTree, cacheDir string) (*kbuildReader, error) {
 	sweepOverlays()
+	pruneCache(cacheDir)
 	tmp, err := os.MkdirTemp("", fmt.Sprintf("%s%d-", overlayPrefix, os.Getpid()))
 	if err != nil {
 		return nil, err

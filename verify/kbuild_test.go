@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"kpatch/internal/testenv"
 )
@@ -249,5 +250,25 @@ func TestSweepOverlays(t *testing.T) {
 	}
 	if _, err := os.Stat(live); err != nil {
 		t.Errorf("%s of a live process is removed: %v", live, err)
+	}
+}
+
+// TestPruneCache: a kept unit no run has read for cacheAge goes; one read
+// since stays.
+func TestPruneCache(t *testing.T) {
+	dir := t.TempDir()
+	stale, fresh := filepath.Join(dir, "ab", "stale.gob"), filepath.Join(dir, "cd", "fresh.gob")
+	for _, p := range []string{stale, fresh} {
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte("x"), 0o644)
+	}
+	old := time.Now().Add(-cacheAge - time.Hour)
+	os.Chtimes(stale, old, old)
+	pruneCache(dir)
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("%s stays: %v", stale, err)
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Errorf("%s removed: %v", fresh, err)
 	}
 }
