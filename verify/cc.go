@@ -1,11 +1,13 @@
 package verify
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"io/fs"
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 	"testing/fstest"
 	"time"
 
@@ -173,15 +175,65 @@ func (s *Series) translate(n int, e cenv, name string, src []byte, tail string) 
 // translateWith is translate, optionally with the architecture's headers
 // served empty (noArch), to see the generic defaults of arch hooks.
 func (s *Series) translateWith(n int, e cenv, noArch bool, name string, src []byte, tail string) (*cc.AST, error) {
-	cfg, err := s.config(n, e, noArch)
-	if err != nil {
-		return nil, err
+	body := stripBodies(src)
+	// The same source, with the same series headers it includes, in the
+	// same build, translates the same: share the result in the process
+	// (the ASTs are only read).
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%v\x00%v\x00%s\x00%d\x00", e.String(), e.defines, noArch, name, len(body))
+	h.Write(body)
+	fmt.Fprintf(h, "\x00%s\x00", tail)
+	for _, inc := range s.includedHeaders(n, name, src) {
+		c, _ := s.FileAt(inc, n)
+		fmt.Fprintf(h, "\x00%s\x00%d\x00", inc, len(c))
+		h.Write(c)
 	}
-	return cc.Translate(cfg, []cc.Source{
-		{Name: "<prelude>", Value: e.prelude()},
-		{Name: name, Value: stripBodies(src)},
-		{Name: "<verify>", Value: tail},
+	if s.Tree != nil {
+		fmt.Fprintf(h, "\x00tree %s %s %v", s.Tree.Dir, s.Tree.Base, s.Tree.Commit)
+	}
+	ent := sharedASTs.entry(string(h.Sum(nil)))
+	ent.once.Do(func() {
+		cfg, err := s.config(n, e, noArch)
+		if err != nil {
+			ent.err = err
+			return
+		}
+		ent.ast, ent.err = cc.Translate(cfg, []cc.Source{
+			{Name: "<prelude>", Value: e.prelude()},
+			{Name: name, Value: body},
+			{Name: "<verify>", Value: tail},
+		})
 	})
+	return ent.ast, ent.err
+}
+
+// sharedASTs are translateWith's results in this process, emptied when
+// they reach maxSharedUnits.
+var sharedASTs = &astStore{m: map[string]*astEntry{}}
+
+type astStore struct {
+	mu sync.Mutex
+	m  map[string]*astEntry
+}
+
+type astEntry struct {
+	once sync.Once
+	ast  *cc.AST
+	err  error
+}
+
+func (st *astStore) entry(key string) *astEntry {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	ent := st.m[key]
+	if ent == nil {
+		if len(st.m) >= maxSharedUnits {
+			st.m = map[string]*astEntry{}
+		}
+		ent = &astEntry{}
+		st.m[key] = ent
+	}
+	return ent
 }
 
 // directives returns the preprocessor lines of a C file (its #includes,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"fmt"
+	"path"
 	"strings"
 	"sync"
 )
@@ -31,11 +32,47 @@ type unitKey struct {
 type unitCache struct {
 	mu     sync.Mutex
 	units  map[unitKey]*unitEntry
-	parsed map[string]*unitEntry // by input (see parseUnit)
 	inputs map[inputKey]*unitInput
 	names  map[string]map[string]int // path -> function -> the first patch that touched it
 	texts  map[textKey]*textEntry
 	evals  map[string]Finding // C_EVAL findings by what failed (see evalFinding)
+	kb     *kbuildReader      // nil: no build tree, every unit is the prelude's
+	kunits map[unitKey]*kunitEntry
+}
+
+type kunitEntry struct {
+	once sync.Once
+	u    *cUnit
+	ok   bool
+}
+
+// kbuildUnit returns path after (or before) patch n as build tree t
+// compiles it, and whether it could be read so (if not, the prelude's
+// units stand in, and the report says why). A file absent there is a nil
+// unit, read.
+func (c *checker) kbuildUnit(kb *kbuildReader, t *BuildTree, path string, n int, side unitSide) (*cUnit, bool) {
+	k := unitKey{path, n, side, "kbuild " + t.Name}
+	c.units.mu.Lock()
+	ent := c.units.kunits[k]
+	if ent == nil {
+		ent = &kunitEntry{}
+		c.units.kunits[k] = ent
+	}
+	c.units.mu.Unlock()
+	ent.once.Do(func() {
+		in := c.input(path, n, side)
+		if in == nil {
+			ent.ok = true
+			return
+		}
+		u, why := c.s.kbuildUnit(kb, t, in, path)
+		if u == nil {
+			kb.notePrelude(path, why)
+			return
+		}
+		ent.u, ent.ok = u, true
+	})
+	return ent.u, ent.ok
 }
 
 type unitEntry struct {
@@ -44,7 +81,7 @@ type unitEntry struct {
 }
 
 func newUnitCache() *unitCache {
-	return &unitCache{units: map[unitKey]*unitEntry{}, parsed: map[string]*unitEntry{}, inputs: map[inputKey]*unitInput{}, names: map[string]map[string]int{}, texts: map[textKey]*textEntry{}, evals: map[string]Finding{}}
+	return &unitCache{units: map[unitKey]*unitEntry{}, inputs: map[inputKey]*unitInput{}, names: map[string]map[string]int{}, texts: map[textKey]*textEntry{}, evals: map[string]Finding{}, kunits: map[unitKey]*kunitEntry{}}
 }
 
 // unit returns path parsed in e after (or before) patch n, or nil when the
@@ -56,6 +93,11 @@ func newUnitCache() *unitCache {
 // at their line numbers.
 func (c *checker) unit(path string, n int, side unitSide, e cenv) *cUnit {
 	c.stopped()
+	if kb := c.units.kb; kb != nil && strings.HasSuffix(path, ".c") {
+		if u, ok := c.kbuildUnit(kb, kb.treeFor(e), path, n, side); ok {
+			return u
+		}
+	}
 	k := unitKey{path, n, side, e.String()}
 	c.units.mu.Lock()
 	ent := c.units.units[k]
@@ -237,16 +279,42 @@ func (s *Series) parseUnit(cache *unitCache, in *unitInput, path string, e cenv)
 			fmt.Fprintf(h, "\x00%s=%v", n, defined[n])
 		}
 	}
-	key := string(h.Sum(nil))
-	cache.mu.Lock()
-	ent := cache.parsed[key]
-	if ent == nil {
-		ent = &unitEntry{}
-		cache.parsed[key] = ent
+	// and what the tree serves (include/linux/sizes.h)
+	if s.Tree != nil {
+		fmt.Fprintf(h, "\x00tree %s %s %v", s.Tree.Dir, s.Tree.Base, s.Tree.Commit)
 	}
-	cache.mu.Unlock()
+	key := string(h.Sum(nil))
+	ent := sharedUnits.entry(key)
 	ent.once.Do(func() { ent.u = parseChunks(s, path, at, e, text, keep) })
 	return ent.u
+}
+
+// sharedUnits are the prelude's units parsed in this process, by what they
+// read (see parseUnit): runs on series that share files (a revision and
+// its edited copies, the same series checked twice) parse them once. A
+// unit is not changed once parsed. The map is emptied when it holds
+// maxSharedUnits, so that a long process does not keep every unit.
+var sharedUnits = &unitStore{m: map[string]*unitEntry{}}
+
+const maxSharedUnits = 20000
+
+type unitStore struct {
+	mu sync.Mutex
+	m  map[string]*unitEntry
+}
+
+func (st *unitStore) entry(key string) *unitEntry {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	ent := st.m[key]
+	if ent == nil {
+		if len(st.m) >= maxSharedUnits {
+			st.m = map[string]*unitEntry{}
+		}
+		ent = &unitEntry{}
+		st.m[key] = ent
+	}
+	return ent
 }
 
 // inputDigest hashes what a unit of path reads at patch n (blank, and the
@@ -269,7 +337,7 @@ func (s *Series) inputDigest(path string, n int, blank []byte) ([]byte, []string
 		})
 	}
 	scan(blank)
-	for _, inc := range s.includedHeaders(n, blank) {
+	for _, inc := range s.includedHeaders(n, path, blank) {
 		c, _ := s.FileAt(inc, n)
 		fmt.Fprintf(h, "\x00%s\x00%d\x00", inc, len(c))
 		h.Write(c)
@@ -305,31 +373,37 @@ func eachDirective(src []byte, f func(name string, rest []byte)) {
 	}
 }
 
-// includedHeaders returns the headers the series creates that src
-// includes at patch n, directly or through one another, as cfs serves
-// them.
-func (s *Series) includedHeaders(n int, src []byte) []string {
+// includedHeaders returns the headers the series creates that src (the
+// file path) includes at patch n, directly or through one another, as cfs
+// serves them: from the include paths, and a quoted name also next to the
+// file that includes it.
+func (s *Series) includedHeaders(n int, file string, src []byte) []string {
 	seen := map[string]bool{}
-	var visit func(src []byte)
-	visit = func(src []byte) {
+	var visit func(file string, src []byte)
+	visit = func(file string, src []byte) {
 		eachDirective(src, func(d string, rest []byte) {
 			if d != "include" {
 				return
 			}
-			name := strings.Trim(strings.TrimSpace(string(rest)), `<>"`)
-			for _, cand := range []string{"include/" + name, "arch/x86/include/" + name,
-				"include/asm-generic/" + strings.TrimPrefix(name, "asm/")} {
+			arg := strings.TrimSpace(string(rest))
+			name := strings.Trim(arg, `<>"`)
+			cands := []string{"include/" + name, "arch/x86/include/" + name,
+				"include/asm-generic/" + strings.TrimPrefix(name, "asm/")}
+			if strings.HasPrefix(arg, `"`) {
+				cands = append(cands, path.Join(path.Dir(file), name))
+			}
+			for _, cand := range cands {
 				if !s.created[cand] || seen[cand] {
 					continue
 				}
 				if c, ok := s.FileAt(cand, n); ok {
 					seen[cand] = true
-					visit(c)
+					visit(cand, c)
 				}
 			}
 		})
 	}
-	visit(src)
+	visit(file, src)
 	return sortedKeys(seen)
 }
 

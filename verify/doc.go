@@ -17,7 +17,15 @@
 // __always_inline as the GNU attributes they are), and of a file the series
 // edits only the definitions it touches are given to cc/v4, at their real
 // lines. They see storage classes, attributes, parameter types, and the
-// calls and identifiers of every body.
+// calls and identifiers of every body. Given kernel build trees
+// (Options.BuildTrees: BuildTrees, DefaultBuildTrees), a C file is read
+// instead as the compiler reads it: preprocessed with the compile command
+// kbuild recorded for it (or a sibling), the series' files at that patch
+// laid over the tree, and the translation unit parsed by cc/v4 with the
+// real headers' typedefs (cunit_kbuild.go); the prelude stays the fallback,
+// and the report says per file which reading was used (Report.CRead).
+// What the rules read of each such unit is kept between runs
+// (Options.PreprocessCache, cunit_cache.go).
 //
 // Every check is a Rule with a stable ID, a severity and a scope: kernel
 // rules apply to every series, series rules (one review's points) only

@@ -32,18 +32,40 @@ func generate(t testing.TB, specDir string) *Series {
 }
 
 var (
-	v11Once sync.Once
-	v11     *Series
+	v11Once    sync.Once
+	v11        *Series
+	v11GenOnce sync.Once
+	v11Gen     *series.Series
+	v11GenErr  error
 )
 
 // v11Generated is v11 generated on Debian 6.12, shared by the tests (Run
 // does not change a Series).
 func v11Generated(t testing.TB) *Series {
-	v11Once.Do(func() { v11 = generate(t, "") })
+	v11Once.Do(func() {
+		s, err := FromGenerated(v11Generator(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		v11 = s
+	})
 	if v11 == nil {
 		t.Fatal("v11 generation failed earlier")
 	}
 	return v11
+}
+
+// v11Generator is the generator's v11 on Debian 6.12 (its messages, its
+// tree), generated once for the tests that read it (they only read it).
+func v11Generator(t testing.TB) *series.Series {
+	t.Helper()
+	v11GenOnce.Do(func() {
+		v11Gen, v11GenErr = series.Generate(context.Background(), series.Options{Tree: debianTree(t), Base: "v6.12", Version: 11})
+	})
+	if v11GenErr != nil {
+		t.Fatal(v11GenErr)
+	}
+	return v11Gen
 }
 
 // seed reads the posted v11 thread, without a tree.

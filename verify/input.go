@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
@@ -19,12 +20,13 @@ import (
 // Series is a patch series as verify sees it: the messages and, where
 // known, the content of every file it touches after every patch.
 type Series struct {
-	Source  string           // what was read: "v11 generated on v6.12", a file
-	Sender  string           // who posts the series ("Name <addr>" or a name)
-	Patches []*Patch         // in order
-	Tree    *kernelsrc.Tree  // the base tree, nil when none was given
-	created map[string]bool  // the files the series creates
-	changes map[string][]int // path -> the patches that change it, in order
+	Source  string                    // what was read: "v11 generated on v6.12", a file
+	Sender  string                    // who posts the series ("Name <addr>" or a name)
+	Patches []*Patch                  // in order
+	Tree    *kernelsrc.Tree           // the base tree, nil when none was given
+	created map[string]bool           // the files the series creates
+	changes map[string][]int          // path -> the patches that change it, in order
+	cRead   atomic.Pointer[cReadInfo] // how the last Run read the C files
 
 }
 
@@ -71,6 +73,17 @@ type hunkFailure struct {
 	msg  string // which hunk, and why
 }
 
+// fileLine returns the line of the mail on which the diff of path starts:
+// its "diff --git" line, or a quilt diff's "--- a/path" line.
+func (p *Patch) fileLine(path string) int {
+	for _, h := range []string{"\ndiff --git a/" + path + " ", "\n--- a/" + path + "\n", "\n--- a/" + path + "\t", "\n+++ b/" + path + "\n", "\n+++ b/" + path + "\t"} {
+		if l := p.line(h); l > 0 {
+			return l + 1
+		}
+	}
+	return 1
+}
+
 // applyFailure describes the hunk of f (gf as parsed) that err says did
 // not apply.
 func applyFailure(p *Patch, f *File, gf *gitdiff.File, base string, err error) *hunkFailure {
@@ -80,7 +93,7 @@ func applyFailure(p *Patch, f *File, gf *gitdiff.File, base string, err error) *
 		n = ae.Fragment
 	}
 	what := "a hunk"
-	line := p.line("\ndiff --git a/"+f.Path+" ") + 1
+	line := p.fileLine(f.Path)
 	if n >= 1 && n <= len(gf.TextFragments) {
 		fr := gf.TextFragments[n-1]
 		hdr := fmt.Sprintf("@@ -%d,%d +%d,%d @@", fr.OldPosition, fr.OldLines, fr.NewPosition, fr.NewLines)
@@ -277,7 +290,7 @@ func (s *Series) rebuild() error {
 			if err := gitdiff.Apply(&dst, bytes.NewReader(cur[f.Path]), gf); err != nil {
 				if created[f.Path] {
 					return fmt.Errorf("%s:%d: patch %d (%q) does not apply to %s as the series created it (%v): give the patches as they were sent",
-						p.mail.File, p.line("\ndiff --git a/"+f.Path+" ")+1, p.Number, p.Subject, f.Path, err)
+						p.mail.File, p.fileLine(f.Path), p.Number, p.Subject, f.Path, err)
 				}
 				known[f.Path] = false
 				f.noApply = applyFailure(p, f, gf, s.Tree.Base, err)

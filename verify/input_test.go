@@ -2,7 +2,6 @@ package verify
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -39,10 +38,7 @@ func keys(s *Series, fs []Finding) map[key]int {
 // the same.
 func TestMailInputs(t *testing.T) {
 	dir := t.TempDir()
-	g, err := series.Generate(context.Background(), series.Options{Tree: debianTree(t), Base: "v6.12", Version: 11})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := v11Generator(t)
 	msgs := g.Messages()
 	if _, err := series.WriteDir(filepath.Join(dir, "out"), msgs); err != nil {
 		t.Fatal(err)
@@ -260,10 +256,7 @@ func TestBadMail(t *testing.T) {
 // the base, at the hunk's line in the mail; the other patches are read as
 // before.
 func TestHunkNotApplying(t *testing.T) {
-	g, err := series.Generate(context.Background(), series.Options{Tree: debianTree(t), Base: "v6.12", Version: 11})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := v11Generator(t)
 	mbox := series.Mbox(g.Messages())
 	i := strings.Index(mbox, "diff --git a/arch/x86/Kconfig b/arch/x86/Kconfig\n")
 	if i < 0 {

@@ -20,6 +20,10 @@ type Report struct {
 	// Notes say how verify read the series: where the C rules took the
 	// kernel headers from, which word lists SPELLING used.
 	Notes []string `json:"notes"`
+	// CRead says, per C file, how the C rules read it: from the
+	// preprocessed unit of a kernel build tree, or with verify's prelude
+	// (and why).
+	CRead []CRead `json:"c_read,omitempty"`
 }
 
 // PatchSummary counts the findings of one patch (0: the series as a whole).
@@ -57,9 +61,10 @@ func NewReport(s *Series, fs []Finding) *Report {
 		per = per[1:]
 	}
 	r.PerPatch = per
-	r.Notes = []string{
-		"C read by cc/v4 with verify's prelude in place of the kernel headers (no kbuild preprocessed units are used yet)",
-		"spelling: " + s.SpellingSources(),
+	ri := s.cRead.Load()
+	r.Notes = append(ri.notes(), "spelling: "+s.SpellingSources())
+	if ri != nil {
+		r.CRead = ri.files
 	}
 	return r
 }

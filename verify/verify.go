@@ -113,6 +113,13 @@ type Options struct {
 	// CheckpatchTimeout bounds the run of checkpatch.pl (Checkpatch); 0:
 	// CheckpatchTimeout(number of patches).
 	CheckpatchTimeout time.Duration
+	// BuildTrees are the kernel build trees the C files are read in (each
+	// preprocessed as kbuild compiles it there); none: verify's prelude
+	// stands in for the kernel headers.
+	BuildTrees []*BuildTree
+	// PreprocessCache keeps the preprocessed units between runs ("": no
+	// cache).
+	PreprocessCache string
 }
 
 // Run applies every rule to s and returns the findings, sorted by patch,
@@ -140,6 +147,14 @@ func RunContext(s *Series, opt Options) ([]Finding, error) {
 	}
 	s.index()
 	units := newUnitCache() // the C files the rules read, parsed once per run
+	if len(opt.BuildTrees) > 0 {
+		kb, err := newKbuildReader(ctx, opt.BuildTrees, opt.PreprocessCache)
+		if err != nil {
+			return nil, err
+		}
+		defer kb.close()
+		units.kb = kb
+	}
 	// The rules are independent: run them on every core, each with its own
 	// checker (the series is only read).
 	rules := Rules()
@@ -179,6 +194,11 @@ func RunContext(s *Series, opt Options) ([]Finding, error) {
 		all = append(all, o...)
 	}
 	all = append(all, units.evalFindings()...)
+	ri := &cReadInfo{trees: opt.BuildTrees}
+	if units.kb != nil {
+		ri.files = units.kb.cReads()
+	}
+	s.cRead.Store(ri)
 	return Sorted(all), nil
 }
 

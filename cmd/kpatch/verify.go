@@ -19,7 +19,7 @@ type errFindings struct{ n int }
 func (e errFindings) Error() string { return fmt.Sprintf("%d errors", e.n) }
 
 func cmdVerify(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("verify", "[--tree DIR] [--base REV] [-v N] [--stack NAME] [--spec DIR] [--json] [--ignore ID,...] [--rules] [FILE]",
+	fs := newFlags("verify", "[--tree DIR] [--base REV] [-v N] [--stack NAME] [--spec DIR] [--json] [--ignore ID,...] [--build-dir DIR] [--rules] [FILE]",
 		`Check a series before it is posted: the kernel's rules for commit messages
 and style, and C invariants evaluated with modernc.org/cc/v4 for x86_64 and
 i386 with the series' options on and off, at every patch. Rules of scope
@@ -42,6 +42,7 @@ Exit status: 0 no errors (warnings only or clean), 1 errors found,
 	ignore := fs.String("ignore", "", "comma-separated rule IDs (verify's or checkpatch's types) to leave out")
 	checkpatch := fs.Bool("checkpatch", false, "also run the tree's scripts/checkpatch.pl on every patch and merge its findings")
 	rules := fs.Bool("rules", false, "list every rule (ID, severity, scope, why) and exit")
+	buildDir := fs.String("build-dir", "", "kernel build `DIR` (make O=DIR, prepared) or a directory of them, to read each C file\nas kbuild preprocesses it there; \"none\": verify's prelude in place of the kernel headers\n(default: the trees kpatch test build keeps in the cache, if any)")
 	files, err := fs.parse(args, 0, 1)
 	if err != nil {
 		return err
@@ -60,6 +61,16 @@ Exit status: 0 no errors (warnings only or clean), 1 errors found,
 	}
 	if !*checkpatch { // checked before anything is read; with --checkpatch, once its types are known
 		if err := verify.CheckIgnore(ids, nil); err != nil {
+			return refuse(err)
+		}
+	}
+	var trees []*verify.BuildTree
+	switch *buildDir {
+	case "":
+		trees = verify.DefaultBuildTrees()
+	case "none":
+	default:
+		if trees, err = verify.BuildTrees(*buildDir); err != nil {
 			return refuse(err)
 		}
 	}
@@ -131,7 +142,7 @@ Exit status: 0 no errors (warnings only or clean), 1 errors found,
 	if *checkpatch && s.Tree == nil {
 		return refuse(fmt.Errorf("--checkpatch runs the tree's scripts/checkpatch.pl: give the tree with --tree"))
 	}
-	opt := verify.Options{Ignore: ids, Series: seriesRules, Context: ctx}
+	opt := verify.Options{Ignore: ids, Series: seriesRules, Context: ctx, BuildTrees: trees, PreprocessCache: verify.DefaultPreprocessCache()}
 	var findings []verify.Finding
 	err = interruptible(ctx, func() (err error) {
 		findings, err = verify.RunContext(s, opt)

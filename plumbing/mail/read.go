@@ -90,7 +90,7 @@ type Patch struct {
 	Log           string // the commit message below the title, trailers included, ending in a newline
 	Changelog     string // the notes between "---" and the diffstat, "" if none
 	Diffstat      string // the diffstat block, "" if none
-	Diff          string // from the first "diff --git" line to the signature
+	Diff          string // from the first "diff --git" line (or a quilt diff's first header) to the signature
 	// Files is Diff parsed by go-gitdiff, one entry per file changed.
 	Files []*gitdiff.File
 }
@@ -425,9 +425,10 @@ func Assemble(msgs []*Message) (*Series, error) {
 	return s, nil
 }
 
-// holdsDiff reports whether a mail body holds a git diff.
+// holdsDiff reports whether a mail body holds a diff: git's, or one
+// without git's headers (quilt's).
 func holdsDiff(body string) bool {
-	return strings.HasPrefix(body, "diff --git ") || strings.Contains(body, "\ndiff --git ")
+	return strings.HasPrefix(body, "diff --git ") || strings.Contains(body, "\ndiff --git ") || traditionalDiff(body) >= 0
 }
 
 // complete checks that patches, sorted, are 1..n of n, each once (see
@@ -457,12 +458,16 @@ func parsePatch(m *Message, n, total, v int, title string) (*Patch, error) {
 		p.Author = strings.TrimPrefix(l, "From: ")
 		body = strings.TrimLeft(rest, "\n")
 	}
-	log, rest, ok := cutLine(body, "---")
+	log, rest, ok := cutPatchBreak(body)
 	if !ok {
 		return nil, m.errorf("patch %d of %d (%q): no \"---\" line before the diff (the mail cut short?): %s", n, total, p.Title, hint)
 	}
 	p.Log = strings.TrimRight(log, "\n") + "\n"
 	diffAt := strings.Index("\n"+rest, "\ndiff --git ")
+	quilt := false
+	if diffAt < 0 {
+		diffAt, quilt = traditionalDiff(rest), true
+	}
 	if diffAt < 0 {
 		return nil, m.errorf("patch %d of %d (%q): no diff (the mail cut short?): %s", n, total, p.Title, hint)
 	}
@@ -484,9 +489,10 @@ func parsePatch(m *Message, n, total, v int, title string) (*Patch, error) {
 	}
 	files, _, err := gitdiff.Parse(strings.NewReader(p.Diff))
 	if err != nil {
-		// go-gitdiff counts lines from the first "diff --git" line.
+		// go-gitdiff counts lines from the diff's first line.
 		at, msg := p.Line, err.Error()
-		if d := p.LineOf("\ndiff --git "); d > 0 {
+		first, _, _ := strings.Cut(p.Diff, "\n")
+		if d := p.LineOf("\n" + first + "\n"); d > 0 {
 			at = d + 1
 			if sm := gitdiffLine.FindStringSubmatch(msg); sm != nil {
 				dn, _ := strconv.Atoi(sm[1])
@@ -495,8 +501,72 @@ func parsePatch(m *Message, n, total, v int, title string) (*Patch, error) {
 		}
 		return nil, p.errorAt(at, "patch %d of %d (%q): the diff does not parse (%s; the mail cut short?): %s", n, total, p.Title, msg, hint)
 	}
+	if quilt {
+		// git apply -p1: the names lose their first directory (a/, b/)
+		for _, f := range files {
+			f.OldName, f.NewName = stripFirst(f.OldName), stripFirst(f.NewName)
+		}
+	}
 	p.Files = files
 	return p, nil
+}
+
+// cutPatchBreak cuts a patch's body where git mailinfo ends the commit
+// message: at the first line that is "---" (with only blanks after it),
+// starts with "--- " and a name (a diff without the separator, as quilt
+// writes them), "diff -" or "Index: ". The break line is left out when it
+// is the separator, kept (it starts the diff) otherwise.
+func cutPatchBreak(body string) (log, rest string, ok bool) {
+	for off := 0; off < len(body); {
+		end := strings.IndexByte(body[off:], '\n')
+		if end < 0 {
+			end = len(body) - off
+		}
+		line := body[off : off+end]
+		next := min(off+end+1, len(body))
+		switch {
+		case strings.HasPrefix(line, "---") && strings.TrimSpace(line[3:]) == "":
+			return body[:off], body[next:], true
+		case strings.HasPrefix(line, "--- ") && len(line) > 4 && line[4] != ' ' && line[4] != '\t',
+			strings.HasPrefix(line, "diff -"), strings.HasPrefix(line, "Index: "):
+			return body[:off], body[off:], true
+		}
+		off = next
+	}
+	return body, "", false
+}
+
+// traditionalDiff returns the offset in rest of the first file of a diff
+// without git's headers (quilt's, diff -u's): its "Index:" or "diff" line,
+// or its "--- " line followed by "+++ " and a hunk; -1 when there is none.
+func traditionalDiff(rest string) int {
+	lines := strings.SplitAfter(rest, "\n")
+	off := 0
+	for i, l := range lines {
+		if strings.HasPrefix(l, "--- ") && i+2 < len(lines) && strings.HasPrefix(lines[i+1], "+++ ") && strings.HasPrefix(lines[i+2], "@@ -") {
+			start := off
+			// the header lines quilt and diff write before it
+			for j := i - 1; j >= 0; j-- {
+				h := lines[j]
+				if !strings.HasPrefix(h, "Index: ") && !strings.HasPrefix(h, "diff -") && !strings.HasPrefix(h, "====") {
+					break
+				}
+				start -= len(h)
+			}
+			return start
+		}
+		off += len(l)
+	}
+	return -1
+}
+
+// stripFirst drops the first directory of a patch name, as git apply -p1
+// does; /dev/null and names without a directory stay.
+func stripFirst(name string) string {
+	if _, rest, ok := strings.Cut(name, "/"); ok && name != "/dev/null" {
+		return rest
+	}
+	return name
 }
 
 // gitdiffLine matches go-gitdiff's parse errors.

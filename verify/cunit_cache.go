@@ -1,0 +1,202 @@
+package verify
+
+import (
+	"bytes"
+	"encoding/gob"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// The kbuild units a run parsed, kept between runs: what the rules read of
+// a unit (its definitions, declarations, uses, macros and failures), by
+// the key of everything it was made of (kbuildReader.unitKey), so that a
+// second run on the same series and trees neither preprocesses nor parses.
+
+// factsVersion is part of every key: change it when what a unit is made
+// into changes (the cut, the parse, what collect reads).
+const factsVersion = "facts-1"
+
+// unitFacts is a cUnit as kept on disk.
+type unitFacts struct {
+	Funcs  []funcFacts
+	Decls  []cDeclFacts
+	Vars   []cDeclFacts
+	Uses   []cRefFacts
+	Macros []ppMacro
+	Failed []failFacts
+}
+
+type funcFacts struct {
+	Name                                  string
+	Static, Inline, AlwaysInline, Noinstr bool
+	Line, Start, Open, End                int
+	Params                                [][2]string
+	Calls, Idents                         []cRefFacts
+	InstrEnd                              []int
+}
+
+type cDeclFacts struct {
+	Name   string
+	Line   int
+	Static bool
+}
+
+type cRefFacts struct {
+	Name      string
+	Line, Col int
+}
+
+type failFacts struct {
+	Fn          bool
+	Name        string
+	Start, Line int
+	Msg         string
+}
+
+func refsFacts(rs []cRef) []cRefFacts {
+	out := make([]cRefFacts, len(rs))
+	for i, r := range rs {
+		out[i] = cRefFacts{r.name, r.line, r.col}
+	}
+	return out
+}
+
+func refsOf(fs []cRefFacts) []cRef {
+	var out []cRef
+	for _, r := range fs {
+		out = append(out, cRef{r.Name, r.Line, r.Col})
+	}
+	return out
+}
+
+func declsFacts(ds []cDecl) []cDeclFacts {
+	out := make([]cDeclFacts, len(ds))
+	for i, d := range ds {
+		out[i] = cDeclFacts{d.name, d.line, d.static}
+	}
+	return out
+}
+
+func declsOf(fs []cDeclFacts) []cDecl {
+	var out []cDecl
+	for _, d := range fs {
+		out = append(out, cDecl{d.Name, d.Line, d.Static})
+	}
+	return out
+}
+
+func factsOf(u *cUnit) *unitFacts {
+	f := &unitFacts{Decls: declsFacts(u.decls), Vars: declsFacts(u.vars), Uses: refsFacts(u.uses)}
+	for _, fn := range u.funcs {
+		ff := funcFacts{Name: fn.name, Static: fn.static, Inline: fn.inline, AlwaysInline: fn.alwaysInline, Noinstr: fn.noinstr,
+			Line: fn.line, Start: fn.start, Open: fn.open, End: fn.end, Calls: refsFacts(fn.calls), Idents: refsFacts(fn.idents), InstrEnd: fn.instrEnd}
+		for _, p := range fn.params {
+			ff.Params = append(ff.Params, [2]string{p.name, p.typ})
+		}
+		f.Funcs = append(f.Funcs, ff)
+	}
+	for _, m := range u.macros {
+		f.Macros = append(f.Macros, ppMacro{Name: m.name, Line: m.line, Idents: m.idents})
+	}
+	for _, fl := range u.failed {
+		f.Failed = append(f.Failed, failFacts{fl.fn, fl.name, fl.start, fl.line, fl.msg})
+	}
+	return f
+}
+
+func (f *unitFacts) unit() *cUnit {
+	u := &cUnit{decls: declsOf(f.Decls), vars: declsOf(f.Vars), uses: refsOf(f.Uses)}
+	for _, ff := range f.Funcs {
+		fn := &cFunc{name: ff.Name, static: ff.Static, inline: ff.Inline, alwaysInline: ff.AlwaysInline, noinstr: ff.Noinstr,
+			line: ff.Line, start: ff.Start, open: ff.Open, end: ff.End, calls: refsOf(ff.Calls), idents: refsOf(ff.Idents), instrEnd: ff.InstrEnd}
+		for _, p := range ff.Params {
+			fn.params = append(fn.params, cParam{p[0], p[1]})
+		}
+		u.funcs = append(u.funcs, fn)
+	}
+	for _, m := range f.Macros {
+		u.macros = append(u.macros, cMacro{name: m.Name, line: m.Line, idents: m.Idents})
+	}
+	for _, fl := range f.Failed {
+		u.failed = append(u.failed, cFailure{fl.Fn, fl.Name, fl.Start, fl.Line, fl.Msg})
+	}
+	return u
+}
+
+// cachePath is where the unit of key is kept, or "".
+func (kb *kbuildReader) cachePath(key string) string {
+	if kb.cache == "" {
+		return ""
+	}
+	return filepath.Join(kb.cache, key[:2], key+".gob")
+}
+
+// cached returns the unit kept under key (in this run, or on disk), or
+// nil.
+func (kb *kbuildReader) cached(key string) *cUnit {
+	kb.mu.Lock()
+	f := kb.facts[key]
+	kb.mu.Unlock()
+	if f != nil {
+		return f.unit()
+	}
+	p := kb.cachePath(key)
+	if p == "" {
+		return nil
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil
+	}
+	f = &unitFacts{}
+	if gob.NewDecoder(bytes.NewReader(b)).Decode(f) != nil {
+		return nil
+	}
+	now := time.Now()
+	os.Chtimes(p, now, now) // used: kept by pruneCache
+	kb.mu.Lock()
+	kb.facts[key] = f
+	kb.mu.Unlock()
+	return f.unit()
+}
+
+// store keeps u under key (written whole: a temporary file renamed); a
+// cache that cannot be written is only slower.
+func (kb *kbuildReader) store(key string, u *cUnit) {
+	f := factsOf(u)
+	kb.mu.Lock()
+	kb.facts[key] = f
+	kb.mu.Unlock()
+	p := kb.cachePath(key)
+	if p == "" {
+		return
+	}
+	var b bytes.Buffer
+	if gob.NewEncoder(&b).Encode(f) != nil || os.MkdirAll(filepath.Dir(p), 0o755) != nil {
+		return
+	}
+	tmp := fmt.Sprintf("%s.%d.tmp", p, os.Getpid())
+	if os.WriteFile(tmp, b.Bytes(), 0o644) == nil && os.Rename(tmp, p) != nil {
+		os.Remove(tmp)
+	}
+}
+
+// cacheAge is how long a kept unit no run has read stays in the cache.
+const cacheAge = 30 * 24 * time.Hour
+
+// pruneCache removes the units of dir that no run has read for cacheAge
+// (the cache would otherwise keep every version of every file ever read).
+func pruneCache(dir string) {
+	if dir == "" {
+		return
+	}
+	old := time.Now().Add(-cacheAge)
+	matches, _ := filepath.Glob(filepath.Join(dir, "*", "*"))
+	for _, m := range matches {
+		if st, err := os.Stat(m); err == nil && st.ModTime().Before(old) {
+			os.Remove(m)
+		}
+	}
+}

@@ -1,0 +1,1 @@
+/* the compiler's version, for kbuild's dependency tracking */
