@@ -16,6 +16,7 @@ import (
 
 	"kpatch/plumbing/kbuild"
 	"kpatch/plumbing/kerneltree"
+	"kpatch/plumbing/outdir"
 )
 
 // BuildTree is a configured kernel object tree (make O=DIR, at least
@@ -121,21 +122,26 @@ func BuildTrees(dir string) ([]*BuildTree, error) {
 }
 
 // DefaultBuildTrees returns the prepared build trees kpatch test build
-// keeps in the cache (<cache>/build/matrix-*), or none.
-func DefaultBuildTrees() []*BuildTree {
+// keeps in the cache (<cache>/build/matrix-*), or none, and the names of
+// those it passed by because a kpatch test build is building in them (its
+// lock is held: the tree's headers and compile commands are changing).
+func DefaultBuildTrees() (trees []*BuildTree, busy []string) {
 	c, err := kerneltree.CacheDir()
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	matches, _ := filepath.Glob(filepath.Join(c, "build", "matrix-*"))
 	sort.Strings(matches)
-	var out []*BuildTree
 	for _, m := range matches {
+		if outdir.Held(filepath.Join(m, ".lock")) {
+			busy = append(busy, filepath.Base(m))
+			continue
+		}
 		if t, err := OpenBuildTree(m); err == nil {
-			out = append(out, t)
+			trees = append(trees, t)
 		}
 	}
-	return out
+	return trees, busy
 }
 
 // String names the tree as the report does.

@@ -67,7 +67,11 @@ Exit status: 0 no errors (warnings only or clean), 1 errors found,
 	var trees []*verify.BuildTree
 	switch *buildDir {
 	case "":
-		trees = verify.DefaultBuildTrees()
+		var busy []string
+		trees, busy = verify.DefaultBuildTrees()
+		for _, b := range busy {
+			fmt.Fprintf(stderr, "kpatch verify: build tree %s passed by: a kpatch test build is building in it\n", b)
+		}
 	case "none":
 	default:
 		if trees, err = verify.BuildTrees(*buildDir); err != nil {

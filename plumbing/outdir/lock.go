@@ -78,3 +78,17 @@ func LockEdit(ctx context.Context, dir string, wait io.Writer) (func(), error) {
 	}
 	return unlock, nil
 }
+
+// Held reports whether another process holds the lock at path (the lock
+// Lock takes), without waiting: a reader that must not see what the holder
+// is rewriting (verify and a build tree kpatch test build is building in)
+// passes it by. A missing lock file is not held.
+func Held(path string) bool {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	ok, err := tryLock(f)
+	return err == nil && !ok
+}
