@@ -19,6 +19,7 @@ import (
 // the same thing, for deduplication.
 var checkpatchIDs = map[string]string{
 	"BAD_SIGN_OFF":        "CO_DEVELOPED_BY",
+	"DUPLICATE_SIGN_OFF":  "DUPLICATE_SIGN_OFF",
 	"NO_AUTHOR_SIGN_OFF":  "AUTHOR_SIGN_OFF",
 	"TYPO_SPELLING":       "SPELLING",
 	"REPEATED_WORD":       "REPEATED_WORD",

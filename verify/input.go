@@ -312,6 +312,29 @@ func (p *Patch) line(text string) int {
 	return p.mail.LineOf(text)
 }
 
+// nthLine returns the line of p's mail on which the whole line text
+// occurs for the nth time (n >= 1), or 0.
+func (p *Patch) nthLine(text string, n int) int {
+	if p.mail == nil {
+		return 0
+	}
+	raw, at := p.mail.Raw, 0
+	for {
+		i := strings.Index(raw[at:], text)
+		if i < 0 {
+			return 0
+		}
+		i += at
+		whole := (i == 0 || raw[i-1] == '\n') && (i+len(text) == len(raw) || raw[i+len(text)] == '\n')
+		if whole {
+			if n--; n == 0 {
+				return p.mail.Line + strings.Count(raw[:i], "\n")
+			}
+		}
+		at = i + 1
+	}
+}
+
 // index records which files the series creates and which patches change
 // each file.
 func (s *Series) index() {

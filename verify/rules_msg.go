@@ -21,6 +21,9 @@ var messageRules = []Rule{
 	{ID: "CO_DEVELOPED_BY", Severity: Error,
 		Why:   "every co-author certifies the DCO: Co-developed-by must be followed by that person's Signed-off-by",
 		check: checkCoDevelopedBy},
+	{ID: "DUPLICATE_SIGN_OFF", Severity: Warning,
+		Why:   "a signature given twice says nothing more and reads as a tooling slip (checkpatch's DUPLICATE_SIGN_OFF)",
+		check: checkDuplicateSignOff},
 	{ID: "SPELLING", Severity: Warning,
 		Why:   "misspellings in logs and comments stay in git history and grep misses them",
 		check: checkSpelling},
@@ -461,4 +464,30 @@ func joinInts(ns []int) string {
 		s = append(s, fmt.Sprint(n))
 	}
 	return strings.Join(s, ", ")
+}
+
+// signatureRE matches the lines checkpatch.pl takes as signatures.
+var signatureRE = regexp.MustCompile(`(?i)^\s*(signed-off-by|co-developed-by|acked-by|tested-by|reviewed-by|reported-by|suggested-by|to|cc):`)
+
+// checkDuplicateSignOff reports a signature line that repeats an earlier
+// one of the same commit message, compared as checkpatch.pl does: case and
+// white space aside.
+func checkDuplicateSignOff(c *checker) {
+	for _, p := range c.s.Patches {
+		c.stopped()
+		seen := map[string]bool{}
+		count := map[string]int{} // occurrences of each line so far
+		for _, l := range strings.Split(p.Log, "\n") {
+			count[l]++
+			if !signatureRE.MatchString(l) {
+				continue
+			}
+			key := strings.ToLower(strings.Join(strings.Fields(l), ""))
+			if seen[key] {
+				c.report(p, p.MailFile, p.nthLine(l, count[l]), "%q is given twice: keep one", strings.TrimSpace(l))
+				continue
+			}
+			seen[key] = true
+		}
+	}
 }
