@@ -2,13 +2,9 @@ package main
 
 import (
 	"bytes"
-	"fmt"
-	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"kpatch/internal/gittest"
@@ -17,108 +13,28 @@ import (
 // fakeGitKernel is fakeKernel committed to a new git repository and tagged
 // v6.12 (annotated); packed, it is one pack with no loose objects. Each
 // call returns a new copy, free to damage, of a repository git made once
-// per test process (one of each kind).
+// per test process (gittest.Template; one of each kind).
 func fakeGitKernel(t *testing.T, packed bool) string {
 	t.Helper()
 	gittest.Require(t)
 	src := debianTree(t)
-	k := &gitKernels[0]
+	name := "fake git kernel, loose"
 	if packed {
-		k = &gitKernels[1]
+		name = "fake git kernel, packed"
 	}
-	k.once.Do(func() {
-		dir, err := os.MkdirTemp("", "kpatch-gitkernel-")
-		if err != nil {
-			k.err = err
-			return
-		}
-		k.dir = dir
+	return gittest.Template(t, name, func(t testing.TB, dir string) {
 		if err := writeFakeKernel(dir, src, nil); err != nil {
-			k.err = err
-			return
+			t.Fatal(err)
 		}
-		for _, args := range [][]string{
-			{"init", "-q", "-b", "master"},
-			{"add", "-A"},
-			{"commit", "-q", "-m", "Linux 6.12 (the files the series reads)"},
-			{"tag", "-a", "-m", "Linux 6.12", "v6.12"},
-		} {
-			if k.err = gitQuiet(dir, args...); k.err != nil {
-				return
-			}
-		}
+		gittest.Run(t, dir, "init", "-q", "-b", "master")
+		gittest.Run(t, dir, "add", "-A")
+		gittest.Run(t, dir, "commit", "-q", "-m", "Linux 6.12 (the files the series reads)")
+		gittest.Run(t, dir, "tag", "-a", "-m", "Linux 6.12", "v6.12")
 		if packed {
-			if k.err = gitQuiet(dir, "repack", "-q", "-a", "-d"); k.err == nil {
-				k.err = gitQuiet(dir, "prune-packed")
-			}
+			gittest.Run(t, dir, "repack", "-q", "-a", "-d")
+			gittest.Run(t, dir, "prune-packed")
 		}
 	})
-	if k.err != nil {
-		t.Fatal(k.err)
-	}
-	dir := t.TempDir()
-	if err := copyTree(dir, k.dir); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
-// copyTree copies the directories and regular files under src into dst,
-// modes included (git's read-only objects stay read-only).
-func copyTree(dst, src string) error {
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		to := filepath.Join(dst, rel)
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		switch {
-		case d.IsDir():
-			return os.MkdirAll(to, info.Mode().Perm()|0o700)
-		case d.Type().IsRegular():
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			if err := os.WriteFile(to, b, info.Mode().Perm()); err != nil {
-				return err
-			}
-			return os.Chmod(to, info.Mode().Perm())
-		}
-		return fmt.Errorf("copying %s: not a directory or a regular file", p)
-	})
-}
-
-// removeGitKernels removes what fakeGitKernel made, from TestMain.
-func removeGitKernels() {
-	for i := range gitKernels {
-		if gitKernels[i].dir != "" {
-			os.RemoveAll(gitKernels[i].dir)
-		}
-	}
-}
-
-// gitKernels are the repositories fakeGitKernel copies: loose, packed.
-var gitKernels [2]struct {
-	once sync.Once
-	dir  string
-	err  error
-}
-
-// gitQuiet runs git in dir as gittest.Run does, for set-up shared by the
-// tests of a process (no *testing.T to fail).
-func gitQuiet(dir string, args ...string) error {
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = gittest.Environ(dir)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return nil
 }
 
 func gitOut(t *testing.T, dir string, args ...string) string {

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"kpatch/internal/gittest"
 	"kpatch/internal/testenv"
 	"kpatch/series"
 )
@@ -731,7 +732,7 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	testenv.RemoveKpatchBinary() // the binary the signal tests built
-	removeGitKernels()
+	gittest.RemoveTemplates()
 	os.Exit(code)
 }
 
