@@ -23,6 +23,9 @@ type steps struct {
 	touched [][]string          // touched[k]: the paths patch k changes
 	specFS  fs.FS               // the series description (for template sources)
 	origins map[string][][]int  // path -> step -> line -> patch number that introduced it (0: base)
+	// alignments: template source and rendered content -> their diff
+	// (templateLine)
+	alignments map[string][]linediff.Change
 }
 
 // newSteps derives the steps of s; the sources of its templates are read
@@ -221,12 +224,23 @@ func (st *steps) template(path string) string {
 // pairs each rendered line with its template line. 0 if the line does not
 // appear as such in the template (it holds an action).
 func (st *steps) templateLine(tf string, content []byte, line int) int {
-	src, err := fs.ReadFile(st.specFS, tf)
-	if err != nil {
-		return 0
+	// The alignment is computed once per template and rendered content:
+	// origin asks about every line of a file in turn.
+	key := tf + "\x00" + string(content)
+	changes, ok := st.alignments[key]
+	if !ok {
+		src, err := fs.ReadFile(st.specFS, tf)
+		if err != nil {
+			return 0
+		}
+		changes = linediff.Changes(src, content)
+		if st.alignments == nil {
+			st.alignments = map[string][]linediff.Change{}
+		}
+		st.alignments[key] = changes
 	}
 	oi, ni := 0, 0
-	for _, ch := range linediff.Changes(src, content) {
+	for _, ch := range changes {
 		if line-1 < ch.NewStart {
 			return oi + (line - 1 - ni) + 1
 		}

@@ -11,20 +11,30 @@ import (
 )
 
 // fakeGitKernel is fakeKernel committed to a new git repository and tagged
-// v6.12 (annotated); packed, it is one pack with no loose objects.
+// v6.12 (annotated); packed, it is one pack with no loose objects. Each
+// call returns a new copy, free to damage, of a repository git made once
+// per test process (gittest.Template; one of each kind).
 func fakeGitKernel(t *testing.T, packed bool) string {
 	t.Helper()
 	gittest.Require(t)
-	dir := fakeKernel(t, nil)
-	gittest.Run(t, dir, "init", "-q", "-b", "master")
-	gittest.Run(t, dir, "add", "-A")
-	gittest.Run(t, dir, "commit", "-q", "-m", "Linux 6.12 (the files the series reads)")
-	gittest.Run(t, dir, "tag", "-a", "-m", "Linux 6.12", "v6.12")
+	src := debianTree(t)
+	name := "fake git kernel, loose"
 	if packed {
-		gittest.Run(t, dir, "repack", "-q", "-a", "-d")
-		gittest.Run(t, dir, "prune-packed")
+		name = "fake git kernel, packed"
 	}
-	return dir
+	return gittest.Template(t, name, func(t testing.TB, dir string) {
+		if err := writeFakeKernel(dir, src, nil); err != nil {
+			t.Fatal(err)
+		}
+		gittest.Run(t, dir, "init", "-q", "-b", "master")
+		gittest.Run(t, dir, "add", "-A")
+		gittest.Run(t, dir, "commit", "-q", "-m", "Linux 6.12 (the files the series reads)")
+		gittest.Run(t, dir, "tag", "-a", "-m", "Linux 6.12", "v6.12")
+		if packed {
+			gittest.Run(t, dir, "repack", "-q", "-a", "-d")
+			gittest.Run(t, dir, "prune-packed")
+		}
+	})
 }
 
 func gitOut(t *testing.T, dir string, args ...string) string {

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"kpatch/internal/gittest"
 	"kpatch/internal/testenv"
 	"kpatch/series"
 )
@@ -59,29 +60,65 @@ func fingerprint(t *testing.T, dir string) string {
 // Debian tree into a plain directory, after passing each through edit (if
 // not nil).
 func fakeKernel(t *testing.T, edit func(path string, b []byte) []byte) string {
+	t.Helper()
 	src := debianTree(t)
 	dir := t.TempDir()
-	sp, err := series.LoadSpec("")
-	if err != nil {
+	if err := writeFakeKernel(dir, src, edit); err != nil {
 		t.Fatal(err)
-	}
-	for _, p := range series.BaseFiles(sp) {
-		b, err := os.ReadFile(filepath.Join(src, p))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if edit != nil {
-			b = edit(p, b)
-		}
-		os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755)
-		if err := os.WriteFile(filepath.Join(dir, p), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
 	}
 	return dir
 }
 
+// baseFiles are the Debian tree's files the series reads, read once per
+// test process.
+var baseFiles struct {
+	once  sync.Once
+	files map[string][]byte
+	err   error
+}
+
+// writeFakeKernel writes into dir the files the series reads of the Debian
+// tree src, each passed through edit (if not nil).
+func writeFakeKernel(dir, src string, edit func(path string, b []byte) []byte) error {
+	baseFiles.once.Do(func() {
+		sp, err := series.LoadSpec("")
+		if err != nil {
+			baseFiles.err = err
+			return
+		}
+		baseFiles.files = map[string][]byte{}
+		for _, p := range series.BaseFiles(sp) {
+			b, err := os.ReadFile(filepath.Join(src, p))
+			if err != nil {
+				baseFiles.err = err
+				return
+			}
+			baseFiles.files[p] = b
+		}
+	})
+	if baseFiles.err != nil {
+		return baseFiles.err
+	}
+	for p, b := range baseFiles.files {
+		if edit != nil {
+			b = edit(p, bytes.Clone(b))
+		}
+		os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755)
+		if err := os.WriteFile(filepath.Join(dir, p), b, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TestGenErrors: bad input is refused with exit 2 and one line, no -o
+// and the tree untouched. The refusals that concern the arguments rather
+// than the tree run on a git repository of the files the series reads,
+// tagged v6.12 as the Debian tree is (one commit, one tag): the same
+// refusals, and proving that tree untouched takes no walk through the
+// whole kernel.
 func TestGenErrors(t *testing.T) {
+	repo := fakeGitKernel(t, false)
 	notKernel := t.TempDir()
 	os.WriteFile(filepath.Join(notKernel, "README"), []byte("not linux\n"), 0o644)
 	hasSeries := fakeKernel(t, nil)
@@ -94,10 +131,10 @@ func TestGenErrors(t *testing.T) {
 		want []string // substrings of the one-line error
 	}{
 		{"not a kernel tree", notKernel, nil, []string{"not a Linux kernel tree", "no MAINTAINERS", "--tree"}},
-		{"unknown revision", debianTree(t), []string{"--base", "v9.99"}, []string{`"v9.99"`, "unknown revision", "--base"}},
+		{"unknown revision", repo, []string{"--base", "v9.99"}, []string{`"v9.99"`, "unknown revision", "--base"}},
 		{"tree already has the series", hasSeries, []string{"--base", "v6.17"}, []string{"kernel/unwind/user.c already exists", "already has the series", "older kernel with --tree"}},
-		{"unknown revision of the series", debianTree(t), []string{"--base", "v6.12", "-v", "9"}, []string{"v9", "no such revision", "v11"}},
-		{"bad spec directory", debianTree(t), []string{"--base", "v6.12", "--spec", "/nonexistent"}, []string{"--spec /nonexistent", "not a directory"}},
+		{"unknown revision of the series", repo, []string{"--base", "v6.12", "-v", "9"}, []string{"v9", "no such revision", "v11"}},
+		{"bad spec directory", repo, []string{"--base", "v6.12", "--spec", "/nonexistent"}, []string{"--spec /nonexistent", "not a directory"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -438,6 +475,10 @@ func TestGenRefuses(t *testing.T) {
 	os.MkdirAll(filepath.Join(plainDone, "kernel/unwind"), 0o755)
 	os.WriteFile(filepath.Join(plainDone, "kernel/unwind/user.c"), []byte("// SPDX-License-Identifier: GPL-2.0\n"), 0o644)
 
+	// No case may change the clone's refs, HEAD or index: each is
+	// compared with the state before the first case.
+	cloneRefs := repoState(t, clone)
+
 	const none, previous = "none", "previous"
 	tests := []struct {
 		name  string
@@ -496,10 +537,6 @@ func TestGenRefuses(t *testing.T) {
 			before := dirState(t, out)
 			fileBefore, _ := os.ReadFile(out)
 			treeBefore := fingerprint(t, tt.tree)
-			var refsBefore string
-			if tt.tree == clone {
-				refsBefore = repoState(t, clone)
-			}
 			var stdout, stderr bytes.Buffer
 			code := run(append([]string{"gen", "-v", "12", "--tree", tt.tree, "-o", out}, tt.args...), &stdout, &stderr)
 			msg := stderr.String()
@@ -517,7 +554,7 @@ func TestGenRefuses(t *testing.T) {
 			if fingerprint(t, tt.tree) != treeBefore {
 				t.Error("the tree changed")
 			}
-			if tt.tree == clone && repoState(t, clone) != refsBefore {
+			if tt.tree == clone && repoState(t, clone) != cloneRefs {
 				t.Error("the refs, HEAD or the index changed")
 			}
 			after := dirState(t, out)
@@ -695,6 +732,7 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	testenv.RemoveKpatchBinary() // the binary the signal tests built
+	gittest.RemoveTemplates()
 	os.Exit(code)
 }
 

@@ -67,6 +67,12 @@ func interrupt(t *testing.T, args []string, stdin *os.File, ready string, settle
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	if ready == "" && stdin != nil {
+		// The command reads stdin once it has started (its signal
+		// handling set up): a signal before that would test nothing
+		// but the scheduler of a busy machine.
+		waitPipeRead(t, cmd.Process.Pid)
+	}
 	if ready != "" {
 		select {
 		case <-stderr.seen:
@@ -97,6 +103,26 @@ func interrupt(t *testing.T, args []string, stdin *os.File, ready string, settle
 		t.Fatalf("%q did not stop on %v: %s", args, sig, stderr.String())
 	}
 	return cmd.ProcessState.ExitCode(), stderr.String(), time.Since(start)
+}
+
+// waitPipeRead waits (up to 30 s) until a thread of process pid is blocked
+// reading a pipe, as /proc/PID/task/*/wchan says; without /proc it returns
+// at once.
+func waitPipeRead(t *testing.T, pid int) {
+	t.Helper()
+	for i := 0; i < 3000; i++ {
+		tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/wchan", pid))
+		if err != nil || len(tasks) == 0 {
+			return
+		}
+		for _, w := range tasks {
+			if b, _ := os.ReadFile(w); strings.Contains(string(b), "pipe_read") {
+				return
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("process %d never read its standard input", pid)
 }
 
 // TestSignals: a long command stops on SIGINT and SIGTERM within a second,

@@ -7,11 +7,14 @@ package gittest
 
 import (
 	"bytes"
+	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"kpatch/internal/testenv"
@@ -104,4 +107,90 @@ func CatFile(t testing.TB, dir string, ids []string) map[string]Object {
 		out = out[nl+1+size+1:]
 	}
 	return objs
+}
+
+// templates are the repositories Template built, by name.
+var templates struct {
+	sync.Mutex
+	byName map[string]*template
+}
+
+type template struct {
+	dir    string
+	failed bool
+}
+
+// Template returns a new copy (in a temporary directory of t) of a
+// directory build makes once per test process, such as a repository that
+// a dozen git commands set up and that several tests change or damage: a
+// copy costs no git process. The first caller's build runs with its t; if
+// it fails, every later caller fails too. A package that uses Template
+// calls RemoveTemplates from its TestMain.
+func Template(t testing.TB, name string, build func(t testing.TB, dir string)) string {
+	t.Helper()
+	templates.Lock()
+	defer templates.Unlock()
+	if templates.byName == nil {
+		templates.byName = map[string]*template{}
+	}
+	tp := templates.byName[name]
+	if tp == nil {
+		dir, err := os.MkdirTemp("", "kpatch-template-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		tp = &template{dir: dir, failed: true}
+		templates.byName[name] = tp
+		build(t, dir) // a t.Fatal here leaves tp failed
+		tp.failed = false
+	}
+	if tp.failed {
+		t.Fatalf("setting up %s failed in an earlier test", name)
+	}
+	dst := t.TempDir()
+	if err := CopyTree(dst, tp.dir); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// RemoveTemplates removes the directories Template built.
+func RemoveTemplates() {
+	templates.Lock()
+	defer templates.Unlock()
+	for _, tp := range templates.byName {
+		os.RemoveAll(tp.dir)
+	}
+	templates.byName = nil
+}
+
+// CopyTree copies the directories and regular files under src into dst
+// (which may exist), modes included: git's read-only objects stay
+// read-only.
+func CopyTree(dst, src string) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		to := filepath.Join(dst, rel)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(to, info.Mode().Perm()|0o700)
+		case d.Type().IsRegular():
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(to, b, info.Mode().Perm()); err != nil {
+				return err
+			}
+			return os.Chmod(to, info.Mode().Perm())
+		}
+		return fmt.Errorf("copying %s: not a directory or a regular file", p)
+	})
 }

@@ -70,30 +70,30 @@ func KernelSources(t testing.TB, r *rand.Rand, n int) map[string][]byte {
 	if err != nil {
 		t.Skipf("no kernel tree: %v", err)
 	}
-	out, err := exec.Command("git", "-C", tree, "ls-tree", "-r", "-l", "v6.12").Output()
+	// Without -l: git would read the size of every one of the tree's
+	// 86,000 blobs, where only the picked files' sizes matter.
+	out, err := exec.Command("git", "-C", tree, "ls-tree", "-r", "v6.12").Output()
 	if err != nil {
 		t.Skipf("listing the kernel tree: %v", err)
 	}
 	var paths []string
 	for _, l := range strings.Split(string(out), "\n") {
-		f := strings.Fields(l)
-		if len(f) < 5 || f[1] != "blob" {
-			continue
-		}
-		var size int
-		fmt.Sscan(f[3], &size)
-		if size > 0 && size < 60000 {
-			paths = append(paths, strings.Join(f[4:], " "))
+		meta, path, ok := strings.Cut(l, "\t")
+		if f := strings.Fields(meta); ok && len(f) == 3 && f[1] == "blob" {
+			paths = append(paths, path)
 		}
 	}
 	sort.Strings(paths)
 	files := map[string][]byte{}
 	for len(files) < n && len(paths) > 0 {
-		p := paths[r.IntN(len(paths))]
+		i := r.IntN(len(paths))
+		p := paths[i]
 		data, err := os.ReadFile(filepath.Join(tree, p))
-		if err == nil {
-			files[p] = data
+		if err != nil || len(data) == 0 || len(data) >= 60000 {
+			paths = append(paths[:i], paths[i+1:]...) // never a candidate again
+			continue
 		}
+		files[p] = data
 	}
 	return files
 }
@@ -394,4 +394,111 @@ func quotePath(p string) string {
 		return p
 	}
 	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(p) + `"`
+}
+
+// Pair is a change to compare with git: the exact trees before and after.
+type Pair struct {
+	Old, New map[string]FileState
+}
+
+// ImportPairs builds, in a new temporary directory, a repository holding
+// for each pair a commit with exactly the files of Old and, as its child,
+// one with exactly the files of New, all in one git fast-import (no work
+// tree is checked out). It returns the repository and the ids of the New
+// commits: the diff of commit ids[i] against its parent is pair i's change,
+// so one `git log --no-walk=unsorted ids...` shows every pair's diff, as
+// `git diff` of two commits holding the pair's trees would.
+func ImportPairs(t testing.TB, pairs []Pair) (dir string, ids []string) {
+	t.Helper()
+	Require(t)
+	dir = t.TempDir()
+	Run(t, dir, "init", "-q", "-b", "main")
+	var stream bytes.Buffer
+	when := 1700000000
+	commit := func(mark int, msg string, files map[string]FileState) {
+		when++
+		fmt.Fprintf(&stream, "commit refs/heads/main\nmark :%d\nauthor A U Thor <a@example.com> %d +0000\ncommitter C O Mitter <c@example.com> %d +0000\ndata %d\n%s\n",
+			mark, when, when, len(msg), msg)
+		if mark > 1 {
+			fmt.Fprintf(&stream, "from :%d\n", mark-1)
+		}
+		stream.WriteString("deleteall\n")
+		for _, p := range sortedPaths(files) {
+			f := files[p]
+			fmt.Fprintf(&stream, "M %s inline %s\ndata %d\n", f.Mode, quotePath(p), len(f.Content))
+			stream.Write(f.Content)
+			stream.WriteString("\n")
+		}
+		stream.WriteString("\n")
+	}
+	for i, p := range pairs {
+		commit(2*i+1, fmt.Sprintf("old %d\n", i), p.Old)
+		commit(2*i+2, fmt.Sprintf("new %d\n", i), p.New)
+	}
+	marksFile := filepath.Join(dir, ".git", "marks")
+	cmd := exec.Command("git", "fast-import", "--quiet", "--export-marks="+marksFile)
+	cmd.Dir, cmd.Env, cmd.Stdin = dir, Environ(dir), &stream
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git fast-import: %v\n%s", err, out)
+	}
+	data, err := os.ReadFile(marksFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byMark := map[int]string{}
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var m int
+		var id string
+		fmt.Sscanf(l, ":%d %s", &m, &id)
+		byMark[m] = id
+	}
+	for i := range pairs {
+		id := byMark[2*i+2]
+		if id == "" {
+			t.Fatalf("git fast-import gave no id to pair %d", i)
+		}
+		ids = append(ids, id)
+	}
+	return dir, ids
+}
+
+// LogDiffs runs `git log --no-walk=unsorted` on the commits ids with the
+// diff options args (such as "--stat=72", "--summary", "-M") and returns
+// what git prints for each commit after its header: the diff against its
+// parent, as `git diff ARGS PARENT COMMIT` prints it. One git process
+// serves any number of commits.
+func LogDiffs(t testing.TB, dir string, ids []string, args ...string) map[string]string {
+	t.Helper()
+	if len(ids) == 0 {
+		return map[string]string{}
+	}
+	full := append([]string{"log", "--no-walk=unsorted", "--no-color", "--format=%x01%H"}, args...)
+	out := string(Run(t, dir, append(full, ids...)...))
+	nul := false
+	for _, a := range args {
+		nul = nul || a == "-z"
+	}
+	want := map[string]bool{}
+	for _, id := range ids {
+		want[id] = true
+	}
+	diffs := map[string]string{}
+	for _, chunk := range strings.Split(out, "\x01")[1:] {
+		// The header is the id and a newline (with -z: NUL, newline);
+		// without -z a blank line separates it from a diff that follows.
+		id, rest, _ := strings.Cut(chunk, "\n")
+		if nul {
+			id = strings.TrimSuffix(id, "\x00")
+		} else {
+			rest = strings.TrimPrefix(rest, "\n")
+		}
+		if !want[id] {
+			t.Fatalf("git log: cannot parse the header of %q (a \\x01 in a path?)", chunk)
+		}
+		diffs[id] = rest
+	}
+	if len(diffs) != len(ids) {
+		t.Fatalf("git log printed %d commits, want %d", len(diffs), len(ids))
+	}
+	return diffs
 }

@@ -17,12 +17,15 @@ package testenv
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 
 	"kpatch/plumbing/kerneltree"
@@ -142,18 +145,17 @@ var kpatchBin struct {
 // the real binary (signals, exit statuses, standard output on /dev/full).
 // A package that calls it removes the binary with RemoveKpatchBinary from
 // its TestMain.
+//
+// The build goes to a directory of the user's cache kept for this
+// checkout, under a lock: go build leaves a binary that is up to date as
+// it is, so the second test process of a run (and the next run) does not
+// link kpatch again, about a CPU-second each. The process runs a hard
+// link of it in its own temporary directory, which a later build for
+// changed sources does not touch.
 func KpatchBinary(t testing.TB) string {
 	t.Helper()
 	kpatchBin.once.Do(func() {
-		dir, err := os.MkdirTemp("", "kpatch-bin-")
-		if err != nil {
-			kpatchBin.err = err
-			return
-		}
-		kpatchBin.dir, kpatchBin.path = dir, filepath.Join(dir, "kpatch")
-		if out, err := exec.Command("go", "build", "-o", kpatchBin.path, "kpatch/cmd/kpatch").CombinedOutput(); err != nil {
-			kpatchBin.err = fmt.Errorf("go build kpatch/cmd/kpatch: %v\n%s", err, out)
-		}
+		kpatchBin.path, kpatchBin.dir, kpatchBin.err = buildKpatch()
 	})
 	if kpatchBin.err != nil {
 		t.Fatal(kpatchBin.err)
@@ -161,7 +163,71 @@ func KpatchBinary(t testing.TB) string {
 	return kpatchBin.path
 }
 
-// RemoveKpatchBinary removes what KpatchBinary built, if anything.
+func buildKpatch() (path, tmp string, err error) {
+	cache, err := kpatchBuildDir()
+	if err != nil {
+		return "", "", err
+	}
+	lock, err := os.OpenFile(filepath.Join(cache, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return "", "", err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return "", "", fmt.Errorf("locking %s: %v", lock.Name(), err)
+	}
+	built := filepath.Join(cache, "kpatch")
+	if out, err := exec.Command("go", "build", "-o", built, "kpatch/cmd/kpatch").CombinedOutput(); err != nil {
+		return "", "", fmt.Errorf("go build kpatch/cmd/kpatch: %v\n%s", err, out)
+	}
+	tmp, err = os.MkdirTemp("", "kpatch-bin-")
+	if err != nil {
+		return "", "", err
+	}
+	path = filepath.Join(tmp, "kpatch")
+	if err := os.Link(built, path); err != nil {
+		// Another file system: a copy does as well.
+		data, rerr := os.ReadFile(built)
+		if rerr != nil {
+			return "", tmp, rerr
+		}
+		if err := os.WriteFile(path, data, 0o755); err != nil {
+			return "", tmp, err
+		}
+	}
+	return path, tmp, nil
+}
+
+// kpatchBuildDir is the directory of the user's cache where KpatchBinary
+// builds kpatch for the checkout the tests run in (found from the working
+// directory, a package directory of the module).
+func kpatchBuildDir() (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	root := wd
+	for {
+		if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(root)
+		if parent == root {
+			return "", fmt.Errorf("no go.mod above %s", wd)
+		}
+		root = parent
+	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		base = os.TempDir()
+	}
+	sum := sha256.Sum256([]byte(root))
+	dir := filepath.Join(base, "kpatch-test-bin", hex.EncodeToString(sum[:8]))
+	return dir, os.MkdirAll(dir, 0o755)
+}
+
+// RemoveKpatchBinary removes the process's link to what KpatchBinary built,
+// if anything (the build in the cache stays for the next run).
 func RemoveKpatchBinary() {
 	if kpatchBin.dir != "" {
 		os.RemoveAll(kpatchBin.dir)

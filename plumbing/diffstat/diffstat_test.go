@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"kpatch/internal/gittest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.want (and canonicalize *.files) from the output of git")
@@ -151,14 +153,11 @@ func loadSpecs(t *testing.T) []specCase {
 	return cases
 }
 
-// materialize builds a repository whose last commit has exactly the
-// changes described by files and returns it. Line counts are realised
-// with disjoint old and new lines; renames and copies keep 60 common
-// lines so that git detects them.
-func materialize(t *testing.T, files []File) string {
-	t.Helper()
-	dir := t.TempDir()
-	runGit(t, dir, "init", "-q", ".")
+// specTrees returns the trees of a commit and its child whose diff has
+// exactly the changes described by files. Line counts are realised with
+// disjoint old and new lines; renames and copies keep 60 common lines so
+// that git detects them.
+func specTrees(files []File) gittest.Pair {
 	content := func(prefix string, n int, binary bool) []byte {
 		if binary {
 			return bytes.Repeat([]byte{0}, n)
@@ -169,21 +168,11 @@ func materialize(t *testing.T, files []File) string {
 		}
 		return b.Bytes()
 	}
-	put := func(path string, data []byte, mode string) {
-		full := filepath.Join(dir, path)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
+	state := func(data []byte, mode string) gittest.FileState {
+		if mode != "100755" {
+			mode = "100644"
 		}
-		if err := os.WriteFile(full, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		perm := os.FileMode(0o644)
-		if mode == "100755" {
-			perm = 0o755
-		}
-		if err := os.Chmod(full, perm); err != nil {
-			t.Fatal(err)
-		}
+		return gittest.FileState{Content: data, Mode: mode}
 	}
 	common := func(f File) []byte {
 		if f.OldPath == "" {
@@ -192,6 +181,7 @@ func materialize(t *testing.T, files []File) string {
 		return content("common "+f.OldPath, 60, false)
 	}
 	// Old tree.
+	old := map[string]gittest.FileState{}
 	for _, f := range files {
 		if f.Created {
 			continue
@@ -200,35 +190,36 @@ func materialize(t *testing.T, files []File) string {
 		if f.OldPath != "" {
 			src = f.OldPath
 		}
-		old := append(common(f), content("old "+src, f.Deleted, f.Binary)...)
+		data := append(common(f), content("old "+src, f.Deleted, f.Binary)...)
 		if f.Binary && f.Added == 0 && f.Deleted == 0 {
-			old = []byte{0, 1, 2, 3}
+			data = []byte{0, 1, 2, 3}
 		}
 		mode := f.OldMode
 		if f.Removed {
 			mode = f.Mode
 		}
-		put(src, old, mode)
+		old[src] = state(data, mode)
 	}
-	runGit(t, dir, "add", "-A")
-	runGit(t, dir, "commit", "-q", "--allow-empty", "-m", "old")
+	// New tree: the old one, changed.
+	new := map[string]gittest.FileState{}
+	for p, fs := range old {
+		new[p] = fs
+	}
 	for _, f := range files {
 		if f.OldPath != "" && !f.Copied {
-			os.Remove(filepath.Join(dir, f.OldPath))
+			delete(new, f.OldPath)
 		}
 		if f.Removed {
-			os.Remove(filepath.Join(dir, f.Path))
+			delete(new, f.Path)
 			continue
 		}
 		data := append(common(f), content("new "+f.Path, f.Added, f.Binary)...)
 		if f.Binary && f.Added == 0 && f.Deleted == 0 {
 			data = []byte{0, 1, 2, 3}
 		}
-		put(f.Path, data, f.Mode)
+		new[f.Path] = state(data, f.Mode)
 	}
-	runGit(t, dir, "add", "-A")
-	runGit(t, dir, "commit", "-q", "--allow-empty", "-m", "new")
-	return dir
+	return gittest.Pair{Old: old, New: new}
 }
 
 // TestTestdata formats every testdata case and compares with the stored
@@ -238,9 +229,9 @@ func TestTestdata(t *testing.T) {
 	if *update {
 		requireGit(t)
 		for i, c := range cases {
-			dir := materialize(t, c.files)
-			files := filesFromGit(t, dir, "-C", "--find-copies-harder", "HEAD~1", "HEAD")
-			want := runGit(t, dir, "diff", "-C", "--find-copies-harder", "--stat="+strconv.Itoa(c.width), "--summary", "HEAD~1", "HEAD")
+			dir, _ := gittest.ImportPairs(t, []gittest.Pair{specTrees(c.files)})
+			files := filesFromGit(t, dir, "-C", "--find-copies-harder", "main~1", "main")
+			want := runGit(t, dir, "diff", "-C", "--find-copies-harder", "--stat="+strconv.Itoa(c.width), "--summary", "main~1", "main")
 			base := filepath.Join("testdata", c.name)
 			if err := os.WriteFile(base+".files", []byte(formatSpec(c.width, files)), 0o644); err != nil {
 				t.Fatal(err)
@@ -260,13 +251,25 @@ func TestTestdata(t *testing.T) {
 	}
 }
 
-// TestTestdataAgainstGit rebuilds each testdata case as a repository and
-// checks the stored output against a live git.
+// TestTestdataAgainstGit rebuilds each testdata case as a commit and its
+// parent and checks the stored output against a live git (all cases are
+// commits of one repository, shown by one git log per width).
 func TestTestdataAgainstGit(t *testing.T) {
 	requireGit(t)
-	for _, c := range loadSpecs(t) {
-		dir := materialize(t, c.files)
-		want := runGit(t, dir, "diff", "-C", "--find-copies-harder", "--stat="+strconv.Itoa(c.width), "--summary", "HEAD~1", "HEAD")
+	cases := loadSpecs(t)
+	var pairs []gittest.Pair
+	for _, c := range cases {
+		pairs = append(pairs, specTrees(c.files))
+	}
+	dir, ids := gittest.ImportPairs(t, pairs)
+	stats := map[int]map[string]string{}
+	for _, c := range cases {
+		if stats[c.width] == nil {
+			stats[c.width] = gittest.LogDiffs(t, dir, ids, "-C", "--find-copies-harder", "--stat="+strconv.Itoa(c.width), "--summary")
+		}
+	}
+	for i, c := range cases {
+		want := stats[c.width][ids[i]]
 		if want != c.want {
 			t.Errorf("%s: stored output is stale\n--- git\n%s--- stored\n%s", c.name, want, c.want)
 		}

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,26 +13,47 @@ import (
 )
 
 // filesFromGit builds the File list of the diff between two commits from
-// git's raw and numstat output, in git's order, so that Format can be
-// checked against git's own rendering of the same diff.
+// git's raw and numstat output (one git diff printing both), in git's
+// order, so that Format can be checked against git's own rendering of the
+// same diff.
 func filesFromGit(t testing.TB, dir string, diffArgs ...string) []File {
 	t.Helper()
-	raw := strings.Split(runGit(t, dir, append([]string{"diff", "--raw", "-z", "--no-abbrev"}, diffArgs...)...), "\x00")
+	out := runGit(t, dir, append([]string{"diff", "--raw", "--numstat", "-z", "--no-abbrev"}, diffArgs...)...)
+	return parseRawNumstat(t, dir, out)
+}
+
+// filesFromLog is filesFromGit for many commits, each against its parent,
+// with one git log: commit id -> File list.
+func filesFromLog(t testing.TB, dir string, ids []string, diffArgs ...string) map[string][]File {
+	t.Helper()
+	files := map[string][]File{}
+	for id, out := range gittest.LogDiffs(t, dir, ids, append([]string{"--raw", "--numstat", "-z", "--no-abbrev"}, diffArgs...)...) {
+		files[id] = parseRawNumstat(t, dir, out)
+	}
+	return files
+}
+
+// parseRawNumstat reads git's --raw --numstat -z output: the raw entries
+// (":" then the modes, blob ids and status, then one or two paths), then
+// the numstat entries in the same order.
+func parseRawNumstat(t testing.TB, dir, out string) []File {
+	t.Helper()
+	fields := strings.Split(out, "\x00")
 	var blobs [][2]string // old and new blob ids, for binary sizes
-	num := strings.Split(runGit(t, dir, append([]string{"diff", "--numstat", "-z"}, diffArgs...)...), "\x00")
 	var files []File
-	for i := 0; i+1 < len(raw); {
-		meta := strings.Fields(strings.TrimPrefix(raw[i], ":"))
+	i := 0
+	for i+1 < len(fields) && strings.HasPrefix(fields[i], ":") {
+		meta := strings.Fields(strings.TrimPrefix(fields[i], ":"))
 		if len(meta) != 5 {
-			t.Fatalf("cannot parse raw line %q", raw[i])
+			t.Fatalf("cannot parse raw line %q", fields[i])
 		}
-		f := File{Path: raw[i+1]}
+		f := File{Path: fields[i+1]}
 		blobs = append(blobs, [2]string{meta[2], meta[3]})
 		i += 2
 		status := meta[4]
 		switch status[0] {
 		case 'R', 'C':
-			f.OldPath, f.Path = f.Path, raw[i]
+			f.OldPath, f.Path = f.Path, fields[i]
 			i++
 			f.Copied = status[0] == 'C'
 			f.Similarity, _ = strconv.Atoi(status[1:])
@@ -50,6 +69,7 @@ func filesFromGit(t testing.TB, dir string, diffArgs ...string) []File {
 	}
 	// numstat: "added\tdeleted\tpath" or, for renames and copies,
 	// "added\tdeleted\t" followed by two path fields.
+	num := fields[i:]
 	k := 0
 	for j := 0; j+1 < len(num) && k < len(files); k++ {
 		parts := strings.SplitN(num[j], "\t", 3)
@@ -147,38 +167,21 @@ func editContent(r *rand.Rand, data []byte, maxChange int) []byte {
 	return []byte(strings.Join(lines, ""))
 }
 
-// writeTree makes the work tree of dir hold exactly tree (besides .git).
-func writeTree(t testing.TB, dir string, tree randomTree) {
-	t.Helper()
-	entries, _ := os.ReadDir(dir)
-	for _, e := range entries {
-		if e.Name() != ".git" {
-			os.RemoveAll(filepath.Join(dir, e.Name()))
-		}
-	}
+// fileStates is tree as the files of a commit.
+func (tree randomTree) fileStates() map[string]gittest.FileState {
+	m := map[string]gittest.FileState{}
 	for p, data := range tree.content {
-		full := filepath.Join(dir, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		mode := os.FileMode(0o644)
+		mode := "100644"
 		if tree.exec[p] {
-			mode = 0o755
+			mode = "100755"
 		}
-		if err := os.WriteFile(full, data, mode); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chmod(full, mode); err != nil {
-			t.Fatal(err)
-		}
+		m[p] = gittest.FileState{Content: data, Mode: mode}
 	}
+	return m
 }
 
-// randomScenario commits a random tree and a random change of it to a
-// fresh repository and returns the repository.
-func randomScenario(t testing.TB, r *rand.Rand) string {
-	dir := t.TempDir()
-	runGit(t, dir, "init", "-q", ".")
+// randomScenario returns a random tree and a random change of it.
+func randomScenario(r *rand.Rand) gittest.Pair {
 	before := randomTree{content: map[string][]byte{}, exec: map[string]bool{}}
 	scale := []int{3, 20, 200, 2000}[r.IntN(4)]
 	for i := r.IntN(12) + 1; i > 0; i-- {
@@ -197,9 +200,6 @@ func randomScenario(t testing.TB, r *rand.Rand) string {
 			}
 		}
 	}
-	writeTree(t, dir, before)
-	runGit(t, dir, "add", "-A")
-	runGit(t, dir, "commit", "-q", "--allow-empty", "-m", "before")
 
 	after := randomTree{content: map[string][]byte{}, exec: map[string]bool{}}
 	for _, p := range sortedKeys(before.content) {
@@ -259,10 +259,7 @@ func randomScenario(t testing.TB, r *rand.Rand) string {
 			}
 		}
 	}
-	writeTree(t, dir, after)
-	runGit(t, dir, "add", "-A")
-	runGit(t, dir, "commit", "-q", "--allow-empty", "-m", "after")
-	return dir
+	return gittest.Pair{Old: before.fileStates(), New: after.fileStates()}
 }
 
 func sortedKeys(m map[string][]byte) []string {
@@ -276,24 +273,33 @@ func sortedKeys(m map[string][]byte) []string {
 
 // TestFormatAgainstGit renders random diffs (long and quoted names,
 // created, deleted, renamed, binary and mode-changed files, changes from
-// 0 to thousands of lines) at many widths and compares with git diff
-// --stat=WIDTH --summary. -kpatch.cases=N sets the number of scenarios,
-// -kpatch.seed the seed.
+// 0 to thousands of lines) at many widths and compares with git's --stat=WIDTH
+// --summary of the same diff. All scenarios are commits of one repository,
+// so that one git log prints them all at a width. -kpatch.cases=N sets the
+// number of scenarios, -kpatch.seed the seed.
 func TestFormatAgainstGit(t *testing.T) {
 	requireGit(t)
 	r := rand.New(rand.NewPCG(2023+*gittest.Seed, 1))
 	scenarios := gittest.CasesOr(5, 60)
 	widths := []int{72, 80, 20, 30, 40, 50, 60, 100, 120, 200}
+	var pairs []gittest.Pair
+	for s := 0; s < scenarios; s++ {
+		pairs = append(pairs, randomScenario(r))
+	}
+	dir, ids := gittest.ImportPairs(t, pairs)
 	compared := 0
 	kinds := map[string]int{}
-	for s := 0; s < scenarios; s++ {
-		dir := randomScenario(t, r)
-		for _, renames := range []string{"--no-renames", "-M"} {
-			files := filesFromGit(t, dir, renames, "HEAD~1", "HEAD")
-			if len(files) == 0 {
+	for _, renames := range []string{"--no-renames", "-M"} {
+		files := filesFromLog(t, dir, ids, renames)
+		stats := map[int]map[string]string{}
+		for _, w := range widths {
+			stats[w] = gittest.LogDiffs(t, dir, ids, renames, "--stat="+strconv.Itoa(w), "--summary")
+		}
+		for s, id := range ids {
+			if len(files[id]) == 0 {
 				continue
 			}
-			for _, f := range files {
+			for _, f := range files[id] {
 				switch {
 				case f.OldPath != "":
 					kinds["renamed"]++
@@ -312,26 +318,63 @@ func TestFormatAgainstGit(t *testing.T) {
 				}
 			}
 			for _, w := range widths {
-				want := runGit(t, dir, "diff", renames, "--stat="+strconv.Itoa(w), "--summary", "HEAD~1", "HEAD")
-				got := Format(files, w)
+				want := stats[w][id]
+				got := Format(files[id], w)
 				if got != want {
-					t.Fatalf("scenario %d, %s, width %d: differs from git\n--- git\n%s--- diffstat\n%s\nfiles: %+v", s, renames, w, want, got, files)
+					t.Fatalf("scenario %d, %s, width %d: differs from git\n--- git\n%s--- diffstat\n%s\nfiles: %+v", s, renames, w, want, got, files[id])
 				}
 				compared++
 			}
 		}
-		// format-patch's own default width and layout.
-		files := filesFromGit(t, dir, "HEAD~1", "HEAD")
-		if len(files) > 0 {
-			patch := runGit(t, dir, "format-patch", "--stdout", "-1", "HEAD")
-			want := statBlock(t, patch)
-			if got := Format(files, MailWidth); got != want {
+	}
+	// format-patch's own default width and layout.
+	files := filesFromLog(t, dir, ids)
+	patches := formatPatches(t, dir, ids)
+	for s, id := range ids {
+		if len(files[id]) > 0 {
+			want := statBlock(t, patches[id])
+			if got := Format(files[id], MailWidth); got != want {
 				t.Fatalf("scenario %d, format-patch: differs from git\n--- git\n%s--- diffstat\n%s", s, want, got)
 			}
 			compared++
 		}
 	}
 	t.Logf("%d diffstats compared with git; files seen: %v", compared, kinds)
+}
+
+// formatPatches runs one git format-patch over the commits ids (each
+// against its parent) and returns each commit's mail.
+func formatPatches(t testing.TB, dir string, ids []string) map[string]string {
+	t.Helper()
+	args := []string{"format-patch", "--stdout", "--no-walk"}
+	out := runGit(t, dir, append(args, ids...)...)
+	type at struct {
+		id  string
+		pos int
+	}
+	var starts []at
+	for _, id := range ids {
+		i := strings.Index(out, "From "+id+" Mon Sep 17 00:00:00 2001\n")
+		if i < 0 {
+			t.Fatalf("git format-patch wrote no mail for %s", id)
+		}
+		starts = append(starts, at{id, i})
+	}
+	sort.Slice(starts, func(i, j int) bool { return starts[i].pos < starts[j].pos })
+	mails := map[string]string{}
+	for i, s := range starts {
+		end := len(out)
+		if i+1 < len(starts) {
+			end = starts[i+1].pos
+		}
+		mails[s.id] = out[s.pos:end]
+	}
+	for _, id := range ids {
+		if _, ok := mails[id]; !ok {
+			t.Fatalf("git format-patch wrote no mail for %s", id)
+		}
+	}
+	return mails
 }
 
 // statBlock extracts the diffstat of a git format-patch mail: the lines

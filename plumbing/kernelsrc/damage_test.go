@@ -33,24 +33,36 @@ var kernelFiles = map[string]string{
 func syntheticKernel(t *testing.T, packed bool) string {
 	t.Helper()
 	gittest.Require(t)
-	dir := filepath.Join(t.TempDir(), "linux")
-	os.MkdirAll(dir, 0o755)
-	gittest.Run(t, dir, "init", "-q", "-b", "master")
-	for name, content := range kernelFiles {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	gittest.Run(t, dir, "add", "-A")
-	gittest.Run(t, dir, "commit", "-q", "-m", "Linux 1")
-	gittest.Run(t, dir, "tag", "-a", "-m", "Linux 1", "v1")
+	name := "synthetic kernel, loose"
 	if packed {
-		gittest.Run(t, dir, "repack", "-q", "-a", "-d")
-		gittest.Run(t, dir, "prune-packed")
+		name = "synthetic kernel, packed"
 	}
-	return dir
+	// Each call copies a repository git made once per test process.
+	return filepath.Join(gittest.Template(t, name, func(t testing.TB, top string) {
+		dir := filepath.Join(top, "linux")
+		os.MkdirAll(dir, 0o755)
+		gittest.Run(t, dir, "init", "-q", "-b", "master")
+		for name, content := range kernelFiles {
+			p := filepath.Join(dir, filepath.FromSlash(name))
+			os.MkdirAll(filepath.Dir(p), 0o755)
+			if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		gittest.Run(t, dir, "add", "-A")
+		gittest.Run(t, dir, "commit", "-q", "-m", "Linux 1")
+		gittest.Run(t, dir, "tag", "-a", "-m", "Linux 1", "v1")
+		if packed {
+			gittest.Run(t, dir, "repack", "-q", "-a", "-d")
+			gittest.Run(t, dir, "prune-packed")
+		}
+	}), "linux")
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	gittest.RemoveTemplates()
+	os.Exit(code)
 }
 
 // snapshot summarises a directory, .git included (names, modes, sizes,

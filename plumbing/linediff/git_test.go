@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"kpatch/internal/gittest"
@@ -20,36 +21,20 @@ type gitCase struct {
 // gitHunks lets git diff every case in one scratch repository (old
 // versions committed, new versions staged) and returns, per case, the
 // text git prints after the "+++ b/..." line. attributes, if not empty,
-// becomes the repository's .gitattributes.
+// becomes the work tree's .gitattributes, which git reads as it diffs.
+// A test that asks again about the same cases (the same slice) with other
+// attributes or options reuses the repository.
 func gitHunks(t testing.TB, cases []gitCase, attributes string, extraArgs ...string) []string {
 	t.Helper()
-	dir := t.TempDir()
-	runGit(t, dir, "init", "-q", ".")
+	dir := scratchRepo(t, cases)
+	attrs := filepath.Join(dir, ".gitattributes")
 	if attributes != "" {
-		if err := os.WriteFile(filepath.Join(dir, ".gitattributes"), []byte(attributes), 0o644); err != nil {
+		if err := os.WriteFile(attrs, []byte(attributes), 0o644); err != nil {
 			t.Fatal(err)
 		}
+	} else if err := os.Remove(attrs); err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
 	}
-	write := func(old bool) {
-		for _, c := range cases {
-			data := c.new
-			if old {
-				data = c.old
-			}
-			p := filepath.Join(dir, c.name)
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(p, data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	write(true)
-	runGit(t, dir, "add", "-A")
-	runGit(t, dir, "commit", "-q", "--allow-empty", "-m", "old")
-	write(false)
-	runGit(t, dir, "add", "-A")
 	args := append([]string{"diff", "--cached", "--no-color", "--no-renames", "--no-ext-diff"}, extraArgs...)
 	out := runGit(t, dir, args...)
 
@@ -99,6 +84,54 @@ func gitHunks(t testing.TB, cases []gitCase, attributes string, extraArgs ...str
 		res[i] = byName[c.name]
 	}
 	return res
+}
+
+type scratchKey struct {
+	t     testing.TB
+	first *gitCase
+	n     int
+}
+
+// scratchRepos are the repositories of gitHunks, by test and cases.
+var scratchRepos sync.Map
+
+// scratchRepo returns a repository in which the old versions of cases are
+// committed and the new ones staged (and no .gitattributes tracked), made
+// once per test and slice of cases.
+func scratchRepo(t testing.TB, cases []gitCase) string {
+	t.Helper()
+	key := scratchKey{t: t, n: len(cases)}
+	if len(cases) > 0 {
+		key.first = &cases[0]
+	}
+	if dir, ok := scratchRepos.Load(key); ok {
+		return dir.(string)
+	}
+	dir := t.TempDir()
+	runGit(t, dir, "init", "-q", ".")
+	write := func(old bool) {
+		for _, c := range cases {
+			data := c.new
+			if old {
+				data = c.old
+			}
+			p := filepath.Join(dir, c.name)
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	write(true)
+	runGit(t, dir, "add", "-A")
+	runGit(t, dir, "commit", "-q", "--allow-empty", "-m", "old")
+	write(false)
+	runGit(t, dir, "add", "-A")
+	scratchRepos.Store(key, dir)
+	t.Cleanup(func() { scratchRepos.Delete(key) })
+	return dir
 }
 
 // compareWithGit diffs all cases with git and with UnifiedWith and

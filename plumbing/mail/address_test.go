@@ -1,9 +1,9 @@
 package mail
 
 import (
+	"fmt"
 	netmail "net/mail"
-	"os"
-	"path/filepath"
+	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -35,27 +35,42 @@ var gitNames = []string{
 func TestFromHeaderMatchesGit(t *testing.T) {
 	gittest.Require(t)
 	dir := t.TempDir()
-	gittest.Run(t, dir, "init", "-q")
+	gittest.Run(t, dir, "init", "-q", "-b", "master")
+	// One commit per name, all made by one git fast-import and written
+	// by one git format-patch.
+	var stream strings.Builder
+	var authors []string
 	for i, name := range gitNames {
 		addr := "a" + string(rune('a'+i)) + "@example.org"
 		if i == 9 {
 			addr = "a.rather.long.address.for.the.long.name@example.org"
 		}
-		if err := os.WriteFile(filepath.Join(dir, "f"), []byte(name), 0o644); err != nil {
-			t.Fatal(err)
+		authors = append(authors, name+" <"+addr+">")
+		fmt.Fprintf(&stream, "commit refs/heads/master\nauthor %s 1700000000 +0000\ncommitter t <t@example.com> 1700000000 +0000\ndata 7\ncommit\n", authors[i])
+		fmt.Fprintf(&stream, "M 100644 inline f\ndata %d\n%s\n\n", len(name), name)
+	}
+	cmd := exec.Command("git", "fast-import", "--quiet")
+	cmd.Dir, cmd.Env, cmd.Stdin = dir, gittest.Environ(dir), strings.NewReader(stream.String())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git fast-import: %v\n%s", err, out)
+	}
+	// git's own record of the names (it trims some characters at the
+	// ends of a name, none of these).
+	logged := strings.Split(strings.TrimSuffix(string(gittest.Run(t, dir, "-c", "i18n.logOutputEncoding=UTF-8", "log", "--reverse", "--format=%an <%ae>%x00")), "\x00\n"), "\x00\n")
+	if len(logged) != len(authors) {
+		t.Fatalf("git log shows %d commits, want %d", len(logged), len(authors))
+	}
+	mails := regexp.MustCompile(`(?m)^From [0-9a-f]{40} Mon Sep 17 00:00:00 2001\n`).Split(string(gittest.Run(t, dir, "format-patch", "--root", "--stdout", "master")), -1)[1:]
+	if len(mails) != len(authors) {
+		t.Fatalf("git format-patch wrote %d mails, want %d", len(mails), len(authors))
+	}
+	for i, author := range authors {
+		if logged[i] != author {
+			t.Fatalf("git recorded %q for %q", logged[i], author)
 		}
-		gittest.Run(t, dir, "add", "f")
-		gittest.Run(t, dir, "-c", "i18n.commitEncoding=UTF-8", "commit", "-q", "-m", "commit", "--author", name+" <"+addr+">")
-		out := string(gittest.Run(t, dir, "format-patch", "-1", "--stdout"))
-		want := regexp.MustCompile(`(?m)^From: .*\n([ \t].*\n)*`).FindString(out)
-		// git's own record of the name (it trims some characters at the
-		// ends of a name, none of these).
-		logged := strings.TrimSpace(string(gittest.Run(t, dir, "log", "-1", "--format=%an <%ae>")))
-		if logged != name+" <"+addr+">" {
-			t.Fatalf("git recorded %q for %q", logged, name)
-		}
-		if got := fromHeader(name + " <" + addr + ">"); got != want {
-			t.Errorf("%q:\n got %q\nwant %q", name, got, want)
+		want := regexp.MustCompile(`(?m)^From: .*\n([ \t].*\n)*`).FindString(mails[i])
+		if got := fromHeader(author); got != want {
+			t.Errorf("%q:\n got %q\nwant %q", gitNames[i], got, want)
 		}
 	}
 }

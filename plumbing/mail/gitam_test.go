@@ -17,10 +17,15 @@ import (
 // header), a body line starting with "From " (an mbox separator to a
 // careless reader), a subject long enough that git folds it, a new file.
 // It returns the repository's directory.
+// Each call returns a new copy of a repository git made once per test
+// process (gittest.Template).
 func gitSeries(t *testing.T) string {
 	t.Helper()
 	gittest.Require(t)
-	dir := t.TempDir()
+	return gittest.Template(t, "mail series", buildSeries)
+}
+
+func buildSeries(t testing.TB, dir string) {
 	gittest.Run(t, dir, "init", "-q", "-b", "master")
 	write := func(name, text string) {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
@@ -45,7 +50,12 @@ func gitSeries(t *testing.T) string {
 		gittest.Run(t, dir, "commit", "-q", "--author", c.author, "-m", c.msg)
 	}
 	gittest.Run(t, dir, "tag", "base", "HEAD~4")
-	return dir
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	gittest.RemoveTemplates()
+	os.Exit(code)
 }
 
 // amRecord is what git am recorded for one patch.

@@ -94,14 +94,7 @@ func program(t *testing.T, b build) string {
 	if p, ok := bins[b.name]; ok {
 		return p
 	}
-	if binDir == "" {
-		d, err := os.MkdirTemp("", "unwind-chain-")
-		if err != nil {
-			t.Fatal(err)
-		}
-		binDir = d
-	}
-	out := filepath.Join(binDir, "chain"+b.name)
+	out := filepath.Join(binDirFor(t), "chain"+b.name)
 	src := b.src
 	if src == "" {
 		src = "chain.c"
@@ -119,6 +112,24 @@ func program(t *testing.T, b build) string {
 	bins[b.name] = out
 	return out
 }
+
+// binDirFor returns the directory of the programs and cores made once per
+// test process (removed by TestMain), creating it.
+func binDirFor(t *testing.T) string {
+	t.Helper()
+	binDirMu.Lock()
+	defer binDirMu.Unlock()
+	if binDir == "" {
+		d, err := os.MkdirTemp("", "unwind-chain-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		binDir = d
+	}
+	return binDir
+}
+
+var binDirMu sync.Mutex
 
 // runnable skips the test when prog is a 32-bit program and this host does
 // not run those.
@@ -161,20 +172,46 @@ func runGDB(t *testing.T, args ...string) string {
 	return string(out)
 }
 
-// gcore stops prog in leaf() under gdb and writes its core.
+// gcore stops prog in leaf() under gdb and writes its core. gdb runs once
+// per program and arguments in a test process; each call returns a copy of
+// that core in a temporary directory of t, the caller's to rename or cut.
 func gcore(t *testing.T, prog string, args []string) string {
 	runnable(t, prog)
 	t.Helper()
 	needGDB(t)
+	key := prog + "\x00" + strings.Join(args, "\x00")
+	gcoreMu.Lock()
+	defer gcoreMu.Unlock()
+	cached, ok := gcores[key]
+	if !ok {
+		dir, err := os.MkdirTemp(binDirFor(t), "gcore-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cached = filepath.Join(dir, "gcore")
+		gargs := []string{"-ex", "handle SIGSEGV nostop noprint pass", "-ex", "break leaf", "-ex", "run",
+			"-ex", "gcore " + cached, "-ex", "kill", "--args", prog}
+		out := runGDB(t, append(gargs, args...)...)
+		if _, err := os.Stat(cached); err != nil {
+			t.Fatalf("gdb wrote no core: %v\n%s", err, out)
+		}
+		gcores[key] = cached
+	}
+	data, err := os.ReadFile(cached)
+	if err != nil {
+		t.Fatal(err)
+	}
 	corePath := filepath.Join(t.TempDir(), "gcore")
-	gargs := []string{"-ex", "handle SIGSEGV nostop noprint pass", "-ex", "break leaf", "-ex", "run",
-		"-ex", "gcore " + corePath, "-ex", "kill", "--args", prog}
-	out := runGDB(t, append(gargs, args...)...)
-	if _, err := os.Stat(corePath); err != nil {
-		t.Fatalf("gdb wrote no core: %v\n%s", err, out)
+	if err := os.WriteFile(corePath, data, 0o644); err != nil {
+		t.Fatal(err)
 	}
 	return corePath
 }
+
+var (
+	gcoreMu sync.Mutex
+	gcores  = map[string]string{} // program and arguments -> the core gdb wrote
+)
 
 // kernelCore runs prog with "crash" so that it faults in leaf() and the
 // kernel dumps core into a temporary directory.

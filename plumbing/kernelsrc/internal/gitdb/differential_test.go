@@ -42,16 +42,22 @@ func TestDifferential(t *testing.T) {
 	h := gittest.Generate(t, r, gittest.KernelSources(t, r, 10), []string{"one", "two"}, commits/2)
 	dir := h.Dir
 	var ids []string
+	var light strings.Builder // lightweight tags, in one git update-ref
 	for _, b := range []string{"one", "two"} {
 		for i, c := range h.Branches[b] {
 			ids = append(ids, c.ID)
 			switch i % 7 {
 			case 3:
-				gittest.Run(t, dir, "tag", fmt.Sprintf("light-%s-%d", b, i), c.ID)
-			case 5:
+				fmt.Fprintf(&light, "create refs/tags/light-%s-%d %s\n", b, i, c.ID)
+			case 5: // loose tag objects beside the pack
 				gittest.Run(t, dir, "tag", "-a", "-m", "tag", fmt.Sprintf("v%s.%d", b, i), c.ID)
 			}
 		}
+	}
+	cmd := exec.Command("git", "update-ref", "--stdin")
+	cmd.Dir, cmd.Env, cmd.Stdin = dir, gittest.Environ(dir), strings.NewReader(light.String())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git update-ref --stdin: %v\n%s", err, out)
 	}
 	refs := strings.Fields(string(gittest.Run(t, dir, "for-each-ref", "--format=%(refname:short)")))
 	var revs []string

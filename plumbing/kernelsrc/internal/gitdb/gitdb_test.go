@@ -18,10 +18,15 @@ import (
 // repo makes a small repository with git: three commits on master (the
 // middle one a merge), an annotated tag, a lightweight tag, a tag of a
 // tree, a branch and a remote-tracking ref.
+// Each call returns a new copy of one repository made once per test
+// process (gittest.Template).
 func repo(t *testing.T) string {
 	t.Helper()
 	gittest.Require(t)
-	dir := t.TempDir()
+	return gittest.Template(t, "gitdb repository", buildRepo)
+}
+
+func buildRepo(t testing.TB, dir string) {
 	run := func(args ...string) string { return strings.TrimSpace(string(gittest.Run(t, dir, args...))) }
 	run("init", "-q", "-b", "master")
 	write := func(name, content string) {
@@ -48,7 +53,12 @@ func repo(t *testing.T) string {
 	run("tag", "light")
 	run("tag", "-a", "-m", "a tree", "treetag", "HEAD^{tree}")
 	run("update-ref", "refs/remotes/origin/master", "HEAD~1")
-	return dir
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	gittest.RemoveTemplates()
+	os.Exit(code)
 }
 
 // gitRevParse is what git says of rev: the commit, or "" when it refuses.
@@ -211,13 +221,25 @@ func TestReadPacked(t *testing.T) {
 	dir := repo(t)
 	// Versions of a growing file and of a directory, so that the pack
 	// holds deltas of blobs and of trees.
-	var text strings.Builder
+	// One git fast-import makes the 30 commits on master.
+	var text, stream strings.Builder
 	for i := 0; i < 30; i++ {
 		fmt.Fprintf(&text, "line %d of a file that grows a little with every commit\n", i)
-		os.WriteFile(filepath.Join(dir, "grow.txt"), []byte(text.String()), 0o644)
-		os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%02d", i)), []byte("x\n"), 0o644)
-		gittest.Run(t, dir, "add", "-A")
-		gittest.Run(t, dir, "commit", "-q", "-m", fmt.Sprint("grow ", i))
+		msg := fmt.Sprint("grow ", i)
+		fmt.Fprintf(&stream, "commit refs/heads/master\ncommitter t <t@example.com> %d +0000\ndata %d\n%s\n", 1700000000+i, len(msg), msg)
+		if i == 0 {
+			stream.WriteString("from refs/heads/master^0\n")
+		}
+		fmt.Fprintf(&stream, "M 100644 inline grow.txt\ndata %d\n%s\n", text.Len(), text.String())
+		fmt.Fprintf(&stream, "M 100644 inline f%02d\ndata 2\nx\n\n", i)
+	}
+	cmd := exec.Command("git", "fast-import", "--quiet")
+	cmd.Dir, cmd.Env, cmd.Stdin = dir, gittest.Environ(dir), strings.NewReader(stream.String())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git fast-import: %v\n%s", err, out)
+	}
+	if n := strings.TrimSpace(string(gittest.Run(t, dir, "rev-list", "--count", "master~30..master"))); n != "30" {
+		t.Fatalf("%s commits on master, want 30", n)
 	}
 	for _, ofs := range []string{"true", "false"} {
 		gittest.Run(t, dir, "-c", "repack.useDeltaBaseOffset="+ofs, "repack", "-q", "-a", "-d", "-f", "--depth=50", "--window=50")
