@@ -107,7 +107,7 @@ func TestUnplacedAllAtOnce(t *testing.T) {
 		{1, "arch/Kconfig", "config-after HAVE_HARDLOCKUP_DETECTOR_ARCH", "v11/user-api.patch:49", "", "config HAVE_HARDLOCKUP_DETECTOR_ARCH2", 3},
 		{2, "arch/Kconfig", "config-after UNWIND_USER", "v11/fp.patch:15", "v11/user-api.patch:49", "", 0},
 		{3, "arch/Kconfig", "config-after HAVE_UNWIND_USER_FP", "v11/compat-fp.patch:12", "v11/fp.patch:15", "", 0},
-		{5, "include/linux/entry-common.h", "include-after <linux/kmsan.h>", "v11/cache.patch:37", "", "#include <linux/static_call_types.h>", 10},
+		{5, "include/linux/entry-common.h", "include-after <linux/kmsan.h>", "v11/cache.patch:43", "", "#include <linux/static_call_types.h>", 10},
 		{11, "kernel/exit.c", "statement-after do_exit taskstats_exit", "v11/task-exit.patch:40", "", "\ttaskstats_exit2(tsk, group_dead);", 3},
 	}
 	if len(ue.Edits) != len(want) {

@@ -30,7 +30,7 @@ func TestGenUnplaced(t *testing.T) {
 		`kpatch gen: patch 1 (user-api): arch/Kconfig: "config-after HAVE_HARDLOCKUP_DETECTOR_ARCH": anchor not found [v11/user-api.patch:49]`,
 		`kpatch gen: patch 2 (fp): arch/Kconfig: "config-after UNWIND_USER": anchor not found [v11/fp.patch:15] (it is added by the unplaced edit at v11/user-api.patch:49)`,
 		`kpatch gen: patch 3 (compat-fp): arch/Kconfig: "config-after HAVE_UNWIND_USER_FP": anchor not found [v11/compat-fp.patch:12] (it is added by the unplaced edit at v11/fp.patch:15)`,
-		`kpatch gen: patch 5 (cache): include/linux/entry-common.h: "include-after <linux/kmsan.h>": anchor not found [v11/cache.patch:37]`,
+		`kpatch gen: patch 5 (cache): include/linux/entry-common.h: "include-after <linux/kmsan.h>": anchor not found [v11/cache.patch:43]`,
 		`kpatch gen: patch 11 (task-exit): kernel/exit.c: "statement-after do_exit taskstats_exit": anchor not found (no statement starting with "taskstats_exit(" in do_exit()) [v11/task-exit.patch:40]`,
 	}
 	candidate := regexp.MustCompile(`^    (\S+):(\d+): (.*)$`)

@@ -65,13 +65,10 @@ Exit status: 0 no errors (warnings only or clean), 1 errors found,
 		}
 	}
 	var trees []*verify.BuildTree
+	var busyTrees []string // passed by: a kpatch test build is building in them
 	switch *buildDir {
 	case "":
-		var busy []string
-		trees, busy = verify.DefaultBuildTrees()
-		for _, b := range busy {
-			fmt.Fprintf(stderr, "kpatch verify: build tree %s passed by: a kpatch test build is building in it\n", b)
-		}
+		trees, busyTrees = verify.DefaultBuildTrees()
 	case "none":
 	default:
 		if trees, err = verify.BuildTrees(*buildDir); err != nil {
@@ -165,6 +162,9 @@ Exit status: 0 no errors (warnings only or clean), 1 errors found,
 		}
 	}
 	rep := verify.NewReport(s, findings)
+	for _, b := range busyTrees {
+		rep.Notes = append(rep.Notes, "build tree "+b+" passed by: a kpatch test build is building in it")
+	}
 	if *jsonOut {
 		err = rep.WriteJSON(stdout)
 	} else {
