@@ -313,6 +313,7 @@ func Build(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree) (*Seri
 		st.files[p] = nil
 	}
 	s := &Series{Revision: rev, Tree: tree}
+	ed := hooks.NewEditor(st) // keeps the edited files split in lines
 	var unplaced []*Unplaced
 	for _, sp := range rev.Patches {
 		if err := ctx.Err(); err != nil {
@@ -330,7 +331,7 @@ func Build(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree) (*Seri
 			if e.Op == "move-function" {
 				snapshot(e.Args[1])
 			}
-			if err := hooks.Apply(st, e); err != nil {
+			if err := ed.Apply(e); err != nil {
 				var ae *hooks.AnchorError
 				if !errors.As(err, &ae) {
 					return nil, fmt.Errorf("patch %d (%s): %w [%s]", sp.Number, sp.ID, err, e.Src)

@@ -11,8 +11,8 @@ import (
 )
 
 // BenchmarkApply places every edit of the newest revision, patch after
-// patch, on the files of the Debian 6.12 tree (read once, outside the
-// timer), as kpatch gen does: MAINTAINERS (25,000 lines) takes one section,
+// patch, with one Editor, on the files of the Debian 6.12 tree (read once,
+// outside the timer), as kpatch gen does: MAINTAINERS (25,000 lines) takes one section,
 // arch/x86/Kconfig two selects, kernel/fork.c three statements and an
 // include.
 func BenchmarkApply(b *testing.B) {
@@ -51,8 +51,9 @@ func BenchmarkApply(b *testing.B) {
 		for p, c := range base {
 			files[p] = c
 		}
+		ed := NewEditor(files)
 		for _, e := range edits {
-			if err := Apply(files, e); err != nil {
+			if err := ed.Apply(e); err != nil {
 				b.Fatal(err)
 			}
 		}
