@@ -411,7 +411,7 @@ func Build(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree) (*Seri
 // recipients fills To and Cc from MAINTAINERS as it stands after the series
 // (so that sections the series adds count) and from the revision.
 func (s *Series) recipients(m []byte) error {
-	mf, err := maintainers.Parse(bytes.NewReader(m))
+	mf, err := maintainers.ParseLazy(m) // only the sections the paths may match are parsed
 	if err != nil {
 		return fmt.Errorf("MAINTAINERS of %s: %w", s.Tree.Base, err)
 	}

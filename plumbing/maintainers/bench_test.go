@@ -34,6 +34,18 @@ func BenchmarkParse(b *testing.B) {
 	}
 }
 
+// BenchmarkParseLazy reads the kernel's MAINTAINERS as kpatch gen does:
+// sections found, indexed and checked, none parsed yet.
+func BenchmarkParseLazy(b *testing.B) {
+	maint, _ := benchFiles(b)
+	b.SetBytes(int64(len(maint)))
+	for i := 0; i < b.N; i++ {
+		if _, err := ParseLazy(maint); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkParseMailmap parses the kernel's .mailmap.
 func BenchmarkParseMailmap(b *testing.B) {
 	_, mm := benchFiles(b)
@@ -52,12 +64,13 @@ var genPaths = []string{
 	"kernel/unwind/deferred.c", "kernel/unwind/user.c",
 }
 
-// BenchmarkRecipients is what kpatch gen asks of MAINTAINERS: parse it and
-// the .mailmap, and find the recipients of the series' files.
+// BenchmarkRecipients is what kpatch gen asks of MAINTAINERS: read it
+// (ParseLazy) and the .mailmap, and find the recipients of the series'
+// files.
 func BenchmarkRecipients(b *testing.B) {
 	maint, mm := benchFiles(b)
 	for i := 0; i < b.N; i++ {
-		f, err := Parse(bytes.NewReader(maint))
+		f, err := ParseLazy(maint)
 		if err != nil {
 			b.Fatal(err)
 		}
