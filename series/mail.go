@@ -163,11 +163,29 @@ func (s *Series) diffAll() {
 			f.diff, f.stat = s.Diff(f)
 		}
 	}
-	s.total = s.totalStat()
+}
+
+// fileDiff returns the git diff of f: the one diffAll computed, or computed
+// now.
+func (s *Series) fileDiff(f *FileChange) string {
+	if f.diff != "" {
+		return f.diff
+	}
+	text, _ := s.Diff(f)
+	return text
 }
 
 // TotalStat returns the diffstat entries of the whole series: base to tip.
-func (s *Series) TotalStat() []diffstat.File { return s.total }
+// They are computed on first use (a stacked series keeps fewer patches
+// than it built).
+func (s *Series) TotalStat() []diffstat.File {
+	s.totalMu.Lock()
+	defer s.totalMu.Unlock()
+	if !s.totalDone {
+		s.total, s.totalDone = s.totalStat(), true
+	}
+	return s.total
+}
 
 func (s *Series) totalStat() []diffstat.File {
 	first := map[string]*FileChange{}
@@ -235,8 +253,7 @@ func Mbox(msgs []Message) string {
 func (s *Series) patchID(p *Patch) string {
 	var d strings.Builder
 	for _, f := range p.Files {
-		text, _ := s.Diff(f)
-		d.WriteString(text)
+		d.WriteString(s.fileDiff(f))
 	}
 	return patchid.Stable(d.String())
 }

@@ -65,7 +65,9 @@ type Series struct {
 	// prerequisites are, for a series stacked on a prerequisite revision,
 	// the patches of that revision, in order (see ownPatches).
 	prerequisites []*Patch
-	total         []diffstat.File
+	total         []diffstat.File // see TotalStat
+	totalDone     bool
+	totalMu       sync.Mutex
 }
 
 // Patch is one generated patch.
@@ -232,7 +234,7 @@ func (s *Series) ownPatches() {
 		s.Cc = merge(s.Cc, p.Cc)
 	}
 	s.Cc = minus(s.Cc, s.To)
-	s.total = s.totalStat()
+	s.totalDone = false // TotalStat counts the own patches only
 }
 
 // BaseFiles lists the files of a kernel tree that Generate reads for any
