@@ -544,7 +544,7 @@ func (d *decl) render(v int) (*Patch, error) {
 	if err := d.tmpl.Execute(&buf, RenderData{Version: v}); err != nil {
 		return nil, fmt.Errorf("spec: rendering %s for v%d: %w", d.src, v, err)
 	}
-	p, err := parsePatch(d.src, trailingMarks.ReplaceAllString(buf.String(), ""))
+	p, err := parsePatch(d.src, trimTrailingMarks(buf.String()))
 	if err != nil {
 		return nil, err
 	}
@@ -557,8 +557,49 @@ func (d *decl) render(v int) (*Patch, error) {
 // comes from.
 var lineMark = regexp.MustCompile("\x01(\\d+)\x02")
 
-// trailingMarks matches the marks of control lines at the end of a file.
-var trailingMarks = regexp.MustCompile("(\x01\\d+\x02)+$")
+// trimTrailingMarks removes the marks of control lines at the end of a
+// rendered file: what the regular expression (\x01\d+\x02)+$ matches
+// (a whole-text regexp scan costs more than the rest of the render).
+func trimTrailingMarks(s string) string {
+	for {
+		t, ok := cutMark(s, false)
+		if !ok {
+			return s
+		}
+		s = t
+	}
+}
+
+// cutMark removes one line mark, \x01 digits \x02, from the start of s
+// (front) or from its end, and reports whether there was one.
+func cutMark(s string, front bool) (string, bool) {
+	var m string
+	if front {
+		if !strings.HasPrefix(s, "\x01") {
+			return s, false
+		}
+		end := strings.IndexByte(s, '\x02')
+		if end < 0 {
+			return s, false
+		}
+		m = s[1:end]
+		s = s[end+1:]
+	} else {
+		if !strings.HasSuffix(s, "\x02") {
+			return s, false
+		}
+		start := strings.LastIndexByte(s, '\x01')
+		if start < 0 {
+			return s, false
+		}
+		m = s[start+1 : len(s)-1]
+		s = s[:start]
+	}
+	if m == "" || strings.Trim(m, "0123456789") != "" {
+		return s, false
+	}
+	return s, true
+}
 
 func numberLines(src string) string {
 	var b strings.Builder
@@ -747,8 +788,17 @@ func isWordByte(c byte) bool {
 	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
-// marks matches the line marks of numberLines at the start of a line.
-var marks = regexp.MustCompile("^(\x01\\d+\x02)+")
+// trimLeadingMarks removes the line marks of numberLines at the start of a
+// line: what ^(\x01\d+\x02)+ matches.
+func trimLeadingMarks(l string) string {
+	for {
+		t, ok := cutMark(l, true)
+		if !ok {
+			return l
+		}
+		l = t
+	}
+}
 
 // parseTemplate parses a template of the spec (a created file or a patch
 // declaration).
@@ -769,7 +819,7 @@ func joinControlLines(src string) string {
 	for _, l := range strings.SplitAfter(src, "\n") {
 		bare := l
 		if strings.HasPrefix(bare, "\x01") {
-			bare = marks.ReplaceAllString(bare, "")
+			bare = trimLeadingMarks(bare)
 		}
 		if isControlLine(bare) && strings.Count(l, "{{") == 1 {
 			// The newline goes into a comment: it leaves nothing in the
