@@ -420,7 +420,7 @@ func (s *Series) recipients(m []byte) error {
 	mf.IsDir = s.Tree.IsDir
 	mf.ReadFile = s.Tree.ReadFile // get_maintainer.pl takes the addresses in .yaml files
 	if mm, err := s.Tree.ReadFile(".mailmap"); err == nil {
-		mf.Mailmap = maintainers.ParseMailmap(mm)
+		mf.Mailmap = maintainers.ParseMailmapLazy(mm) // only the lines of the addresses mapped are parsed
 	}
 	for _, f := range []struct {
 		field string

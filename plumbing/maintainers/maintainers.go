@@ -168,8 +168,12 @@ func ParseBytes(b []byte) (*File, error) {
 // path. The File's All stays nil; Sections and Recipients give what they
 // give for the File Parse returns.
 func ParseLazy(b []byte) (*File, error) {
-	f := &File{lazy: &lazySections{}}
+	text := string(b)
+	// Sized once: sections are mostly apart by a blank line, and
+	// growing these lists cost more than filling them.
+	f := &File{lazy: &lazySections{spans: make([]span, 0, strings.Count(text, "\n\n")+1)}}
 	ib := newIndexBuilder()
+	ib.ix.prefixes = make([]filedPrefix, 0, strings.Count(text, "\nF:")+1)
 	check := func(tag byte, v string, lineno int) error {
 		switch tag {
 		case 'F', 'X':
@@ -189,7 +193,7 @@ func ParseLazy(b []byte) (*File, error) {
 		}
 		return nil
 	}
-	err := scan(string(b), check, func(sp span) error {
+	err := scan(text, check, func(sp span) error {
 		ib.done(len(f.lazy.spans))
 		f.lazy.spans = append(f.lazy.spans, sp)
 		return nil
