@@ -241,9 +241,13 @@ type Editor struct {
 }
 
 // splitFile is a file's content and its lines, as the Editor last saw it.
+// After an insertion the lines are those before it, and the insertion is
+// made in them when the file is edited again (most files take one edit).
 type splitFile struct {
 	data  []byte
 	lines lines
+	at    int   // where text goes in lines
+	text  lines // nil: lines are data's
 }
 
 // NewEditor returns an Editor that places edits on files.
@@ -255,10 +259,14 @@ func NewEditor(files Files) *Editor {
 // lines kept from the last edit when data is the slice that edit set.
 func (ed *Editor) lines(path string, data []byte) lines {
 	if c, ok := ed.split[path]; ok && sameSlice(c.data, data) {
+		if c.text != nil {
+			c.lines, c.text = c.lines.insert(c.at, c.text), nil
+			ed.split[path] = c
+		}
 		return c.lines
 	}
 	f := split(data)
-	ed.split[path] = splitFile{data, f}
+	ed.split[path] = splitFile{data: data, lines: f}
 	return f
 }
 
@@ -319,7 +327,7 @@ func (ed *Editor) Apply(e spec.Edit) error {
 	out := make([]byte, 0, len(data)+len(e.Text))
 	out = append(append(append(out, data[:off]...), e.Text...), data[off:]...)
 	files.Set(e.Path, out)
-	ed.split[e.Path] = splitFile{out, f.insert(at, text)}
+	ed.split[e.Path] = splitFile{data: out, lines: f, at: at, text: text}
 	return nil
 }
 
