@@ -153,6 +153,27 @@ func LoadSpec(dir string) (*spec.Spec, error) {
 
 // Generate renders the series against the tree.
 func Generate(ctx context.Context, opt Options) (*Series, error) {
+	if opt.Tree == "" {
+		opt.Tree = "."
+	}
+	// With the base given, the tree is opened, and the files every
+	// revision reads start inflating, while the spec loads; a spec error
+	// is still the one reported first.
+	type opened struct {
+		tree *kernelsrc.Tree
+		err  error
+	}
+	var early chan opened
+	if opt.Base != "" {
+		early = make(chan opened, 1)
+		go func() {
+			tree, err := kernelsrc.Open(opt.Tree, opt.Base, opt.Plain)
+			if err == nil {
+				tree.Prefetch(alwaysRead)
+			}
+			early <- opened{tree, err}
+		}()
+	}
 	sp, err := LoadSpec(opt.SpecDir)
 	if err != nil {
 		return nil, err
@@ -164,14 +185,13 @@ func Generate(ctx context.Context, opt Options) (*Series, error) {
 	if err != nil {
 		return nil, err
 	}
-	base := opt.Base
-	if base == "" {
-		base = rev.Base
+	var tree *kernelsrc.Tree
+	if early != nil {
+		o := <-early
+		tree, err = o.tree, o.err
+	} else {
+		tree, err = kernelsrc.Open(opt.Tree, rev.Base, opt.Plain)
 	}
-	if opt.Tree == "" {
-		opt.Tree = "."
-	}
-	tree, err := kernelsrc.Open(opt.Tree, base, opt.Plain)
 	if err != nil {
 		return nil, err
 	}
@@ -182,6 +202,10 @@ func Generate(ctx context.Context, opt Options) (*Series, error) {
 	s.AddRecipients(opt.To, opt.Cc)
 	return s, nil
 }
+
+// alwaysRead are the files of the base every revision reads: MAINTAINERS
+// (edited, and read for the recipients) and .mailmap (for the recipients).
+var alwaysRead = []string{"MAINTAINERS", ".mailmap"}
 
 // GenerateRevision renders revision v of s's spec against the tree and
 // base s was rendered on, without opening the tree again: the earlier
