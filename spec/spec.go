@@ -128,43 +128,52 @@ var ErrNoRevision = errors.New("no such revision in the series description")
 // Load reads a spec from fsys.
 func Load(fsys fs.FS) (*Spec, error) {
 	s := &Spec{fsys: fsys, Templates: map[string]*File{}, Facts: map[string]*File{}}
-	err := fs.WalkDir(fsys, "files", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() || !strings.HasSuffix(p, ".tmpl") {
+	// The templates, the facts and the patch declarations are parsed at
+	// once (text/template's parser is most of what loading costs); their
+	// errors are reported in that order, as one after another would.
+	var tmpls, facts []parsed
+	var terr, ferr, derr error
+	var decls map[string]*decl
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		var paths []string
+		terr = fs.WalkDir(fsys, "files", func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !d.IsDir() && strings.HasSuffix(p, ".tmpl") {
+				paths = append(paths, p)
+			}
 			return nil
+		})
+		if terr == nil {
+			tmpls, terr = parseFiles(fsys, paths)
 		}
-		data, err := fs.ReadFile(fsys, p)
-		if err != nil {
-			return err
+	}()
+	go func() {
+		defer wg.Done()
+		var paths []string
+		if paths, ferr = fs.Glob(fsys, "facts/*.tmpl"); ferr == nil {
+			facts, ferr = parseFiles(fsys, paths)
 		}
-		tp := strings.TrimSuffix(strings.TrimPrefix(p, "files/"), ".tmpl")
-		t, err := parseTemplate(p, string(data))
-		if err != nil {
-			return err
-		}
-		s.Templates[tp] = newFile(tp, p, t)
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("spec: reading templates: %w", err)
+	}()
+	decls, derr = s.loadDecls()
+	wg.Wait()
+	if terr != nil {
+		return nil, fmt.Errorf("spec: reading templates: %w", terr)
 	}
-	facts, err := fs.Glob(fsys, "facts/*.tmpl")
-	if err != nil {
-		return nil, err
+	for _, t := range tmpls {
+		tp := strings.TrimSuffix(strings.TrimPrefix(t.src, "files/"), ".tmpl")
+		s.Templates[tp] = newFile(tp, t.src, t.tmpl)
 	}
-	for _, p := range facts {
-		data, err := fs.ReadFile(fsys, p)
-		if err != nil {
-			return nil, err
-		}
-		t, err := parseTemplate(p, string(data))
-		if err != nil {
-			return nil, err
-		}
-		name := strings.TrimSuffix(path.Base(p), ".tmpl")
-		s.Facts[name] = newFile(name, p, t)
+	if ferr != nil {
+		return nil, ferr
+	}
+	for _, t := range facts {
+		name := strings.TrimSuffix(path.Base(t.src), ".tmpl")
+		s.Facts[name] = newFile(name, t.src, t.tmpl)
 	}
 	dirs, err := fs.Glob(fsys, "v*/series")
 	if err != nil {
@@ -173,9 +182,8 @@ func Load(fsys fs.FS) (*Spec, error) {
 	if len(dirs) == 0 {
 		return nil, fmt.Errorf("spec: no v*/series file: not a series description")
 	}
-	decls, err := s.loadDecls()
-	if err != nil {
-		return nil, err
+	if derr != nil {
+		return nil, derr
 	}
 	for _, d := range dirs {
 		r, err := s.loadRevision(path.Dir(d), decls)
@@ -204,6 +212,40 @@ func Load(fsys fs.FS) (*Spec, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// parsed is a template file of the spec, parsed.
+type parsed struct {
+	src  string
+	tmpl *template.Template
+}
+
+// parseFiles reads and parses the template files paths, in order; the
+// error is that of the first that fails.
+func parseFiles(fsys fs.FS, paths []string) ([]parsed, error) {
+	out := make([]parsed, len(paths))
+	errs := make([]error, len(paths))
+	var wg sync.WaitGroup
+	for i, p := range paths {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			data, err := fs.ReadFile(fsys, p)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			out[i].src = p
+			out[i].tmpl, errs[i] = parseTemplate(p, string(data))
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // Revision returns revision v, or the newest when v is 0.
