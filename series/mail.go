@@ -3,8 +3,11 @@ package series
 import (
 	"fmt"
 	netmail "net/mail"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"kpatch/plumbing/diffstat"
@@ -158,11 +161,30 @@ func (s *Series) Shortlog() string {
 
 // diffAll computes the diff of every file change and of the whole series.
 func (s *Series) diffAll() {
+	var files []*FileChange
 	for _, p := range s.Patches {
-		for _, f := range p.Files {
-			f.diff, f.stat = s.Diff(f)
-		}
+		files = append(files, p.Files...)
 	}
+	// The largest first, each worker taking the next: the diffs are
+	// independent.
+	sort.SliceStable(files, func(i, j int) bool { return len(files[i].New)+len(files[i].Old) > len(files[j].New)+len(files[j].Old) })
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(files)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(files) {
+					return
+				}
+				f := files[i]
+				f.diff, f.stat = s.Diff(f)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // fileDiff returns the git diff of f: the one diffAll computed, or computed

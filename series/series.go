@@ -340,8 +340,12 @@ func Build(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree) (*Seri
 	}
 	s := &Series{Revision: rev, Tree: tree}
 	ed := hooks.NewEditor(st) // keeps the edited files split in lines
+	// The created files depend on the spec only: they are rendered in
+	// the background while the edits are placed.
+	rendered := renderAhead(rev, created)
+	defer rendered.stop()
 	var unplaced []*Unplaced
-	for _, sp := range rev.Patches {
+	for i, sp := range rev.Patches {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -376,8 +380,8 @@ func Build(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree) (*Seri
 				unplaced = append(unplaced, u)
 			}
 		}
-		for _, path := range created {
-			c, exists, err := rev.Render(path, sp.Number)
+		for j, path := range created {
+			c, exists, err := rendered.get(i, j)
 			if err != nil {
 				return nil, fmt.Errorf("patch %d (%s): %w", sp.Number, sp.ID, err)
 			}
@@ -433,6 +437,56 @@ func Build(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree) (*Seri
 	}
 	return s, nil
 }
+
+// renders are the created files of a revision after each of its patches,
+// rendered in the background in patch order.
+type renders struct {
+	done  []chan struct{} // done[i] is closed when patch i's are set
+	out   [][]render      // out[i][j]: created[j] after patch i
+	quit  chan struct{}
+	close sync.Once
+}
+
+type render struct {
+	content []byte
+	exists  bool
+	err     error
+}
+
+// renderAhead starts rendering every created file after every patch of
+// rev.
+func renderAhead(rev *spec.Revision, created []string) *renders {
+	r := &renders{quit: make(chan struct{})}
+	for range rev.Patches {
+		r.done = append(r.done, make(chan struct{}))
+		r.out = append(r.out, make([]render, len(created)))
+	}
+	go func() {
+		for i, sp := range rev.Patches {
+			for j, path := range created {
+				select {
+				case <-r.quit:
+					return
+				default:
+				}
+				o := &r.out[i][j]
+				o.content, o.exists, o.err = rev.Render(path, sp.Number)
+			}
+			close(r.done[i])
+		}
+	}()
+	return r
+}
+
+// get returns created[j] after patch i, as rev.Render does.
+func (r *renders) get(i, j int) ([]byte, bool, error) {
+	<-r.done[i]
+	o := r.out[i][j]
+	return o.content, o.exists, o.err
+}
+
+// stop ends the rendering (Build returns).
+func (r *renders) stop() { r.close.Do(func() { close(r.quit) }) }
 
 // recipients fills To and Cc from MAINTAINERS as it stands after the series
 // (so that sections the series adds count) and from the revision.
