@@ -439,10 +439,11 @@ func Build(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree) (*Seri
 }
 
 // renders are the created files of a revision after each of its patches,
-// rendered in the background in patch order.
+// rendered in the background, each file by its own goroutine in patch
+// order (a file's renders share its cache).
 type renders struct {
-	done  []chan struct{} // done[i] is closed when patch i's are set
-	out   [][]render      // out[i][j]: created[j] after patch i
+	done  [][]chan struct{} // done[i][j] is closed when out[i][j] is set
+	out   [][]render        // out[i][j]: created[j] after patch i
 	quit  chan struct{}
 	close sync.Once
 }
@@ -458,12 +459,16 @@ type render struct {
 func renderAhead(rev *spec.Revision, created []string) *renders {
 	r := &renders{quit: make(chan struct{})}
 	for range rev.Patches {
-		r.done = append(r.done, make(chan struct{}))
+		done := make([]chan struct{}, len(created))
+		for j := range done {
+			done[j] = make(chan struct{})
+		}
+		r.done = append(r.done, done)
 		r.out = append(r.out, make([]render, len(created)))
 	}
-	go func() {
-		for i, sp := range rev.Patches {
-			for j, path := range created {
+	for j, path := range created {
+		go func() {
+			for i, sp := range rev.Patches {
 				select {
 				case <-r.quit:
 					return
@@ -471,16 +476,16 @@ func renderAhead(rev *spec.Revision, created []string) *renders {
 				}
 				o := &r.out[i][j]
 				o.content, o.exists, o.err = rev.Render(path, sp.Number)
+				close(r.done[i][j])
 			}
-			close(r.done[i])
-		}
-	}()
+		}()
+	}
 	return r
 }
 
 // get returns created[j] after patch i, as rev.Render does.
 func (r *renders) get(i, j int) ([]byte, bool, error) {
-	<-r.done[i]
+	<-r.done[i][j]
 	o := r.out[i][j]
 	return o.content, o.exists, o.err
 }
