@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"strings"
+	"unsafe"
 )
 
 // File is a parsed MAINTAINERS file.
@@ -167,8 +168,14 @@ func ParseBytes(b []byte) (*File, error) {
 // section's entries only when Sections first considers the section for a
 // path. The File's All stays nil; Sections and Recipients give what they
 // give for the File Parse returns.
+//
+// The File keeps b, not a copy (the kernel's MAINTAINERS is 800 KB): b
+// must not be changed afterwards.
 func ParseLazy(b []byte) (*File, error) {
-	text := string(b)
+	var text string
+	if len(b) > 0 {
+		text = unsafe.String(&b[0], len(b))
+	}
 	// Sized once: sections are mostly apart by a blank line, and
 	// growing these lists cost more than filling them.
 	f := &File{lazy: &lazySections{spans: make([]span, 0, strings.Count(text, "\n\n")+1)}}

@@ -46,6 +46,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"kpatch/spec"
 )
@@ -265,7 +266,7 @@ func (ed *Editor) lines(path string, data []byte) lines {
 		}
 		return c.lines
 	}
-	f := split(data)
+	f := splitShared(data)
 	ed.split[path] = splitFile{data: data, lines: f}
 	return f
 }
@@ -309,7 +310,7 @@ func (ed *Editor) Apply(e spec.Edit) error {
 	if op.rewrite != nil {
 		return op.rewrite(ed, f, data, e, fail)
 	}
-	text := split([]byte(e.Text))
+	text := splitString(e.Text)
 	at, err := op.at(f, e)
 	if err != nil {
 		return fail(err, "")
@@ -384,7 +385,22 @@ func split(b []byte) lines {
 	if len(b) == 0 {
 		return nil
 	}
-	ls := strings.SplitAfter(string(b), "\n")
+	return splitString(string(b))
+}
+
+// splitShared is split without copying b: the lines share its memory. It
+// is for the contents a Files holds, which are never changed in place (see
+// Editor); MAINTAINERS is 800 KB.
+func splitShared(b []byte) lines {
+	if len(b) == 0 {
+		return nil
+	}
+	return splitString(unsafe.String(&b[0], len(b)))
+}
+
+// splitString is split of a string.
+func splitString(s string) lines {
+	ls := strings.SplitAfter(s, "\n")
 	if ls[len(ls)-1] == "" {
 		ls = ls[:len(ls)-1]
 	}
