@@ -2,7 +2,14 @@
 # Whole-process benchmark: kpatch gen against git format-patch writing the
 # same patches, as a user pays for them (process start-up, first reads).
 #
-#   scripts/bench-gen.sh [RUNS] [VERSION]   (default 15 runs of each, the newest revision)
+#   scripts/bench-gen.sh [RUNS] [VERSION] [--stack NAME]
+#
+# (default 15 runs of each, the newest revision). With --stack NAME the
+# series stacked on the main one is measured (gen --stack NAME -v VERSION,
+# its own patches on a branch that holds its prerequisite's commits too),
+# and git format-patch writes the same own patches from the branch's tip,
+# with --base naming the base so that it lists the prerequisite's patch ids
+# as kpatch does.
 #
 # It builds kpatch, makes a `git clone --shared` of the cached Debian 6.12
 # tree (never touching the cached tree itself), records the series there on
@@ -17,8 +24,19 @@
 set -euo pipefail
 command -v go >/dev/null || export PATH="$PATH:/usr/local/go/bin"
 cd "$(dirname "$0")/.."
-runs=${1:-15}
-version=${2:-0}
+stack=()
+args=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	--stack) [ $# -ge 2 ] || { echo "bench-gen: --stack needs a series name (x86)" >&2; exit 2; }
+		stack=(--stack "$2"); shift 2 ;;
+	--stack=*) stack=(--stack "${1#--stack=}"); shift ;;
+	-*) echo "bench-gen: unknown option $1 (usage: bench-gen.sh [RUNS] [VERSION] [--stack NAME])" >&2; exit 2 ;;
+	*) args+=("$1"); shift ;;
+	esac
+done
+runs=${args[0]:-15}
+version=${args[1]:-0}
 for tool in git /usr/bin/time awk sort; do
 	command -v "$tool" >/dev/null || { echo "bench-gen: $tool is missing (apt-get install git time gawk coreutils)" >&2; exit 1; }
 done
@@ -32,15 +50,19 @@ fi
 tree=$("$bin" tree)
 clone=$work/linux
 git clone -q --shared --no-checkout "$tree" "$clone"
-"$bin" gen -v "$version" --tree "$clone" --base v6.12 --branch bench -o "$work/setup" --json >"$work/setup.json" 2>/dev/null
+"$bin" gen "${stack[@]}" -v "$version" --tree "$clone" --base v6.12 --branch bench -o "$work/setup" --json >"$work/setup.json" 2>"$work/setup.err" || {
+	echo "bench-gen: kpatch gen --branch failed:" >&2; cat "$work/setup.err" >&2; exit 1; }
 version=$(sed -n 's/^  "version": \([0-9]*\),$/\1/p' "$work/setup.json")
 n=$(grep -c '"number":' "$work/setup.json")
-[ "$(git -C "$clone" rev-list --count v6.12..bench)" = "$n" ] || { echo "bench-gen: branch bench does not hold the $n commits of v$version" >&2; exit 1; }
-echo "bench-gen: v$version, $n patches, $runs runs of each"
+# A stacked series' branch also holds its prerequisite's commits: git
+# format-patch writes the last n, as kpatch does.
+[ "$(git -C "$clone" rev-list --count v6.12..bench)" -ge "$n" ] || { echo "bench-gen: branch bench does not hold the $n commits of v$version" >&2; exit 1; }
+[ ${#stack[@]} -gt 0 ] || [ "$(git -C "$clone" rev-list --count v6.12..bench)" = "$n" ] || { echo "bench-gen: branch bench does not hold the $n commits of v$version" >&2; exit 1; }
+echo "bench-gen: ${stack[1]:+${stack[1]} }v$version, $n patches, $runs runs of each"
 
 # GOGC and GOMEMLIMIT are cleared so that kpatch's own GC setting is measured.
-kp=(env GOGC= GOMEMLIMIT= "$bin" gen -v "$version" --tree "$clone" --base v6.12 -o "$work/out-kpatch")
-gt=(git -C "$clone" -c core.pager=cat format-patch -q --cover-letter --thread "-v$version" --base=v6.12 -o "$work/out-git" v6.12..bench)
+kp=(env GOGC= GOMEMLIMIT= "$bin" gen "${stack[@]}" -v "$version" --tree "$clone" --base v6.12 -o "$work/out-kpatch")
+gt=(git -C "$clone" -c core.pager=cat format-patch -q --cover-letter --thread "-v$version" --base=v6.12 -o "$work/out-git" "bench~$n..bench")
 
 # measure NAME CMD...: one run under /usr/bin/time -v, appends
 # "wall cpu rss_kib" to $work/NAME. time -v gives the wall time in

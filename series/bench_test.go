@@ -12,21 +12,35 @@ import (
 	"kpatch/series"
 )
 
-// BenchmarkGenerate measures kpatch gen's work in process: read the Debian
-// 6.12 tree from its git objects, render and place the 14 patches, diff, format the mail and
-// write the 15 files, as git format-patch does in BenchmarkGitFormatPatch.
+// BenchmarkGenerate measures kpatch gen's work in process, for every
+// revision and the x86 series stacked on v16: read the Debian 6.12 tree
+// from its git objects, render and place the patches, diff, format the
+// mail and write the files, as git format-patch does in
+// BenchmarkGitFormatPatch (v11).
 func BenchmarkGenerate(b *testing.B) {
 	dir := benchTree(b)
-	out := b.TempDir()
-	for i := 0; i < b.N; i++ {
-		s, err := series.Generate(context.Background(), series.Options{Tree: dir, Base: "v6.12", Version: 11})
-		if err != nil {
-			b.Fatal(err)
-		}
-		files, err := series.WriteDir(out, s.Messages())
-		if err != nil || len(files) != 15 {
-			b.Fatalf("wrote %d files: %v", len(files), err)
-		}
+	for _, c := range []struct {
+		name    string
+		version int
+		stack   string
+	}{{"v11", 11, ""}, {"v12", 12, ""}, {"v13", 13, ""}, {"v14", 14, ""}, {"v15", 15, ""}, {"v16", 16, ""}, {"x86-v2", 2, "x86"}} {
+		b.Run(c.name, func(b *testing.B) {
+			out := b.TempDir()
+			want := 0
+			for i := 0; i < b.N; i++ {
+				s, err := series.Generate(context.Background(), series.Options{Tree: dir, Base: "v6.12", Version: c.version, Stack: c.stack})
+				if err != nil {
+					b.Fatal(err)
+				}
+				files, err := series.WriteDir(out, s.Messages())
+				if want == 0 {
+					want = len(s.Patches) + 1
+				}
+				if err != nil || len(files) != want {
+					b.Fatalf("wrote %d files, want %d: %v", len(files), want, err)
+				}
+			}
+		})
 	}
 }
 

@@ -3,8 +3,11 @@ package series
 import (
 	"fmt"
 	netmail "net/mail"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"kpatch/plumbing/diffstat"
@@ -158,16 +161,53 @@ func (s *Series) Shortlog() string {
 
 // diffAll computes the diff of every file change and of the whole series.
 func (s *Series) diffAll() {
+	var files []*FileChange
 	for _, p := range s.Patches {
-		for _, f := range p.Files {
-			f.diff, f.stat = s.Diff(f)
-		}
+		files = append(files, p.Files...)
 	}
-	s.total = s.totalStat()
+	// The largest first, each worker taking the next: the diffs are
+	// independent.
+	sort.SliceStable(files, func(i, j int) bool { return len(files[i].New)+len(files[i].Old) > len(files[j].New)+len(files[j].Old) })
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(files)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(files) {
+					return
+				}
+				f := files[i]
+				f.diff, f.stat = s.Diff(f)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// fileDiff returns the git diff of f: the one diffAll computed, or computed
+// now.
+func (s *Series) fileDiff(f *FileChange) string {
+	if f.diff != "" {
+		return f.diff
+	}
+	text, _ := s.Diff(f)
+	return text
 }
 
 // TotalStat returns the diffstat entries of the whole series: base to tip.
-func (s *Series) TotalStat() []diffstat.File { return s.total }
+// They are computed on first use (a stacked series keeps fewer patches
+// than it built).
+func (s *Series) TotalStat() []diffstat.File {
+	s.totalMu.Lock()
+	defer s.totalMu.Unlock()
+	if !s.totalDone {
+		s.total, s.totalDone = s.totalStat(), true
+	}
+	return s.total
+}
 
 func (s *Series) totalStat() []diffstat.File {
 	first := map[string]*FileChange{}
@@ -235,8 +275,7 @@ func Mbox(msgs []Message) string {
 func (s *Series) patchID(p *Patch) string {
 	var d strings.Builder
 	for _, f := range p.Files {
-		text, _ := s.Diff(f)
-		d.WriteString(text)
+		d.WriteString(s.fileDiff(f))
 	}
 	return patchid.Stable(d.String())
 }

@@ -13,8 +13,7 @@ func (s *Series) RangeDiffPatches() []rangediff.Patch {
 	for _, p := range s.Patches {
 		var d strings.Builder
 		for _, f := range p.Files {
-			text, _ := s.Diff(f)
-			d.WriteString(text)
+			d.WriteString(s.fileDiff(f))
 		}
 		c := p.Commit
 		if len(c) > abbrev {

@@ -65,7 +65,9 @@ type Series struct {
 	// prerequisites are, for a series stacked on a prerequisite revision,
 	// the patches of that revision, in order (see ownPatches).
 	prerequisites []*Patch
-	total         []diffstat.File
+	total         []diffstat.File // see TotalStat
+	totalDone     bool
+	totalMu       sync.Mutex
 }
 
 // Patch is one generated patch.
@@ -151,6 +153,27 @@ func LoadSpec(dir string) (*spec.Spec, error) {
 
 // Generate renders the series against the tree.
 func Generate(ctx context.Context, opt Options) (*Series, error) {
+	if opt.Tree == "" {
+		opt.Tree = "."
+	}
+	// With the base given, the tree is opened, and the files every
+	// revision reads start inflating, while the spec loads; a spec error
+	// is still the one reported first.
+	type opened struct {
+		tree *kernelsrc.Tree
+		err  error
+	}
+	var early chan opened
+	if opt.Base != "" {
+		early = make(chan opened, 1)
+		go func() {
+			tree, err := kernelsrc.Open(opt.Tree, opt.Base, opt.Plain)
+			if err == nil {
+				tree.Prefetch(alwaysRead)
+			}
+			early <- opened{tree, err}
+		}()
+	}
 	sp, err := LoadSpec(opt.SpecDir)
 	if err != nil {
 		return nil, err
@@ -162,14 +185,13 @@ func Generate(ctx context.Context, opt Options) (*Series, error) {
 	if err != nil {
 		return nil, err
 	}
-	base := opt.Base
-	if base == "" {
-		base = rev.Base
+	var tree *kernelsrc.Tree
+	if early != nil {
+		o := <-early
+		tree, err = o.tree, o.err
+	} else {
+		tree, err = kernelsrc.Open(opt.Tree, rev.Base, opt.Plain)
 	}
-	if opt.Tree == "" {
-		opt.Tree = "."
-	}
-	tree, err := kernelsrc.Open(opt.Tree, base, opt.Plain)
 	if err != nil {
 		return nil, err
 	}
@@ -180,6 +202,10 @@ func Generate(ctx context.Context, opt Options) (*Series, error) {
 	s.AddRecipients(opt.To, opt.Cc)
 	return s, nil
 }
+
+// alwaysRead are the files of the base every revision reads: MAINTAINERS
+// (edited, and read for the recipients) and .mailmap (for the recipients).
+var alwaysRead = []string{"MAINTAINERS", ".mailmap"}
 
 // GenerateRevision renders revision v of s's spec against the tree and
 // base s was rendered on, without opening the tree again: the earlier
@@ -232,7 +258,7 @@ func (s *Series) ownPatches() {
 		s.Cc = merge(s.Cc, p.Cc)
 	}
 	s.Cc = minus(s.Cc, s.To)
-	s.total = s.totalStat()
+	s.totalDone = false // TotalStat counts the own patches only
 }
 
 // BaseFiles lists the files of a kernel tree that Generate reads for any
@@ -313,8 +339,13 @@ func Build(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree) (*Seri
 		st.files[p] = nil
 	}
 	s := &Series{Revision: rev, Tree: tree}
+	ed := hooks.NewEditor(st) // keeps the edited files split in lines
+	// The created files depend on the spec only: they are rendered in
+	// the background while the edits are placed.
+	rendered := renderAhead(rev, created)
+	defer rendered.stop()
 	var unplaced []*Unplaced
-	for _, sp := range rev.Patches {
+	for i, sp := range rev.Patches {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -330,7 +361,7 @@ func Build(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree) (*Seri
 			if e.Op == "move-function" {
 				snapshot(e.Args[1])
 			}
-			if err := hooks.Apply(st, e); err != nil {
+			if err := ed.Apply(e); err != nil {
 				var ae *hooks.AnchorError
 				if !errors.As(err, &ae) {
 					return nil, fmt.Errorf("patch %d (%s): %w [%s]", sp.Number, sp.ID, err, e.Src)
@@ -349,8 +380,8 @@ func Build(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree) (*Seri
 				unplaced = append(unplaced, u)
 			}
 		}
-		for _, path := range created {
-			c, exists, err := rev.Render(path, sp.Number)
+		for j, path := range created {
+			c, exists, err := rendered.get(i, j)
 			if err != nil {
 				return nil, fmt.Errorf("patch %d (%s): %w", sp.Number, sp.ID, err)
 			}
@@ -407,17 +438,72 @@ func Build(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree) (*Seri
 	return s, nil
 }
 
+// renders are the created files of a revision after each of its patches,
+// rendered in the background, each file by its own goroutine in patch
+// order (a file's renders share its cache).
+type renders struct {
+	done  [][]chan struct{} // done[i][j] is closed when out[i][j] is set
+	out   [][]render        // out[i][j]: created[j] after patch i
+	quit  chan struct{}
+	close sync.Once
+}
+
+type render struct {
+	content []byte
+	exists  bool
+	err     error
+}
+
+// renderAhead starts rendering every created file after every patch of
+// rev.
+func renderAhead(rev *spec.Revision, created []string) *renders {
+	r := &renders{quit: make(chan struct{})}
+	for range rev.Patches {
+		done := make([]chan struct{}, len(created))
+		for j := range done {
+			done[j] = make(chan struct{})
+		}
+		r.done = append(r.done, done)
+		r.out = append(r.out, make([]render, len(created)))
+	}
+	for j, path := range created {
+		go func() {
+			for i, sp := range rev.Patches {
+				select {
+				case <-r.quit:
+					return
+				default:
+				}
+				o := &r.out[i][j]
+				o.content, o.exists, o.err = rev.Render(path, sp.Number)
+				close(r.done[i][j])
+			}
+		}()
+	}
+	return r
+}
+
+// get returns created[j] after patch i, as rev.Render does.
+func (r *renders) get(i, j int) ([]byte, bool, error) {
+	<-r.done[i][j]
+	o := r.out[i][j]
+	return o.content, o.exists, o.err
+}
+
+// stop ends the rendering (Build returns).
+func (r *renders) stop() { r.close.Do(func() { close(r.quit) }) }
+
 // recipients fills To and Cc from MAINTAINERS as it stands after the series
 // (so that sections the series adds count) and from the revision.
 func (s *Series) recipients(m []byte) error {
-	mf, err := maintainers.Parse(bytes.NewReader(m))
+	mf, err := maintainers.ParseLazy(m) // only the sections the paths may match are parsed
 	if err != nil {
 		return fmt.Errorf("MAINTAINERS of %s: %w", s.Tree.Base, err)
 	}
 	mf.IsDir = s.Tree.IsDir
 	mf.ReadFile = s.Tree.ReadFile // get_maintainer.pl takes the addresses in .yaml files
 	if mm, err := s.Tree.ReadFile(".mailmap"); err == nil {
-		mf.Mailmap = maintainers.ParseMailmap(mm)
+		mf.Mailmap = maintainers.ParseMailmapLazy(mm) // only the lines of the addresses mapped are parsed
 	}
 	for _, f := range []struct {
 		field string

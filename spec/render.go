@@ -24,10 +24,12 @@ type RenderData struct {
 
 // knownID reports whether any revision of the spec has a patch with this id.
 func (s *Spec) knownID(id string) bool {
-	for _, r := range append(append([]*Revision{}, s.Revisions...), s.Stacked...) {
-		for _, p := range r.Patches {
-			if p.has(id) {
-				return true
+	for _, revs := range [][]*Revision{s.Revisions, s.Stacked} {
+		for _, r := range revs {
+			for _, p := range r.Patches {
+				if p.has(id) {
+					return true
+				}
 			}
 		}
 	}

@@ -128,43 +128,52 @@ var ErrNoRevision = errors.New("no such revision in the series description")
 // Load reads a spec from fsys.
 func Load(fsys fs.FS) (*Spec, error) {
 	s := &Spec{fsys: fsys, Templates: map[string]*File{}, Facts: map[string]*File{}}
-	err := fs.WalkDir(fsys, "files", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() || !strings.HasSuffix(p, ".tmpl") {
+	// The templates, the facts and the patch declarations are parsed at
+	// once (text/template's parser is most of what loading costs); their
+	// errors are reported in that order, as one after another would.
+	var tmpls, facts []parsed
+	var terr, ferr, derr error
+	var decls map[string]*decl
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		var paths []string
+		terr = fs.WalkDir(fsys, "files", func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !d.IsDir() && strings.HasSuffix(p, ".tmpl") {
+				paths = append(paths, p)
+			}
 			return nil
+		})
+		if terr == nil {
+			tmpls, terr = parseFiles(fsys, paths)
 		}
-		data, err := fs.ReadFile(fsys, p)
-		if err != nil {
-			return err
+	}()
+	go func() {
+		defer wg.Done()
+		var paths []string
+		if paths, ferr = fs.Glob(fsys, "facts/*.tmpl"); ferr == nil {
+			facts, ferr = parseFiles(fsys, paths)
 		}
-		tp := strings.TrimSuffix(strings.TrimPrefix(p, "files/"), ".tmpl")
-		t, err := parseTemplate(p, string(data))
-		if err != nil {
-			return err
-		}
-		s.Templates[tp] = newFile(tp, p, t)
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("spec: reading templates: %w", err)
+	}()
+	decls, derr = s.loadDecls()
+	wg.Wait()
+	if terr != nil {
+		return nil, fmt.Errorf("spec: reading templates: %w", terr)
 	}
-	facts, err := fs.Glob(fsys, "facts/*.tmpl")
-	if err != nil {
-		return nil, err
+	for _, t := range tmpls {
+		tp := strings.TrimSuffix(strings.TrimPrefix(t.src, "files/"), ".tmpl")
+		s.Templates[tp] = newFile(tp, t.src, t.tmpl)
 	}
-	for _, p := range facts {
-		data, err := fs.ReadFile(fsys, p)
-		if err != nil {
-			return nil, err
-		}
-		t, err := parseTemplate(p, string(data))
-		if err != nil {
-			return nil, err
-		}
-		name := strings.TrimSuffix(path.Base(p), ".tmpl")
-		s.Facts[name] = newFile(name, p, t)
+	if ferr != nil {
+		return nil, ferr
+	}
+	for _, t := range facts {
+		name := strings.TrimSuffix(path.Base(t.src), ".tmpl")
+		s.Facts[name] = newFile(name, t.src, t.tmpl)
 	}
 	dirs, err := fs.Glob(fsys, "v*/series")
 	if err != nil {
@@ -173,9 +182,8 @@ func Load(fsys fs.FS) (*Spec, error) {
 	if len(dirs) == 0 {
 		return nil, fmt.Errorf("spec: no v*/series file: not a series description")
 	}
-	decls, err := s.loadDecls()
-	if err != nil {
-		return nil, err
+	if derr != nil {
+		return nil, derr
 	}
 	for _, d := range dirs {
 		r, err := s.loadRevision(path.Dir(d), decls)
@@ -204,6 +212,40 @@ func Load(fsys fs.FS) (*Spec, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// parsed is a template file of the spec, parsed.
+type parsed struct {
+	src  string
+	tmpl *template.Template
+}
+
+// parseFiles reads and parses the template files paths, in order; the
+// error is that of the first that fails.
+func parseFiles(fsys fs.FS, paths []string) ([]parsed, error) {
+	out := make([]parsed, len(paths))
+	errs := make([]error, len(paths))
+	var wg sync.WaitGroup
+	for i, p := range paths {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			data, err := fs.ReadFile(fsys, p)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			out[i].src = p
+			out[i].tmpl, errs[i] = parseTemplate(p, string(data))
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // Revision returns revision v, or the newest when v is 0.
@@ -544,7 +586,7 @@ func (d *decl) render(v int) (*Patch, error) {
 	if err := d.tmpl.Execute(&buf, RenderData{Version: v}); err != nil {
 		return nil, fmt.Errorf("spec: rendering %s for v%d: %w", d.src, v, err)
 	}
-	p, err := parsePatch(d.src, trailingMarks.ReplaceAllString(buf.String(), ""))
+	p, err := parsePatch(d.src, trimTrailingMarks(buf.String()))
 	if err != nil {
 		return nil, err
 	}
@@ -557,8 +599,49 @@ func (d *decl) render(v int) (*Patch, error) {
 // comes from.
 var lineMark = regexp.MustCompile("\x01(\\d+)\x02")
 
-// trailingMarks matches the marks of control lines at the end of a file.
-var trailingMarks = regexp.MustCompile("(\x01\\d+\x02)+$")
+// trimTrailingMarks removes the marks of control lines at the end of a
+// rendered file: what the regular expression (\x01\d+\x02)+$ matches
+// (a whole-text regexp scan costs more than the rest of the render).
+func trimTrailingMarks(s string) string {
+	for {
+		t, ok := cutMark(s, false)
+		if !ok {
+			return s
+		}
+		s = t
+	}
+}
+
+// cutMark removes one line mark, \x01 digits \x02, from the start of s
+// (front) or from its end, and reports whether there was one.
+func cutMark(s string, front bool) (string, bool) {
+	var m string
+	if front {
+		if !strings.HasPrefix(s, "\x01") {
+			return s, false
+		}
+		end := strings.IndexByte(s, '\x02')
+		if end < 0 {
+			return s, false
+		}
+		m = s[1:end]
+		s = s[end+1:]
+	} else {
+		if !strings.HasSuffix(s, "\x02") {
+			return s, false
+		}
+		start := strings.LastIndexByte(s, '\x01')
+		if start < 0 {
+			return s, false
+		}
+		m = s[start+1 : len(s)-1]
+		s = s[:start]
+	}
+	if m == "" || strings.Trim(m, "0123456789") != "" {
+		return s, false
+	}
+	return s, true
+}
 
 func numberLines(src string) string {
 	var b strings.Builder
@@ -747,8 +830,17 @@ func isWordByte(c byte) bool {
 	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
-// marks matches the line marks of numberLines at the start of a line.
-var marks = regexp.MustCompile("^(\x01\\d+\x02)+")
+// trimLeadingMarks removes the line marks of numberLines at the start of a
+// line: what ^(\x01\d+\x02)+ matches.
+func trimLeadingMarks(l string) string {
+	for {
+		t, ok := cutMark(l, true)
+		if !ok {
+			return l
+		}
+		l = t
+	}
+}
 
 // parseTemplate parses a template of the spec (a created file or a patch
 // declaration).
@@ -769,7 +861,7 @@ func joinControlLines(src string) string {
 	for _, l := range strings.SplitAfter(src, "\n") {
 		bare := l
 		if strings.HasPrefix(bare, "\x01") {
-			bare = marks.ReplaceAllString(bare, "")
+			bare = trimLeadingMarks(bare)
 		}
 		if isControlLine(bare) && strings.Count(l, "{{") == 1 {
 			// The newline goes into a comment: it leaves nothing in the

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -38,7 +39,7 @@ func TestIndexAndPrefilterExact(t *testing.T) {
 	for _, c := range kernelCases {
 		paths = append(paths, c...)
 	}
-	paths = append(paths, "README", "Makefile", "mt7921/x.c", "drivers/net/wireless/mediatek/mt76/mt7921/main.c")
+	paths = append(paths, "README", "Makefile", "MAINTAINERS", "Kconfig", ".mailmap", "COPYING", "mt7921/x.c", "drivers/net/wireless/mediatek/mt76/mt7921/main.c")
 	brute := func(path string) []*Section {
 		saved := f.index
 		defer func() { f.index = saved }()
@@ -66,17 +67,41 @@ func TestIndexAndPrefilterExact(t *testing.T) {
 		}
 		return out
 	}
+	// ParseLazy's File parses only the sections its index leaves, and
+	// must find the same ones, parsed the same.
+	lf, err := ParseLazy(show("show", "v6.12:MAINTAINERS"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, p := range paths {
-		got, want := f.Sections(p), brute(p)
-		if len(got) != len(want) {
-			t.Errorf("%s: %d sections, scoring all gives %d", p, len(got), len(want))
+		got, want, lazy := f.Sections(p), brute(p), lf.Sections(p)
+		if len(got) != len(want) || len(lazy) != len(want) {
+			t.Errorf("%s: %d sections, lazily %d, scoring all gives %d", p, len(got), len(lazy), len(want))
 			continue
 		}
 		for i := range got {
 			if got[i] != want[i] {
 				t.Errorf("%s: section %d is %q, scoring all gives %q", p, i, got[i].Name, want[i].Name)
 			}
+			if lazy[i].Name != want[i].Name || lazy[i].Line != want[i].Line || !slices.Equal(lazy[i].Entries, want[i].Entries) {
+				t.Errorf("%s: section %d is lazily %q at line %d, %q at line %d parsed whole", p, i, lazy[i].Name, lazy[i].Line, want[i].Name, want[i].Line)
+			}
 		}
+	}
+	// What gen asks (a few paths, MAINTAINERS among them) parses a
+	// small part of the file.
+	lf, err = ParseLazy(show("show", "v6.12:MAINTAINERS"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"MAINTAINERS", "kernel/fork.c", "include/linux/sched.h", "arch/x86/Kconfig"} {
+		lf.Sections(p)
+	}
+	if parsed := countParsed(lf); parsed == 0 || parsed*10 > len(f.All) {
+		t.Errorf("the lazy File parsed %d of %d sections for 4 paths", parsed, len(f.All))
+	}
+	if lf.All != nil {
+		t.Errorf("the lazy File has All")
 	}
 	n := 0
 	for _, s := range f.All {
@@ -108,4 +133,15 @@ func TestRequiredLiteral(t *testing.T) {
 			t.Errorf("%q: required literal %q, want %q", expr, n.literal, want)
 		}
 	}
+}
+
+// countParsed returns how many sections of a File from ParseLazy are parsed.
+func countParsed(f *File) int {
+	n := 0
+	for _, s := range f.lazy.parsed {
+		if s != nil {
+			n++
+		}
+	}
+	return n
 }

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"strings"
+	"unsafe"
 )
 
 // File is a parsed MAINTAINERS file.
@@ -30,7 +31,8 @@ type File struct {
 	// FileEmails); a file that cannot be read adds none.
 	ReadFile func(name string) ([]byte, error)
 
-	index *sectionIndex // built by Sections on first use
+	index *sectionIndex // built by Sections on first use (by ParseLazy)
+	lazy  *lazySections // the sections of a File from ParseLazy
 }
 
 // Section is one subsystem entry of a MAINTAINERS file.
@@ -138,24 +140,123 @@ func isTagLine(line string) bool {
 // Errors, which say the line number, are returned for entries before any
 // section name and for F:, X: and N: values that are not valid patterns.
 func Parse(r io.Reader) (*File, error) {
-	f := &File{}
 	b, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("maintainers: %w", err)
 	}
-	// One string for the whole file: names and values are slices of it.
-	rest := string(b)
+	return ParseBytes(b)
+}
+
+// ParseBytes is Parse of the file's content.
+func ParseBytes(b []byte) (*File, error) {
+	f := &File{}
+	err := scan(string(b), nil, func(sp span) error {
+		s, err := sp.parse()
+		f.All = append(f.All, s)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// ParseLazy reads a MAINTAINERS file for matching a few paths, as kpatch
+// gen does (the kernel's has 2,800 sections and 20,000 entries): it finds
+// the sections and indexes them by the first path component of their F:
+// patterns, and checks and reports what Parse does, but parses a
+// section's entries only when Sections first considers the section for a
+// path. The File's All stays nil; Sections and Recipients give what they
+// give for the File Parse returns.
+//
+// The File keeps b, not a copy (the kernel's MAINTAINERS is 800 KB): b
+// must not be changed afterwards.
+func ParseLazy(b []byte) (*File, error) {
+	var text string
+	if len(b) > 0 {
+		text = unsafe.String(&b[0], len(b))
+	}
+	// Sized once: sections are mostly apart by a blank line, and
+	// growing these lists cost more than filling them.
+	f := &File{lazy: &lazySections{spans: make([]span, 0, strings.Count(text, "\n\n")+1)}}
+	ib := newIndexBuilder()
+	ib.ix.prefixes = make([]filedPrefix, 0, strings.Count(text, "\nF:")+1)
+	check := func(tag byte, v string, lineno int) error {
+		switch tag {
+		case 'F', 'X':
+			if indexSpecial(v, false) >= 0 { // only a regular expression can fail to compile
+				if _, err := compilePattern(v); err != nil {
+					return fmt.Errorf("maintainers: line %d: %c: %q: %w", lineno, tag, v, err)
+				}
+			}
+			if tag == 'F' {
+				ib.file(v)
+			}
+		case 'N':
+			if _, err := newNameRegex(v); err != nil {
+				return fmt.Errorf("maintainers: line %d: N: %q: %w", lineno, v, err)
+			}
+			ib.regex()
+		}
+		return nil
+	}
+	err := scan(text, check, func(sp span) error {
+		ib.done(len(f.lazy.spans))
+		f.lazy.spans = append(f.lazy.spans, sp)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	f.lazy.parsed = make([]*Section, len(f.lazy.spans))
+	ib.ix.n = len(f.lazy.spans)
+	f.index = ib.ix
+	return f, nil
+}
+
+// lazySections are the sections of a File from ParseLazy, each parsed on
+// first use.
+type lazySections struct {
+	spans  []span
+	parsed []*Section // nil until parsed
+}
+
+// span is one section as scan finds it: its name and the text of its
+// entries, blank and comment lines between them included.
+type span struct {
+	name     string
+	line     int    // the 1-based line of name
+	body     string // whole lines, the last perhaps without its newline
+	bodyLine int    // the 1-based line body starts at
+}
+
+// scan reads text line by line as get_maintainer.pl does (see Parse) and
+// calls section for every section, in file order; check, when set, is
+// called for every entry first. An entry before any section name is an
+// error.
+func scan(text string, check func(tag byte, value string, line int) error, section func(span) error) error {
 	var (
-		cur      *Section
+		cur      *span
 		name     string
 		nameLine int
 	)
+	rest, off := text, 0
+	flush := func(end int) error {
+		if cur == nil {
+			return nil
+		}
+		sp := *cur
+		sp.body = text[len(text)-len(sp.body) : end]
+		cur = nil
+		return section(sp)
+	}
 	for lineno := 1; rest != ""; lineno++ {
-		line := rest
+		line, start := rest, off
 		if i := strings.IndexByte(rest, '\n'); i >= 0 {
 			line, rest = rest[:i], rest[i+1:]
+			off += i + 1
 		} else {
-			rest = ""
+			rest, off = "", len(text)
 		}
 		line = strings.TrimRight(line, "\r\n")
 		trimmed := strings.TrimSpace(line)
@@ -163,23 +264,71 @@ func Parse(r io.Reader) (*File, error) {
 		case trimmed == "" || strings.HasPrefix(trimmed, "#"):
 			// Ignored; does not end the current section.
 		case isTagLine(line):
-			m := [3]string{line, line[:1], strings.TrimSpace(line[2:])}
 			if cur == nil {
 				if nameLine == 0 {
-					return nil, fmt.Errorf("maintainers: line %d: %s: entry before any section name", lineno, m[1])
+					return fmt.Errorf("maintainers: line %d: %s: entry before any section name", lineno, line[:1])
 				}
-				cur = &Section{Name: name, Line: nameLine}
-				f.All = append(f.All, cur)
+				// body holds the text from this line on until the
+				// section ends (flush cuts it there).
+				cur = &span{name: name, line: nameLine, body: text[start:], bodyLine: lineno}
 			}
-			if err := cur.add(Entry{Tag: m[1][0], Value: strings.TrimSpace(m[2]), Line: lineno}); err != nil {
-				return nil, fmt.Errorf("maintainers: line %d: %w", lineno, err)
+			if check != nil {
+				if err := check(line[0], strings.TrimSpace(line[2:]), lineno); err != nil {
+					return err
+				}
 			}
 		default:
-			cur = nil
+			if err := flush(start); err != nil {
+				return err
+			}
 			name, nameLine = trimmed, lineno
 		}
 	}
-	return f, nil
+	return flush(len(text))
+}
+
+// parse parses the entries of the section.
+func (sp span) parse() (*Section, error) {
+	s := &Section{Name: sp.name, Line: sp.line}
+	rest := sp.body
+	for lineno := sp.bodyLine; rest != ""; lineno++ {
+		line := rest
+		if i := strings.IndexByte(rest, '\n'); i >= 0 {
+			line, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = ""
+		}
+		line = strings.TrimRight(line, "\r\n")
+		if !isTagLine(line) {
+			continue // blank or a comment
+		}
+		if err := s.add(Entry{Tag: line[0], Value: strings.TrimSpace(line[2:]), Line: lineno}); err != nil {
+			return s, fmt.Errorf("maintainers: line %d: %w", lineno, err)
+		}
+	}
+	return s, nil
+}
+
+// section returns section i, parsing it first for a File from ParseLazy.
+func (f *File) section(i int) *Section {
+	if f.lazy == nil {
+		return f.All[i]
+	}
+	if s := f.lazy.parsed[i]; s != nil {
+		return s
+	}
+	// ParseLazy checked every pattern: the section parses.
+	s, _ := f.lazy.spans[i].parse()
+	f.lazy.parsed[i] = s
+	return s
+}
+
+// numSections returns the number of sections.
+func (f *File) numSections() int {
+	if f.lazy != nil {
+		return len(f.lazy.spans)
+	}
+	return len(f.All)
 }
 
 // add records e in s and compiles its pattern, if any.

@@ -89,6 +89,10 @@ func TestParseErrors(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("Parse error = %v, want it to contain %q", err, tt.want)
 			}
+			// ParseLazy checks as much, and says the same.
+			if _, lerr := ParseLazy([]byte(tt.input)); lerr == nil || lerr.Error() != err.Error() {
+				t.Fatalf("ParseLazy error = %v, Parse's %v", lerr, err)
+			}
 		})
 	}
 }
@@ -100,6 +104,13 @@ func TestParseCRLFAndNoFinalNewline(t *testing.T) {
 	}
 	if len(f.All) != 2 || f.All[0].Files[0] != "a/" || f.All[1].Files[0] != "b/" || f.All[1].Line != 5 {
 		t.Fatalf("parsed %+v %+v", f.All[0], f.All[1])
+	}
+	lf, err := ParseLazy([]byte("A\r\nM:\tA <a@example.org>\r\nF:\ta/\r\n\r\nB\nF:\tb/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := lf.Sections("b/x.c"); len(s) != 1 || !reflect.DeepEqual(s[0].Entries, f.All[1].Entries) || s[0].Line != 5 {
+		t.Fatalf("lazily parsed %+v", s)
 	}
 }
 

@@ -169,7 +169,7 @@ func (f *File) Sections(path string) []*Section {
 	}
 	var hits []hit
 	for _, i := range f.candidates(path) {
-		s := f.All[i]
+		s := f.section(i)
 		if score, ok := f.score(s, path); ok {
 			hits = append(hits, hit{s, score})
 		}
@@ -208,85 +208,168 @@ func globPrefix(pattern, s string) bool {
 	}
 }
 
-// sectionIndex narrows the sections a path can match: a section whose F:
-// patterns all begin with a literal first path component ("kernel/...",
-// "drivers/...") and that has no N: regex can match only paths with one of
-// those first components.
+// sectionIndex narrows the sections a path can match by the literal text
+// every match of an F: pattern starts with (literalPrefix): a section
+// without N: regexes whose F: patterns all have one ("kernel/fork.c",
+// "arch/x86/", "include/linux/sched") can match only a path that starts
+// with one of them, so Sections looks up the prefixes of a path and
+// scores only the sections filed under them, and the few that any path
+// may match. (A plain list: kpatch gen asks about a few paths, and
+// comparing each with 8,000 prefixes costs less than hashing them.)
 type sectionIndex struct {
-	n     int              // len(File.All) it was built for
-	byTop map[string][]int // first component -> sections, in file order
-	any   []int            // sections any path may match, in file order
+	n        int           // the number of sections it was built for
+	prefixes []filedPrefix // in file order
+	any      []int         // sections any path may match, in file order
+}
+
+// filedPrefix is a literal prefix and the section filed under it.
+type filedPrefix struct {
+	prefix  string
+	section int
 }
 
 // literalPrefix returns the text every path p matches starts with, and
 // whether there is one (not for a regular expression with "|", whose
 // anchor binds only its first branch).
 func (p *pattern) literalPrefix() (string, bool) {
-	if p.literal {
-		return p.raw, true
-	}
-	if strings.Contains(p.raw, "|") {
+	return literalPrefix(p.raw)
+}
+
+// literalPrefix is pattern.literalPrefix of the F: or X: value raw. The
+// character before a "{" may be repeated zero times, so it is left out.
+func literalPrefix(raw string) (string, bool) {
+	if strings.Contains(raw, "|") {
 		return "", false
 	}
-	if i := strings.IndexAny(p.raw, `*?[](){}+|^$\`); i >= 0 {
-		return p.raw[:i], true
+	if i := indexSpecial(raw, true); i >= 0 {
+		if raw[i] == '{' && i > 0 {
+			i--
+		}
+		return raw[:i], true
 	}
-	return p.raw, true
+	return raw, true
+}
+
+// special marks the characters of an F: or X: value that are not literal
+// text: 1 for "*" and "?" (a glob), 2 for the others of a regular
+// expression.
+var special = func() (t [256]byte) {
+	t['*'], t['?'] = 1, 1
+	for _, c := range []byte(`[](){}+|^$\`) {
+		t[c] = 2
+	}
+	return t
+}()
+
+// indexSpecial returns the index of the first character of raw that is
+// not literal text, or -1; globs says whether "*" and "?" count.
+func indexSpecial(raw string, globs bool) int {
+	for i := 0; i < len(raw); i++ {
+		if k := special[raw[i]]; k == 2 || k == 1 && globs {
+			return i
+		}
+	}
+	return -1
+}
+
+// indexKey returns the literal prefix the index files a section with the
+// F: value raw under, or false when any path may match it.
+func indexKey(raw string) (string, bool) {
+	pre, ok := literalPrefix(raw)
+	return pre, ok && pre != ""
+}
+
+// indexBuilder builds a sectionIndex one section at a time.
+type indexBuilder struct {
+	ix      *sectionIndex
+	keys    []string
+	anyPath bool
+}
+
+func newIndexBuilder() *indexBuilder {
+	return &indexBuilder{ix: &sectionIndex{}}
+}
+
+// file notes an F: value of the current section.
+func (b *indexBuilder) file(raw string) {
+	if b.anyPath {
+		return
+	}
+	key, ok := indexKey(raw)
+	if !ok {
+		b.anyPath = true
+	} else if !slices.Contains(b.keys, key) {
+		b.keys = append(b.keys, key)
+	}
+}
+
+// regex notes an N: regex of the current section.
+func (b *indexBuilder) regex() { b.anyPath = true }
+
+// done files the current section, number i, and starts the next.
+func (b *indexBuilder) done(i int) {
+	if b.anyPath {
+		b.ix.any = append(b.ix.any, i)
+	} else {
+		for _, k := range b.keys {
+			b.ix.prefixes = append(b.ix.prefixes, filedPrefix{k, i})
+		}
+	}
+	b.ix.n = i + 1
+	b.keys, b.anyPath = b.keys[:0], false
 }
 
 // candidates returns the indexes of the sections that may match path, in
 // file order; Sections scores only these.
 func (f *File) candidates(path string) []int {
-	if f.index == nil || f.index.n != len(f.All) {
+	if f.index == nil || f.index.n != f.numSections() {
 		f.index = f.buildIndex()
 	}
-	top, _, ok := strings.Cut(path, "/")
-	if !ok {
-		// A top-level file: no first component to narrow by.
-		all := make([]int, len(f.All))
-		for i := range all {
-			all[i] = i
-		}
-		return all
-	}
-	a, b := f.index.byTop[top], f.index.any
-	out := make([]int, 0, len(a)+len(b))
-	for len(a) > 0 || len(b) > 0 { // merge, keeping file order
-		if len(b) == 0 || (len(a) > 0 && a[0] < b[0]) {
-			out = append(out, a[0])
-			a = a[1:]
-		} else {
-			out = append(out, b[0])
-			b = b[1:]
+	var filed []int
+	for _, p := range f.index.prefixes {
+		if strings.HasPrefix(path, p.prefix) && (len(filed) == 0 || filed[len(filed)-1] != p.section) {
+			filed = append(filed, p.section)
 		}
 	}
-	return out
+	return mergeSorted([][]int{f.index.any, filed})
+}
+
+// mergeSorted merges ascending lists into one, without duplicates.
+func mergeSorted(lists [][]int) []int {
+	n := 0
+	for _, l := range lists {
+		n += len(l)
+	}
+	out := make([]int, 0, n)
+	for {
+		best := -1
+		for k, l := range lists {
+			if len(l) > 0 && (best < 0 || l[0] < lists[best][0]) {
+				best = k
+			}
+		}
+		if best < 0 {
+			return out
+		}
+		v := lists[best][0]
+		if len(out) == 0 || out[len(out)-1] != v {
+			out = append(out, v)
+		}
+		lists[best] = lists[best][1:]
+	}
 }
 
 func (f *File) buildIndex() *sectionIndex {
-	ix := &sectionIndex{n: len(f.All), byTop: map[string][]int{}}
-	var tops []string
+	b := newIndexBuilder()
 	for i, s := range f.All {
-		tops = tops[:0]
-		anyPath := len(s.regex) > 0
-		for _, p := range s.files {
-			pre, ok := p.literalPrefix()
-			top, _, full := strings.Cut(pre, "/")
-			if !ok || !full {
-				anyPath = true
-				break
-			}
-			if !slices.Contains(tops, top) {
-				tops = append(tops, top)
-			}
+		if len(s.regex) > 0 {
+			b.regex()
 		}
-		if anyPath {
-			ix.any = append(ix.any, i)
-			continue
+		for _, raw := range s.Files {
+			b.file(raw)
 		}
-		for _, top := range tops {
-			ix.byTop[top] = append(ix.byTop[top], i)
-		}
+		b.done(i)
 	}
-	return ix
+	b.ix.n = len(f.All)
+	return b.ix
 }

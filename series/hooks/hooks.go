@@ -46,6 +46,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"kpatch/spec"
 )
@@ -144,7 +145,7 @@ type Op struct {
 	// at returns the 0-based line the edit's text goes before; nil for an
 	// operation that rewrites the file itself (rewrite).
 	at      func(f lines, e spec.Edit) (int, error)
-	rewrite func(files Files, f lines, data []byte, e spec.Edit, fail failFunc) error
+	rewrite func(ed *Editor, f lines, data []byte, e spec.Edit, fail failFunc) error
 }
 
 // anchor is the kind of thing an operation attaches to.
@@ -203,8 +204,8 @@ var Ops = map[string]Op{
 			return at, err
 		}, nil},
 	"move-function": {[]string{"FUNCTION", "DEST", "BEFORE", "NEWNAME"}, "move FUNCTION to DEST before function BEFORE, renamed NEWNAME and made global", anchorFunction,
-		nil, func(files Files, f lines, _ []byte, e spec.Edit, fail failFunc) error {
-			return moveFunction(files, f, e, fail)
+		nil, func(ed *Editor, f lines, _ []byte, e spec.Edit, fail failFunc) error {
+			return moveFunction(ed, f, e, fail)
 		}},
 	"rename-calls": {[]string{"OLD", "NEW"}, "rename every call of OLD to NEW", anchorFunction,
 		nil, renameCalls},
@@ -213,17 +214,71 @@ var Ops = map[string]Op{
 }
 
 // renameCalls renames every call of e.Args[0] in the file to e.Args[1].
-func renameCalls(files Files, _ lines, data []byte, e spec.Edit, fail failFunc) error {
+func renameCalls(ed *Editor, _ lines, data []byte, e spec.Edit, fail failFunc) error {
 	re := regexp.MustCompile(`\b` + regexp.QuoteMeta(e.Args[0]) + `\(`)
 	if !re.Match(data) {
 		return fail(ErrAnchorMissing, "no call of %s", e.Args[0])
 	}
-	files.Set(e.Path, re.ReplaceAll(data, []byte(e.Args[1]+"(")))
+	ed.files.Set(e.Path, re.ReplaceAll(data, []byte(e.Args[1]+"(")))
 	return nil
 }
 
-// Apply places one edit.
+// Apply places one edit. To place many edits on the same files, use an
+// Editor: Apply splits the file in lines afresh every time.
 func Apply(files Files, e spec.Edit) error {
+	return NewEditor(files).Apply(e)
+}
+
+// Editor places edits on the files of one Files, keeping every file it
+// edits split in lines from one edit to the next: a file of n lines that
+// takes k edits is split once and copied k times, not split and joined k
+// times (MAINTAINERS has 25,000 lines). It recognises a file it split by
+// the slice the Files returns, so the Files must not change a slice it
+// has returned or been given in place (Apply never does). An Editor is not
+// safe for concurrent use.
+type Editor struct {
+	files Files
+	split map[string]splitFile
+}
+
+// splitFile is a file's content and its lines, as the Editor last saw it.
+// After an insertion the lines are those before it, and the insertion is
+// made in them when the file is edited again (most files take one edit).
+type splitFile struct {
+	data  []byte
+	lines lines
+	at    int   // where text goes in lines
+	text  lines // nil: lines are data's
+}
+
+// NewEditor returns an Editor that places edits on files.
+func NewEditor(files Files) *Editor {
+	return &Editor{files: files, split: map[string]splitFile{}}
+}
+
+// lines returns data, the current content of path, split in lines: the
+// lines kept from the last edit when data is the slice that edit set.
+func (ed *Editor) lines(path string, data []byte) lines {
+	if c, ok := ed.split[path]; ok && sameSlice(c.data, data) {
+		if c.text != nil {
+			c.lines, c.text = c.lines.insert(c.at, c.text), nil
+			ed.split[path] = c
+		}
+		return c.lines
+	}
+	f := splitShared(data)
+	ed.split[path] = splitFile{data: data, lines: f}
+	return f
+}
+
+// sameSlice reports whether a and b are the same bytes of the same array.
+func sameSlice(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+// Apply places one edit.
+func (ed *Editor) Apply(e spec.Edit) error {
+	files := ed.files
 	anchor := strings.TrimSpace(e.Op + " " + strings.Join(e.Args, " "))
 	var fail failFunc = func(err error, detail string, a ...any) error {
 		ae := &AnchorError{Src: e.Src, File: e.Path, Anchor: anchor, Err: err, Detail: fmt.Sprintf(detail, a...)}
@@ -251,11 +306,11 @@ func Apply(files Files, e spec.Edit) error {
 	if err != nil {
 		return fail(err, "")
 	}
-	f := split(data)
+	f := ed.lines(e.Path, data)
 	if op.rewrite != nil {
-		return op.rewrite(files, f, data, e, fail)
+		return op.rewrite(ed, f, data, e, fail)
 	}
-	text := split([]byte(e.Text))
+	text := splitString(e.Text)
 	at, err := op.at(f, e)
 	if err != nil {
 		return fail(err, "")
@@ -263,7 +318,17 @@ func Apply(files Files, e spec.Edit) error {
 	if len(text) == 0 {
 		return fail(errors.New("the edit has no text to insert"), "")
 	}
-	files.Set(e.Path, f.insert(at, text).bytes())
+	// The new content is the old one with the text spliced in at the
+	// line's offset: the same bytes as joining the new lines, without
+	// joining 25,000 of them.
+	off := 0
+	for _, l := range f[:at] {
+		off += len(l)
+	}
+	out := make([]byte, 0, len(data)+len(e.Text))
+	out = append(append(append(out, data[:off]...), e.Text...), data[off:]...)
+	files.Set(e.Path, out)
+	ed.split[e.Path] = splitFile{data: out, lines: f, at: at, text: text}
 	return nil
 }
 
@@ -320,7 +385,22 @@ func split(b []byte) lines {
 	if len(b) == 0 {
 		return nil
 	}
-	ls := strings.SplitAfter(string(b), "\n")
+	return splitString(string(b))
+}
+
+// splitShared is split without copying b: the lines share its memory. It
+// is for the contents a Files holds, which are never changed in place (see
+// Editor); MAINTAINERS is 800 KB.
+func splitShared(b []byte) lines {
+	if len(b) == 0 {
+		return nil
+	}
+	return splitString(unsafe.String(&b[0], len(b)))
+}
+
+// splitString is split of a string.
+func splitString(s string) lines {
+	ls := strings.SplitAfter(s, "\n")
 	if ls[len(ls)-1] == "" {
 		ls = ls[:len(ls)-1]
 	}
@@ -384,7 +464,11 @@ func (f lines) commentAbove(i int) int {
 	return j
 }
 
-var maintainersField = regexp.MustCompile(`^[A-Z]:\t`)
+// isMaintainersField reports whether l is a MAINTAINERS field line,
+// /^[A-Z]:\t/.
+func isMaintainersField(l string) bool {
+	return len(l) >= 3 && l[0] >= 'A' && l[0] <= 'Z' && l[1] == ':' && l[2] == '\t'
+}
 
 // section places a MAINTAINERS section among the sections before THE REST,
 // by title, case-insensitively.
@@ -393,7 +477,7 @@ func (f lines) section(title string) (int, error) {
 	end := len(f)
 	for i := 1; i+1 < len(f); i++ {
 		t := strings.TrimRight(f[i], "\n")
-		if strings.TrimSpace(f[i-1]) != "" || t == "" || maintainersField.MatchString(t) || !maintainersField.MatchString(f[i+1]) {
+		if strings.TrimSpace(f[i-1]) != "" || t == "" || isMaintainersField(t) || !isMaintainersField(f[i+1]) {
 			continue
 		}
 		if t == "THE REST" {
@@ -710,7 +794,8 @@ func (f lines) statement(fn, stmt string) (int, span, error) {
 	return i, sp, nil
 }
 
-func moveFunction(files Files, f lines, e spec.Edit, fail func(error, string, ...any) error) error {
+func moveFunction(ed *Editor, f lines, e spec.Edit, fail func(error, string, ...any) error) error {
+	files := ed.files
 	name, dest, before, newName := e.Args[0], e.Args[1], e.Args[2], e.Args[3]
 	sp, err := f.function(name)
 	if err != nil {
@@ -736,7 +821,7 @@ func moveFunction(files Files, f lines, e spec.Edit, fail func(error, string, ..
 	if err != nil {
 		return fail(err, "")
 	}
-	d := split(dd)
+	d := ed.lines(dest, dd)
 	dsp, err := d.function(before)
 	if err != nil {
 		var ae *anchorErr

@@ -427,3 +427,52 @@ func TestAdds(t *testing.T) {
 		}
 	}
 }
+
+// TestEditorMatchesApply places a sequence of edits on the same files with
+// one Editor (which keeps each file split in lines between edits) and with
+// Apply afresh each time: the files must come out byte-equal, including
+// when a file is replaced behind the Editor's back between two edits, and
+// after edits that rewrite a file (rename-calls, move-function).
+func TestEditorMatchesApply(t *testing.T) {
+	edits := []spec.Edit{
+		{Path: "Kconfig", Op: "config-after", Args: []string{"ALPHA"}, Text: "config NEW\n\tbool\n\n"},
+		{Path: "Kconfig", Op: "select-sorted", Args: []string{"X86"}, Text: "\tselect HAVE_C\n"},
+		{Path: "Kconfig", Op: "config-after", Args: []string{"NEW"}, Text: "config NEWER\n\tbool\n\n"},
+		{Path: "MAINTAINERS", Op: "section", Args: []string{"BETA DRIVER"}, Text: "BETA DRIVER\nM:\tB <b@example.org>\n\n"},
+		{Path: "MAINTAINERS", Op: "section", Args: []string{"ZETA"}, Text: "ZETA\nM:\tZ <z@example.org>\n\n"},
+		{Path: "code.c", Op: "include-after", Args: []string{"<linux/a.h>"}, Text: "#include <linux/new.h>\n"},
+		{Path: "code.c", Op: "statement-before", Args: []string{"work", "r = run"}, Text: "\tnew(t);\n"},
+		{Path: "code.c", Op: "rename-calls", Args: []string{"run", "go_run"}},
+		{Path: "code.c", Op: "include-after", Args: []string{"<linux/new.h>"}, Text: "#include <linux/newer.h>\n"},
+		{Path: "code.c", Op: "move-function", Args: []string{"helper", "other.c", "get_flags", "global_helper"}},
+		{Path: "other.c", Op: "statement-before", Args: []string{"global_helper", "return x"}, Text: "\tnew(t);\n"},
+		{Path: "code.c", Op: "after-function", Args: []string{"work"}, Text: "int decl(void);\n\n"},
+		{Path: "guard.h", Op: "header-end", Text: "int b;\n"},
+		{Path: "guard.h", Op: "header-end", Text: "int c; /* no newline */"},
+	}
+	const replaceAfter = 1 // Kconfig is replaced after this edit
+	viaEditor, viaApply := memFiles{}, memFiles{}
+	ed := NewEditor(viaEditor)
+	for i, e := range edits {
+		if err := ed.Apply(e); err != nil {
+			t.Fatalf("Editor, edit %d: %v", i, err)
+		}
+		if err := Apply(viaApply, e); err != nil {
+			t.Fatalf("Apply, edit %d: %v", i, err)
+		}
+		if i == replaceAfter {
+			for _, m := range []memFiles{viaEditor, viaApply} {
+				c, _ := m.Get("Kconfig")
+				m.Set("Kconfig", append([]byte("# replaced\n"), c...))
+			}
+		}
+	}
+	for p, want := range viaApply {
+		if got := viaEditor[p]; string(got) != string(want) {
+			t.Errorf("%s differs:\n--- Editor\n%s--- Apply\n%s", p, got, want)
+		}
+	}
+	if !strings.Contains(string(viaEditor["Kconfig"]), "# replaced\n") || !strings.Contains(string(viaEditor["other.c"]), "global_helper(") {
+		t.Errorf("edits missing:\n%s\n%s", viaEditor["Kconfig"], viaEditor["other.c"])
+	}
+}

@@ -90,8 +90,27 @@ type DB struct {
 	dirs       []*objDir
 	packedRefs map[string]Hash // loaded on first use
 	packedErr  error
-	zr         io.ReadCloser // reused inflater
-	br         *bufio.Reader // reused reader of packs
+	locked     objReader // the reader of callers that hold mu
+	readers    sync.Pool // *objReader for Read, which holds mu only to find
+}
+
+// objReader reads objects with its own inflater and pack buffer, so that
+// Read can inflate a large blob without holding the DB's lock: other
+// lookups and reads go on meanwhile.
+type objReader struct {
+	db     *DB
+	locked bool          // its caller holds db.mu
+	zr     io.ReadCloser // reused inflater
+	br     *bufio.Reader // reused reader of packs
+}
+
+// find locates h, taking the DB's lock unless the caller holds it.
+func (r *objReader) find(h Hash) (location, error) {
+	if !r.locked {
+		r.db.mu.Lock()
+		defer r.db.mu.Unlock()
+	}
+	return r.db.find(h)
 }
 
 // objDir is one object directory: the repository's or an alternate.
@@ -108,6 +127,7 @@ type objDir struct {
 // alternates and lists the packs, nothing else.
 func Open(gitDir string) (*DB, error) {
 	db := &DB{GitDir: gitDir, CommonDir: gitDir}
+	db.locked = objReader{db: db, locked: true}
 	if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
 		c := strings.TrimSpace(string(b))
 		if !filepath.IsAbs(c) {
@@ -249,6 +269,10 @@ func (d *objDir) list() error {
 // location is where an object is stored.
 type location struct {
 	pack *pack // nil for a loose object
+	// The pack's file and size when found: a Read that does not hold
+	// the lock must not see Close clear them.
+	f    *os.File
+	size int64
 	off  int64
 	path string // the loose object's file
 }
@@ -265,7 +289,7 @@ func (db *DB) find(h Hash) (location, error) {
 				return location{}, err
 			}
 			if ok {
-				return location{pack: p, off: off}, nil
+				return location{pack: p, f: p.f, size: p.size, off: off}, nil
 			}
 		}
 	}
@@ -305,24 +329,32 @@ func (db *DB) Has(h Hash) (bool, error) {
 // matching ErrNotFound (or ErrDamaged when a pack without an index may hold
 // it); an object that cannot be read matches ErrDamaged.
 func (db *DB) Read(h Hash) (Type, []byte, error) {
-	db.mu.Lock()
-	defer db.mu.Unlock()
-	return db.read(h)
+	r, _ := db.readers.Get().(*objReader)
+	if r == nil {
+		r = &objReader{db: db}
+	}
+	defer db.readers.Put(r)
+	return r.read(h)
 }
 
+// read is Read for a caller that holds mu.
 func (db *DB) read(h Hash) (Type, []byte, error) {
-	loc, err := db.find(h)
+	return db.locked.read(h)
+}
+
+func (r *objReader) read(h Hash) (Type, []byte, error) {
+	loc, err := r.find(h)
 	if err != nil {
 		return 0, nil, err
 	}
 	if loc.pack != nil {
-		t, data, err := db.readPacked(loc.pack, loc.off, 0)
+		t, data, err := r.readPacked(loc.f, loc.size, loc.off, 0)
 		if err != nil {
 			return 0, nil, fmt.Errorf("%w: object %s in %s: %v", ErrDamaged, h, loc.pack.packPath, stripDamaged(err))
 		}
 		return t, data, nil
 	}
-	t, data, err := db.readLoose(loc.path, h)
+	t, data, err := r.readLoose(loc.path, h)
 	if err != nil {
 		return 0, nil, fmt.Errorf("%w: object %s (%s): %v", ErrDamaged, h, loc.path, stripDamaged(err))
 	}
@@ -337,22 +369,22 @@ func stripDamaged(err error) string {
 
 // inflate decompresses src into exactly size bytes and checks that the
 // stream ends there.
-func (db *DB) inflate(src io.Reader, size int64) ([]byte, error) {
-	if err := db.zr0(src); err != nil {
+func (r *objReader) inflate(src io.Reader, size int64) ([]byte, error) {
+	if err := r.zr0(src); err != nil {
 		return nil, err
 	}
 	if size < 0 || size > 1<<34 {
 		return nil, fmt.Errorf("implausible size %d", size)
 	}
 	out := make([]byte, size)
-	if _, err := io.ReadFull(db.zr, out); err != nil {
+	if _, err := io.ReadFull(r.zr, out); err != nil {
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
 			return nil, fmt.Errorf("inflates to fewer than %d bytes", size)
 		}
 		return nil, err
 	}
 	var one [1]byte
-	if n, err := db.zr.Read(one[:]); n != 0 || err != io.EOF {
+	if n, err := r.zr.Read(one[:]); n != 0 || err != io.EOF {
 		if n != 0 || err == nil {
 			return nil, fmt.Errorf("inflates to more than %d bytes", size)
 		}
@@ -361,15 +393,15 @@ func (db *DB) inflate(src io.Reader, size int64) ([]byte, error) {
 	return out, nil
 }
 
-func (db *DB) readLoose(path string, h Hash) (Type, []byte, error) {
+func (r *objReader) readLoose(path string, h Hash) (Type, []byte, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return 0, nil, err
 	}
-	if err := db.zr0(bytes.NewReader(raw)); err != nil {
+	if err := r.zr0(bytes.NewReader(raw)); err != nil {
 		return 0, nil, err
 	}
-	data, err := io.ReadAll(db.zr)
+	data, err := io.ReadAll(r.zr)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -390,16 +422,16 @@ func (db *DB) readLoose(path string, h Hash) (Type, []byte, error) {
 }
 
 // zr0 points the reused inflater at src.
-func (db *DB) zr0(src io.Reader) error {
-	if db.zr == nil {
+func (r *objReader) zr0(src io.Reader) error {
+	if r.zr == nil {
 		zr, err := zlib.NewReader(src)
 		if err != nil {
 			return err
 		}
-		db.zr = zr
+		r.zr = zr
 		return nil
 	}
-	return db.zr.(zlib.Resetter).Reset(src, nil)
+	return r.zr.(zlib.Resetter).Reset(src, nil)
 }
 
 // FindPrefix returns the objects whose hex id starts with prefix (at least

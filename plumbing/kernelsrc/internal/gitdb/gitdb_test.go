@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"kpatch/internal/gittest"
@@ -265,6 +266,41 @@ func TestReadPacked(t *testing.T) {
 				if w, ok := want[hx]; !ok || typ.String() != w.Type || !bytes.Equal(data, w.Data) {
 					t.Errorf("delta base offset %s: %s: got %s of %d bytes, git %s of %d", ofs, hx, typ, len(data), w.Type, len(w.Data))
 				}
+			}
+			// Read inflates without holding the DB's lock: the same
+			// objects read at once by several goroutines, while another
+			// resolves revisions (which reads under the lock).
+			var wg sync.WaitGroup
+			errs := make(chan error, 8)
+			for g := 0; g < 4; g++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := range list {
+						hx := list[(i+g*7)%len(list)]
+						h, _ := ParseHash(hx)
+						typ, data, err := db.Read(h)
+						if w := want[hx]; err != nil || typ.String() != w.Type || !bytes.Equal(data, w.Data) {
+							errs <- fmt.Errorf("concurrent read of %s: %s of %d bytes, %v", hx, typ, len(data), err)
+							return
+						}
+					}
+				}()
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; i < 30; i++ {
+					if _, err := db.ResolveCommit(fmt.Sprintf("HEAD~%d", i)); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}()
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Errorf("delta base offset %s: %v", ofs, err)
 			}
 			db.Close()
 		}

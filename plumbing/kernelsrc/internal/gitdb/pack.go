@@ -221,18 +221,20 @@ const (
 )
 
 // readPacked reads the object at off, resolving deltas.
-func (db *DB) readPacked(p *pack, off int64, depth int) (Type, []byte, error) {
+// readPacked reads the object at off of a pack: its file f, as find
+// found it, packSize bytes long.
+func (r *objReader) readPacked(f *os.File, packSize, off int64, depth int) (Type, []byte, error) {
 	if depth > 10000 {
 		return 0, nil, errors.New("delta chain too long (a cycle?)")
 	}
-	end := p.size - 20
+	end := packSize - 20
 	if off < 12 || off >= end {
 		return 0, nil, fmt.Errorf("offset %d outside the pack", off)
 	}
 	// The entry's header: type and size, then a delta's base (at most
 	// 10 + 20 bytes).
 	var hdr [40]byte
-	hn, err := p.f.ReadAt(hdr[:min(int64(len(hdr)), end-off)], off)
+	hn, err := f.ReadAt(hdr[:min(int64(len(hdr)), end-off)], off)
 	if err != nil && err != io.EOF {
 		return 0, nil, fmt.Errorf("at offset %d: %v", off, err)
 	}
@@ -257,7 +259,7 @@ func (db *DB) readPacked(p *pack, off int64, depth int) (Type, []byte, error) {
 	}
 	switch t {
 	case Commit, Tree, Blob, Tag:
-		data, err := db.inflate(p.stream(db, off+int64(i), end), size)
+		data, err := r.inflate(r.stream(f, off+int64(i), end), size)
 		if err != nil {
 			return 0, nil, fmt.Errorf("at offset %d: %v", off, err)
 		}
@@ -280,7 +282,7 @@ func (db *DB) readPacked(p *pack, off int64, depth int) (Type, []byte, error) {
 		if !ok || rel <= 0 || rel > off {
 			return 0, nil, fmt.Errorf("bad delta base offset at offset %d", off)
 		}
-		bt, base, err = db.readPacked(p, off-rel, depth+1)
+		bt, base, err = r.readPacked(f, packSize, off-rel, depth+1)
 	} else {
 		if i+20 > len(h) {
 			return 0, nil, fmt.Errorf("bad delta at offset %d", off)
@@ -288,12 +290,12 @@ func (db *DB) readPacked(p *pack, off int64, depth int) (Type, []byte, error) {
 		var bh Hash
 		copy(bh[:], h[i:i+20])
 		i += 20
-		bt, base, err = db.read(bh)
+		bt, base, err = r.read(bh)
 	}
 	if err != nil {
 		return 0, nil, err
 	}
-	delta, err := db.inflate(p.stream(db, off+int64(i), end), size)
+	delta, err := r.inflate(r.stream(f, off+int64(i), end), size)
 	if err != nil {
 		return 0, nil, fmt.Errorf("delta at offset %d: %v", off, err)
 	}
@@ -304,16 +306,16 @@ func (db *DB) readPacked(p *pack, off int64, depth int) (Type, []byte, error) {
 	return bt, out, nil
 }
 
-// stream returns a buffered reader of the pack from pos to end (the
-// reader is the DB's, reused).
-func (p *pack) stream(db *DB, pos, end int64) io.Reader {
-	sr := io.NewSectionReader(p.f, pos, end-pos)
-	if db.br == nil {
-		db.br = bufio.NewReaderSize(sr, 16<<10)
+// stream returns a buffered reader of the pack file f from pos to end
+// (the buffer is the reader's, reused).
+func (r *objReader) stream(f *os.File, pos, end int64) io.Reader {
+	sr := io.NewSectionReader(f, pos, end-pos)
+	if r.br == nil {
+		r.br = bufio.NewReaderSize(sr, 16<<10)
 	} else {
-		db.br.Reset(sr)
+		r.br.Reset(sr)
 	}
-	return db.br
+	return r.br
 }
 
 // applyDelta applies a git delta to base.
