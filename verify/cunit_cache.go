@@ -2,10 +2,13 @@ package verify
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/gob"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 )
 
@@ -198,5 +201,68 @@ func pruneCache(dir string) {
 		if st, err := os.Stat(m); err == nil && st.ModTime().Before(old) {
 			os.Remove(m)
 		}
+	}
+}
+
+// The prelude's units are kept the same way when a run has a cache
+// (Options.PreprocessCache): by parseUnit's key, the kpatch executable
+// (its path, size and time: another build of kpatch parses afresh) and
+// factsVersion, so that a second run of verify on the same series reads
+// them instead of parsing again with cc/v4 (most of a run's CPU).
+
+var executableID = sync.OnceValue(func() string {
+	p, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	st, err := os.Stat(p)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%s\x00%d\x00%d", p, st.Size(), st.ModTime().UnixNano())
+})
+
+// preludePath is where the prelude unit of key is kept in dir, or "".
+func preludePath(dir, key string) string {
+	id := executableID()
+	if dir == "" || id == "" {
+		return ""
+	}
+	h := sha256.Sum256([]byte(factsVersion + "\x00prelude\x00" + id + "\x00" + key))
+	k := hex.EncodeToString(h[:])
+	return filepath.Join(dir, k[:2], k+".gob")
+}
+
+// loadPreludeUnit returns the unit kept at p, or nil.
+func loadPreludeUnit(p string) *cUnit {
+	if p == "" {
+		return nil
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil
+	}
+	f := &unitFacts{}
+	if gob.NewDecoder(bytes.NewReader(b)).Decode(f) != nil {
+		return nil
+	}
+	now := time.Now()
+	os.Chtimes(p, now, now) // used: kept by pruneCache
+	return f.unit()
+}
+
+// storePreludeUnit keeps u at p, written whole (a temporary file renamed);
+// a cache that cannot be written is only slower.
+func storePreludeUnit(p string, u *cUnit) {
+	if p == "" {
+		return
+	}
+	var b bytes.Buffer
+	if gob.NewEncoder(&b).Encode(factsOf(u)) != nil || os.MkdirAll(filepath.Dir(p), 0o755) != nil {
+		return
+	}
+	tmp := fmt.Sprintf("%s.%d.tmp", p, os.Getpid())
+	if os.WriteFile(tmp, b.Bytes(), 0o644) == nil && os.Rename(tmp, p) != nil {
+		os.Remove(tmp)
 	}
 }

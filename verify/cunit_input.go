@@ -37,6 +37,7 @@ type unitCache struct {
 	texts  map[textKey]*textEntry
 	evals  map[string]Finding // C_EVAL findings by what failed (see evalFinding)
 	kb     *kbuildReader      // nil: no build tree, every unit is the prelude's
+	disk   string             // where the prelude's units are kept between runs ("": not kept)
 	kunits map[unitKey]*kunitEntry
 }
 
@@ -285,7 +286,21 @@ func (s *Series) parseUnit(cache *unitCache, in *unitInput, path string, e cenv)
 	}
 	key := string(h.Sum(nil))
 	ent := sharedUnits.entry(key)
-	ent.once.Do(func() { ent.u = parseChunks(s, path, at, e, text, keep) })
+	ent.once.Do(func() {
+		disk := preludePath(cache.disk, key)
+		if u := loadPreludeUnit(disk); u != nil {
+			u.path, u.text = path, text
+			for _, f := range u.funcs {
+				f.unitPath, f.unitText = path, text
+			}
+			ent.u = u
+			return
+		}
+		ent.u = parseChunks(s, path, at, e, text, keep)
+		if ent.u.err == nil {
+			storePreludeUnit(disk, ent.u)
+		}
+	})
 	return ent.u
 }
 
@@ -301,6 +316,13 @@ const maxSharedUnits = 20000
 type unitStore struct {
 	mu sync.Mutex
 	m  map[string]*unitEntry
+}
+
+// reset forgets every unit (as a new process starts without them).
+func (st *unitStore) reset() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.m = map[string]*unitEntry{}
 }
 
 func (st *unitStore) entry(key string) *unitEntry {

@@ -147,6 +147,10 @@ func RunContext(s *Series, opt Options) ([]Finding, error) {
 	}
 	s.index()
 	units := newUnitCache() // the C files the rules read, parsed once per run
+	units.disk = opt.PreprocessCache
+	if opt.PreprocessCache != "" && len(opt.BuildTrees) == 0 {
+		pruneCache(opt.PreprocessCache)
+	}
 	if len(opt.BuildTrees) > 0 {
 		kb, err := newKbuildReader(ctx, opt.BuildTrees, opt.PreprocessCache)
 		if err != nil {
