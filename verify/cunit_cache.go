@@ -145,7 +145,27 @@ func (kb *kbuildReader) cached(key string) *cUnit {
 	if f != nil {
 		return f.unit()
 	}
-	p := kb.cachePath(key)
+	if f = readFacts(kb.cachePath(key)); f == nil {
+		return nil
+	}
+	kb.mu.Lock()
+	kb.facts[key] = f
+	kb.mu.Unlock()
+	return f.unit()
+}
+
+// store keeps u under key; a cache that cannot be written is only slower.
+func (kb *kbuildReader) store(key string, u *cUnit) {
+	f := factsOf(u)
+	kb.mu.Lock()
+	kb.facts[key] = f
+	kb.mu.Unlock()
+	writeFacts(kb.cachePath(key), f)
+}
+
+// readFacts returns the unit facts kept at p ("": none), marking them
+// used for pruneCache, or nil.
+func readFacts(p string) *unitFacts {
 	if p == "" {
 		return nil
 	}
@@ -153,26 +173,18 @@ func (kb *kbuildReader) cached(key string) *cUnit {
 	if err != nil {
 		return nil
 	}
-	f = &unitFacts{}
+	f := &unitFacts{}
 	if gob.NewDecoder(bytes.NewReader(b)).Decode(f) != nil {
 		return nil
 	}
 	now := time.Now()
 	os.Chtimes(p, now, now) // used: kept by pruneCache
-	kb.mu.Lock()
-	kb.facts[key] = f
-	kb.mu.Unlock()
-	return f.unit()
+	return f
 }
 
-// store keeps u under key (written whole: a temporary file renamed); a
-// cache that cannot be written is only slower.
-func (kb *kbuildReader) store(key string, u *cUnit) {
-	f := factsOf(u)
-	kb.mu.Lock()
-	kb.facts[key] = f
-	kb.mu.Unlock()
-	p := kb.cachePath(key)
+// writeFacts keeps f at p ("": nowhere), written whole: a temporary file
+// renamed, so a reader sees the old file or the new one.
+func writeFacts(p string, f *unitFacts) {
 	if p == "" {
 		return
 	}
@@ -181,8 +193,8 @@ func (kb *kbuildReader) store(key string, u *cUnit) {
 		return
 	}
 	tmp := fmt.Sprintf("%s.%d.tmp", p, os.Getpid())
-	if os.WriteFile(tmp, b.Bytes(), 0o644) == nil && os.Rename(tmp, p) != nil {
-		os.Remove(tmp)
+	if os.WriteFile(tmp, b.Bytes(), 0o644) != nil || os.Rename(tmp, p) != nil {
+		os.Remove(tmp) // a full disk leaves no part of it
 	}
 }
 
@@ -235,34 +247,12 @@ func preludePath(dir, key string) string {
 
 // loadPreludeUnit returns the unit kept at p, or nil.
 func loadPreludeUnit(p string) *cUnit {
-	if p == "" {
-		return nil
+	if f := readFacts(p); f != nil {
+		return f.unit()
 	}
-	b, err := os.ReadFile(p)
-	if err != nil {
-		return nil
-	}
-	f := &unitFacts{}
-	if gob.NewDecoder(bytes.NewReader(b)).Decode(f) != nil {
-		return nil
-	}
-	now := time.Now()
-	os.Chtimes(p, now, now) // used: kept by pruneCache
-	return f.unit()
+	return nil
 }
 
-// storePreludeUnit keeps u at p, written whole (a temporary file renamed);
-// a cache that cannot be written is only slower.
-func storePreludeUnit(p string, u *cUnit) {
-	if p == "" {
-		return
-	}
-	var b bytes.Buffer
-	if gob.NewEncoder(&b).Encode(factsOf(u)) != nil || os.MkdirAll(filepath.Dir(p), 0o755) != nil {
-		return
-	}
-	tmp := fmt.Sprintf("%s.%d.tmp", p, os.Getpid())
-	if os.WriteFile(tmp, b.Bytes(), 0o644) == nil && os.Rename(tmp, p) != nil {
-		os.Remove(tmp)
-	}
-}
+// storePreludeUnit keeps u at p; a cache that cannot be written is only
+// slower.
+func storePreludeUnit(p string, u *cUnit) { writeFacts(p, factsOf(u)) }
