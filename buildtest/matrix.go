@@ -264,11 +264,7 @@ func (r *runner) run(ctx context.Context) (*ConfigResult, error) {
 			res.Cells = append(res.Cells, Cell{Status: NotBuilt})
 			continue
 		}
-		overlay, err := r.st.overlay(k, baseFile)
-		if err != nil {
-			return nil, err
-		}
-		standIns, err := r.st.standIns(k, baseFile)
+		overlay, standIns, err := r.st.overlay(k, baseFile)
 		if err != nil {
 			return nil, err
 		}
@@ -380,7 +376,7 @@ func (r *runner) makeArgs() []string {
 // whose base was built with the same inputs is reused. It reports
 // whether it built.
 func (r *runner) buildBase(ctx context.Context, commit string, baseFile kbuild.BaseFile) (bool, error) {
-	overlay, err := r.st.overlay(0, baseFile)
+	overlay, _, err := r.st.overlay(0, baseFile)
 	if err != nil {
 		return false, err
 	}

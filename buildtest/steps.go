@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"kpatch/buildtest/standin"
-	"kpatch/plumbing/kbuild"
 	"kpatch/plumbing/linediff"
 	"kpatch/series"
 	"kpatch/spec"
@@ -263,9 +262,10 @@ func lineOf(b []byte, n int) string {
 
 // overlay returns the files laid over the base tree after step k: the
 // series' files, the test-only Kconfig hook and the stand-ins for what the
-// revision needs of its base and the base lacks (see standIns).
-func (st *steps) overlay(k int, base func(string) ([]byte, bool, error)) (map[string][]byte, error) {
-	files := map[string][]byte{}
+// revision needs of its base and the base lacks, said one line each
+// (package standin).
+func (st *steps) overlay(k int, base func(string) ([]byte, bool, error)) (files map[string][]byte, standIns []string, err error) {
+	files = map[string][]byte{}
 	for p, c := range st.files[k] {
 		if c != nil {
 			files[p] = c
@@ -276,31 +276,24 @@ func (st *steps) overlay(k int, base func(string) ([]byte, bool, error)) (map[st
 	if !ok {
 		b, exists, err := base("Kconfig")
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if !exists {
-			return nil, fmt.Errorf("the base tree has no top-level Kconfig: is --tree a Linux kernel tree?")
+			return nil, nil, fmt.Errorf("the base tree has no top-level Kconfig: is --tree a Linux kernel tree?")
 		}
 		top = b
 	}
 	files["Kconfig"] = append(append([]byte{}, top...), "\nsource \""+HookDir+"/Kconfig\"\n"...)
 	if k > 0 {
-		if _, err := standin.Apply(st.s.Revision, k, files, base); err != nil {
-			return nil, err
+		used, err := standin.Apply(st.s.Revision, k, files, base)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, n := range used {
+			standIns = append(standIns, n.String())
 		}
 	}
-	return files, nil
-}
-
-// standIns says, one line each, what the revision needs of its base after
-// step k that the base lacks: what overlay stood in for.
-func (st *steps) standIns(k int, base kbuild.BaseFile) ([]string, error) {
-	used, err := standin.Apply(st.s.Revision, k, map[string][]byte{}, base)
-	var out []string
-	for _, n := range used {
-		out = append(out, n.String())
-	}
-	return out, err
+	return files, standIns, nil
 }
 
 // sortedKeys returns the keys of m, sorted.

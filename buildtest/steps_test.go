@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"kpatch/internal/testenv"
+	"kpatch/plumbing/kbuild"
 	"kpatch/series"
 )
 
@@ -155,5 +156,33 @@ func TestMovedFrom(t *testing.T) {
 				t.Errorf("movedFrom = %q, want %q (origin %+v)", got, tc.want, o)
 			}
 		})
+	}
+}
+
+// TestOverlayStandIns: on Debian's 6.12, v14's last step gets the
+// srcu_read_lock_lite stand-in at the top of the series' srcu.h and says
+// so; a step before the srcu patch, and v13, get none.
+func TestOverlayStandIns(t *testing.T) {
+	tree := testenv.KernelTree(t)
+	for _, tc := range []struct {
+		v, step int // step -1: the last patch
+		want    bool
+	}{{14, -1, true}, {14, 1, false}, {13, -1, false}} {
+		s, err := series.Generate(context.Background(), series.Options{Tree: tree, Base: "v6.12", Version: tc.v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		step := tc.step
+		if step < 0 {
+			step = len(s.Patches)
+		}
+		files, notes, err := newSteps(s).overlay(step, kbuild.GitBaseFile(context.Background(), tree, "v6.12"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := strings.Contains(string(files["include/linux/srcu.h"]), "#define srcu_read_lock_lite srcu_read_lock")
+		if got != tc.want || (len(notes) == 1) != tc.want {
+			t.Errorf("v%d after patch %d: stand-in in srcu.h %v, notes %q; want %v", tc.v, step, got, notes, tc.want)
+		}
 	}
 }
