@@ -32,6 +32,9 @@ type Options struct {
 	// then its revision, and its prerequisite's patches are built first,
 	// numbered with its own as one series.
 	Stack string
+	// On lays Stack on this revision of the main series instead of the
+	// one it was posted on (0: that one).
+	On    int
 	Plain bool // read Tree as a plain directory
 	// Series is the generated series; nil generates it from the above.
 	// Given, it brings its own spec (the template sources the report
@@ -72,7 +75,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	s := o.Series
 	if s == nil {
 		var err error
-		s, err = series.Generate(ctx, series.Options{Tree: o.Tree, Base: o.Base, Version: o.Version, Stack: o.Stack, WithPrerequisite: true, SpecDir: o.SpecDir, Plain: o.Plain})
+		s, err = series.Generate(ctx, series.Options{Tree: o.Tree, Base: o.Base, Version: o.Version, Stack: o.Stack, On: o.On, WithPrerequisite: true, SpecDir: o.SpecDir, Plain: o.Plain})
 		if err != nil {
 			return nil, err
 		}

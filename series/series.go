@@ -43,6 +43,9 @@ type Options struct {
 	// prerequisite revision's patches are applied first and the series
 	// holds the stacked one's own patches only.
 	Stack string
+	// On lays the stacked series on this revision of the main one instead
+	// of the one it was posted on (0: that one); see spec.Revision.On.
+	On int
 	// WithPrerequisite keeps a stacked series' prerequisite in it: the
 	// series is then the prerequisite's patches followed by the stacked
 	// one's, numbered as one series, as kpatch test and verify build,
@@ -178,10 +181,7 @@ func Generate(ctx context.Context, opt Options) (*Series, error) {
 	if err != nil {
 		return nil, err
 	}
-	rev, err := sp.Revision(opt.Version)
-	if opt.Stack != "" {
-		rev, err = sp.Stack(opt.Stack, opt.Version)
-	}
+	rev, err := sp.Select(opt.Version, opt.Stack, opt.On)
 	if err != nil {
 		return nil, err
 	}

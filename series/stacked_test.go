@@ -13,26 +13,74 @@ import (
 )
 
 // TestStackedX86Series generates the x86 series stacked on v16 (the spec's
-// x86-v2 folder, Prerequisite: v16): its two patches, numbered 1 and 2,
-// change every file as v14's two x86 patches did (the code they carried
-// into the separate posting), and on a tree where v16 is applied with git
-// am they apply with git am too, to the tree kpatch computed.
+// x86-v2 folder, Prerequisite: v16) and laid on v15 (--on v15): its two
+// patches, numbered 1 and 2, change every file as v14's two x86 patches
+// did (the code they carried into the separate posting; on v16, where it
+// was posted), and on a tree where the prerequisite is applied with git am
+// they apply with git am too, to the tree kpatch computed.
 func TestStackedX86Series(t *testing.T) {
 	dir := debianTree(t)
 	ctx := context.Background()
-	x86, err := series.Generate(ctx, series.Options{Tree: dir, Base: "v6.12", Stack: "x86", Version: 2})
-	if err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		on, prerequisite int
+		name             string
+	}{
+		{0, 16, "x86 v2"},
+		{15, 15, "x86 v2 on v15 (posted on v16)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			x86, err := series.Generate(ctx, series.Options{Tree: dir, Base: "v6.12", Stack: "x86", Version: 2, On: tc.on})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := x86.Revision
+			if len(x86.Patches) != 2 || r.Prerequisite == nil || r.Prerequisite.Version != tc.prerequisite || r.PostedOn.Version != 16 || r.Name() != tc.name {
+				t.Fatalf("%d patches on %v, named %q", len(x86.Patches), r.Prerequisite, r.Name())
+			}
+			msgs := x86.Messages()
+			if !strings.Contains(msgs[0].Text, "Subject: [PATCH v2 0/2] x86: Enable the deferred unwinding infrastructure") ||
+				!strings.Contains(msgs[1].Text, "Subject: [PATCH v2 1/2] unwind_user/x86: Enable frame pointer unwinding on x86") {
+				t.Errorf("subjects:\n%s\n%s", lineStarting(msgs[0].Text, "Subject:"), lineStarting(msgs[1].Text, "Subject:"))
+			}
+			if n := strings.Count(msgs[0].Text, "\nprerequisite-patch-id: "); n != len(r.Prerequisite.Patches) {
+				t.Errorf("the cover lists %d prerequisite patch ids, v%d has %d patches", n, tc.prerequisite, len(r.Prerequisite.Patches))
+			}
+			if tc.prerequisite == 16 {
+				sameChangesAsV14(t, msgs)
+			}
+			if testing.Short() {
+				return
+			}
+			pre, err := series.Generate(ctx, series.Options{Tree: dir, Base: "v6.12", Version: tc.prerequisite})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := t.TempDir()
+			work := filepath.Join(out, "linux")
+			run(t, out, "git", "clone", "-q", "--shared", "--no-checkout", dir, work)
+			run(t, work, "git", "sparse-checkout", "set", "--no-cone", "/kernel/", "/include/", "/arch/x86/", "/arch/Kconfig", "/MAINTAINERS")
+			run(t, work, "git", "checkout", "-q", "-b", "stacked", "v6.12")
+			for i, s := range []*series.Series{pre, x86} { // in this order
+				files, err := series.WriteDir(filepath.Join(out, fmt.Sprint(i)), s.Messages())
+				if err != nil {
+					t.Fatal(err)
+				}
+				run(t, work, "git", append([]string{"am", "-q", "--whitespace=error-all"}, files[1:]...)...)
+			}
+			if n := strings.TrimSpace(run(t, work, "git", "rev-list", "--count", "v6.12..HEAD")); n != fmt.Sprint(len(pre.Patches)+2) {
+				t.Errorf("git am applied %s commits, want %d", n, len(pre.Patches)+2)
+			}
+			if head := strings.TrimSpace(run(t, work, "git", "rev-parse", "HEAD^{tree}")); head != x86.TipTree() {
+				t.Errorf("git am tree %s, kpatch computed %s", head, x86.TipTree())
+			}
+		})
 	}
-	if len(x86.Patches) != 2 || x86.Revision.Prerequisite == nil || x86.Revision.Prerequisite.Version != 16 {
-		t.Fatalf("%d patches on %v", len(x86.Patches), x86.Revision.Prerequisite)
-	}
-	msgs := x86.Messages()
-	if !strings.Contains(msgs[0].Text, "Subject: [PATCH v2 0/2] x86: Enable the deferred unwinding infrastructure") ||
-		!strings.Contains(msgs[1].Text, "Subject: [PATCH v2 1/2] unwind_user/x86: Enable frame pointer unwinding on x86") {
-		t.Errorf("subjects:\n%s\n%s", lineStarting(msgs[0].Text, "Subject:"), lineStarting(msgs[1].Text, "Subject:"))
-	}
-	// The same changes as v14's patches 11 and 12 (posted code).
+}
+
+// sameChangesAsV14 checks that the x86 series' patches (msgs[1:]) add and
+// remove the lines v14's patches 11 and 12 did (posted code).
+func sameChangesAsV14(t *testing.T, msgs []series.Message) {
+	t.Helper()
 	v14 := readPostedPatches(t, postedDir(t, 14))[10:]
 	for i, w := range v14 {
 		body := msgs[i+1].Text
@@ -54,36 +102,6 @@ func TestStackedX86Series(t *testing.T) {
 				t.Errorf("patch %d %s: changed lines differ from v14's:\n got +%q -%q\nwant +%q -%q", i+1, wf.NewName, gc.added, gc.deleted, wc.added, wc.deleted)
 			}
 		}
-	}
-	if testing.Short() {
-		return
-	}
-	v16, err := series.Generate(ctx, series.Options{Tree: dir, Base: "v6.12", Version: 16})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := t.TempDir()
-	work := filepath.Join(out, "linux")
-	run(t, out, "git", "clone", "-q", "--shared", "--no-checkout", dir, work)
-	run(t, work, "git", "sparse-checkout", "set", "--no-cone", "/kernel/", "/include/", "/arch/x86/", "/arch/Kconfig", "/MAINTAINERS")
-	run(t, work, "git", "checkout", "-q", "-b", "stacked", "v6.12")
-	for name, s := range map[string]*series.Series{"v16": v16} {
-		files, err := series.WriteDir(filepath.Join(out, name), s.Messages())
-		if err != nil {
-			t.Fatal(err)
-		}
-		run(t, work, "git", append([]string{"am", "-q", "--whitespace=error-all"}, files[1:]...)...)
-	}
-	files, err := series.WriteDir(filepath.Join(out, "x86"), msgs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	run(t, work, "git", append([]string{"am", "-q", "--whitespace=error-all"}, files[1:]...)...)
-	if n := strings.TrimSpace(run(t, work, "git", "rev-list", "--count", "v6.12..HEAD")); n != fmt.Sprint(len(v16.Patches)+2) {
-		t.Errorf("git am applied %s commits, want %d", n, len(v16.Patches)+2)
-	}
-	if head := strings.TrimSpace(run(t, work, "git", "rev-parse", "HEAD^{tree}")); head != x86.TipTree() {
-		t.Errorf("git am tree %s, kpatch computed %s", head, x86.TipTree())
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -24,6 +25,7 @@ type Spec struct {
 	Stacked   []*Revision      // series stacked on a revision ("x86-v2/"), by name and version
 	Templates map[string]*File // created files by path in the tree
 	Facts     map[string]*File // facts/<name>.tmpl by name (see Revision.Facts)
+	decls     map[string]*decl // the patch declarations, kept for Revision.On
 }
 
 // File is the template of one file the series creates.
@@ -96,7 +98,11 @@ type Revision struct {
 	// stacked series' own patches are Patches[Own:].
 	Prerequisite *Revision
 	Own          int
-	spec         *Spec
+	// PostedOn is the prerequisite the stacked series' file names, the
+	// revision it was posted on; it differs from Prerequisite when the
+	// series was laid on another revision (On).
+	PostedOn *Revision
+	spec     *Spec
 }
 
 // Patch is the description of one patch of a revision.
@@ -121,6 +127,14 @@ type Edit struct {
 	Text string   // text to insert, "" for operations that insert nothing
 	Src  string   // where the edit is written: "v11/01-user-api.patch:42"
 }
+
+// ErrNotStacked is returned by On and Select for a revision to lay a
+// series on when no stacked series is named.
+var ErrNotStacked = errors.New("only a series stacked on another (--stack NAME) is laid on a revision")
+
+// ErrAlreadyHas is returned by On for a revision that has patches of the
+// series to be laid on it.
+var ErrAlreadyHas = errors.New("a series is laid only on a revision without its patches")
 
 // ErrNoRevision is returned by Revision for a version the spec lacks.
 var ErrNoRevision = errors.New("no such revision in the series description")
@@ -186,7 +200,7 @@ func Load(fsys fs.FS) (*Spec, error) {
 		return nil, derr
 	}
 	for _, d := range dirs {
-		r, err := s.loadRevision(path.Dir(d), decls)
+		r, err := s.loadRevision(path.Dir(d), decls, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -198,7 +212,7 @@ func Load(fsys fs.FS) (*Spec, error) {
 		return nil, err
 	}
 	for _, d := range stacked {
-		r, err := s.loadRevision(path.Dir(d), decls)
+		r, err := s.loadRevision(path.Dir(d), decls, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -211,6 +225,7 @@ func Load(fsys fs.FS) (*Spec, error) {
 	if err := s.lint(decls); err != nil {
 		return nil, err
 	}
+	s.decls = decls
 	return s, nil
 }
 
@@ -360,7 +375,9 @@ func (s *Spec) loadDecls() (map[string]*decl, error) {
 	return out, nil
 }
 
-func (s *Spec) loadRevision(dir string, decls map[string]*decl) (*Revision, error) {
+// loadRevision reads the revision in dir. For a stacked series, on (when
+// not nil) replaces the prerequisite its series file names.
+func (s *Spec) loadRevision(dir string, decls map[string]*decl, on *Revision) (*Revision, error) {
 	src := dir + "/series"
 	data, err := fs.ReadFile(s.fsys, src)
 	if err != nil {
@@ -417,6 +434,10 @@ func (s *Spec) loadRevision(dir string, decls map[string]*decl) (*Revision, erro
 		r.Series = name
 		if r.Prerequisite == nil {
 			return nil, fmt.Errorf("spec: %s: a stacked series names the revision it applies on: Prerequisite: vN", src)
+		}
+		r.PostedOn = r.Prerequisite
+		if on != nil {
+			r.Prerequisite = on
 		}
 		r.Own = len(r.Prerequisite.Patches)
 	} else if r.Prerequisite != nil {
@@ -528,6 +549,71 @@ func (s *Spec) Stack(name string, v int) (*Revision, error) {
 		return nil, fmt.Errorf("no series %q is stacked on the main one: %w", name, ErrNoRevision)
 	}
 	return nil, fmt.Errorf("%s v%d: %w (it has %s)", name, v, ErrNoRevision, strings.Join(have, ", "))
+}
+
+// On returns the stacked series r laid on revision v of the main series
+// instead of the one it was posted on, as a maintainer tries a series on
+// an older or newer revision of what it depends on: the prerequisite's
+// patches are v's, and r's own patches are rendered with v's guards
+// (their number follows v's patches). v 0 or r's own prerequisite
+// returns r.
+func (r *Revision) On(v int) (*Revision, error) {
+	if r.Prerequisite == nil {
+		return nil, fmt.Errorf("v%d of the main series: %w", r.Version, ErrNotStacked)
+	}
+	if v == 0 || v == r.Prerequisite.Version {
+		return r, nil
+	}
+	pr, err := r.spec.Revision(v)
+	if err != nil {
+		return nil, err
+	}
+	for _, own := range r.Patches[r.Own:] {
+		for _, id := range append([]string{own.ID}, own.Folded...) {
+			for _, p := range pr.Patches {
+				if p.ID == id || slices.Contains(p.Folded, id) {
+					return nil, fmt.Errorf("%s %s: v%d has its patch %s already (patch %d): %w", r.Series, "v"+strconv.Itoa(r.Version), v, id, p.Number, ErrAlreadyHas)
+				}
+			}
+		}
+	}
+	return r.spec.loadRevision(r.Dir, r.spec.decls, pr)
+}
+
+// Select returns the revision a command names: revision v of the main
+// series, or with stack revision v of the series stacked under that name,
+// laid on revision on of the main series when on is not 0 (see On).
+func (s *Spec) Select(v int, stack string, on int) (*Revision, error) {
+	if stack == "" {
+		if on != 0 {
+			return nil, fmt.Errorf("v%d: %w", on, ErrNotStacked)
+		}
+		return s.Revision(v)
+	}
+	r, err := s.Stack(stack, v)
+	if err != nil {
+		return nil, err
+	}
+	return r.On(on)
+}
+
+// Name names the revision as reports do: "v16", "x86 v2", or "x86 v2 on
+// v15 (posted on v16)" for a stacked series laid on another revision.
+func (r *Revision) Name() string {
+	n := fmt.Sprintf("v%d", r.Version)
+	if r.Series != "" {
+		n = r.Series + " " + n
+	}
+	if r.Moved() {
+		n += fmt.Sprintf(" on v%d (posted on v%d)", r.Prerequisite.Version, r.PostedOn.Version)
+	}
+	return n
+}
+
+// Moved says whether a stacked series was laid on another revision than
+// the one it was posted on (see On).
+func (r *Revision) Moved() bool {
+	return r.PostedOn != nil && r.Prerequisite != r.PostedOn
 }
 
 // lead returns the patch whose id (not a folded one) is id.

@@ -307,7 +307,7 @@ var badInputs = []error{
 	fs.ErrNotExist,
 	kernelsrc.ErrNotKernel, kernelsrc.ErrUnknownRev, kernelsrc.ErrNotAGitRepo, kernelsrc.ErrDamaged,
 	mail.ErrNoPatches, mail.ErrNotMail, mail.ErrNoMessages,
-	spec.ErrNoRevision,
+	spec.ErrNoRevision, spec.ErrNotStacked, spec.ErrAlreadyHas,
 	outdir.ErrForeign, outdir.ErrInTheWay, outdir.ErrNotDir, outdir.ErrExists,
 	series.ErrBadBranchName, series.ErrBranchExists, series.ErrAlreadyApplied, series.ErrPathCollision,
 	hooks.ErrAnchorMissing, hooks.ErrAnchorAmbiguous,

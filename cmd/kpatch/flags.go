@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 
 	"kpatch/series"
 )
@@ -119,6 +121,7 @@ type seriesFlags struct {
 	base    *string
 	version *int
 	stack   *string
+	on      *revisionValue
 	specDir *string
 	plain   *bool
 }
@@ -152,6 +155,7 @@ func (f *flagSet) seriesFlags(s seriesFlagSpec) *seriesFlags {
 		specDir: f.String("spec", "", s.specHelp),
 		version: new(int),
 		stack:   new(string),
+		on:      new(revisionValue),
 		plain:   new(bool),
 	}
 	if !s.noTree {
@@ -162,6 +166,7 @@ func (f *flagSet) seriesFlags(s seriesFlagSpec) *seriesFlags {
 	}
 	if !s.noVer && !s.noStack {
 		f.StringVar(sf.stack, "stack", "", "the series `NAME` stacked on a revision of the main one (x86: the x86 patches\nposted on their own on top of v16); -v is then its revision")
+		f.Var(sf.on, "on", "with --stack: lay the stacked series on revision `vN` of the main one instead of the\none it was posted on (the x86 series on v15)")
 	}
 	if !s.noPlain && !s.noTree {
 		f.BoolVar(sf.plain, "plain", false, "read --tree as a plain directory even if it is a git repository (--base then only labels it)")
@@ -181,10 +186,26 @@ func (sf *seriesFlags) checkRevision() error {
 	if err != nil {
 		return err
 	}
-	if *sf.stack != "" {
-		_, err = sp.Stack(*sf.stack, *sf.version)
-	} else {
-		_, err = sp.Revision(*sf.version)
-	}
+	_, err = sp.Select(*sf.version, *sf.stack, int(*sf.on))
 	return err
+}
+
+// revisionValue is a flag naming a revision of the main series, "v15" or
+// "15"; 0 when not given.
+type revisionValue int
+
+func (v *revisionValue) String() string {
+	if *v == 0 {
+		return ""
+	}
+	return fmt.Sprintf("v%d", int(*v))
+}
+
+func (v *revisionValue) Set(s string) error {
+	n, err := strconv.Atoi(strings.TrimPrefix(s, "v"))
+	if err != nil || n <= 0 {
+		return fmt.Errorf("want a revision like v15, got %q", s)
+	}
+	*v = revisionValue(n)
+	return nil
 }

@@ -49,7 +49,7 @@ the series applies to bases it was not posted against.`)
 			return err
 		}
 	}
-	opt := series.Options{Tree: *sf.tree, Base: *sf.base, Version: *sf.version, Stack: *sf.stack, SpecDir: *sf.specDir, Plain: *sf.plain, To: to, Cc: cc}
+	opt := series.Options{Tree: *sf.tree, Base: *sf.base, Version: *sf.version, Stack: *sf.stack, On: int(*sf.on), SpecDir: *sf.specDir, Plain: *sf.plain, To: to, Cc: cc}
 	s, err := series.Generate(ctx, opt)
 	if err != nil {
 		return genFailed(err, *jsonOut, stdout, stderr)

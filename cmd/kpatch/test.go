@@ -64,7 +64,7 @@ func cmdTestQEMU(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	o := selftest.Options{
 		BuildOptions: selftest.BuildOptions{
-			Tree: *sf.tree, Base: *sf.base, SpecDir: *sf.specDir, Version: *sf.version, Stack: *sf.stack, BuildDir: *buildDir,
+			Tree: *sf.tree, Base: *sf.base, SpecDir: *sf.specDir, Version: *sf.version, Stack: *sf.stack, On: int(*sf.on), BuildDir: *buildDir,
 			Log: stderr, Verbose: *verbose,
 		},
 		Accel:       a,

@@ -56,7 +56,7 @@ unpacked or built. "kpatch test --build" is the same command.`)
 		}
 	}
 	o := buildtest.Options{
-		Tree: *sf.tree, Base: *sf.base, SpecDir: *sf.specDir, Version: *sf.version, Stack: *sf.stack, Plain: *sf.plain,
+		Tree: *sf.tree, Base: *sf.base, SpecDir: *sf.specDir, Version: *sf.version, Stack: *sf.stack, On: int(*sf.on), Plain: *sf.plain,
 		BuildRoot: *buildRoot, Configs: cfgs, Patches: *patches, From: *from, Jobs: *jobs, CC: *cc, Sparse: *sparse,
 		Log: stderr, Verbose: *verbose,
 	}

@@ -86,10 +86,7 @@ Exit status: 0 no errors (warnings only or clean), 1 errors found,
 				if err != nil {
 					return refuse(err)
 				}
-				rev, err := sp.Revision(*version)
-				if *sf.stack != "" {
-					rev, err = sp.Stack(*sf.stack, *version)
-				}
+				rev, err := sp.Select(*version, *sf.stack, int(*sf.on))
 				if err != nil {
 					return refuse(err)
 				}
@@ -119,7 +116,7 @@ Exit status: 0 no errors (warnings only or clean), 1 errors found,
 		if *tree == "" {
 			*tree = "."
 		}
-		g, err := series.Generate(ctx, series.Options{Tree: *tree, Base: *base, Version: *version, Stack: *sf.stack, WithPrerequisite: true, SpecDir: *specDir, Plain: *plain})
+		g, err := series.Generate(ctx, series.Options{Tree: *tree, Base: *base, Version: *version, Stack: *sf.stack, On: int(*sf.on), WithPrerequisite: true, SpecDir: *specDir, Plain: *plain})
 		if err != nil {
 			return refuse(err)
 		}

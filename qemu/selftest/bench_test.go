@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"kpatch/qemu"
+	"kpatch/series"
 )
 
 // reportGuest turns the guest's "# bench:" lines into benchmark metrics.
@@ -59,7 +60,7 @@ func BenchmarkQEMU(b *testing.B) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Minute)
 	defer cancel()
 	tree := requireTools(b, ctx)
-	s, err := Generate(ctx, tree, "v6.12", "", bootRevision, bootStack)
+	s, err := Generate(ctx, series.Options{Tree: tree, Base: "v6.12", Version: bootRevision, Stack: bootStack})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -31,13 +31,13 @@ type SeriesFiles interface {
 	PatchesTouching(path string) []int
 }
 
-// Generate returns the series for tree at base, from the templates in
-// specDir ("" for the embedded ones): revision version of the main series,
-// or of the series stacked on it under the name stack ("" for none), then
-// with the patches it depends on, as one series. It is the one place that
-// knows where the patched files come from.
-func Generate(ctx context.Context, tree, base, specDir string, version int, stack string) (SeriesFiles, error) {
-	return series.Generate(ctx, series.Options{Tree: tree, Base: base, SpecDir: specDir, Version: version, Stack: stack, WithPrerequisite: true})
+// Generate returns the series opt names (a revision of the main series,
+// or of a series stacked on it), a stacked one always with the patches it
+// depends on, as one series. It is the one place that knows where the
+// patched files come from.
+func Generate(ctx context.Context, opt series.Options) (SeriesFiles, error) {
+	opt.WithPrerequisite = true
+	return series.Generate(ctx, opt)
 }
 
 // Override is a SeriesFiles with some final files replaced, for negative
@@ -103,10 +103,11 @@ type BuildOptions struct {
 	Tree     string      // kernel git repository
 	Base     string      // base revision ("" = the series' recorded base)
 	BuildDir string      // reused between runs
-	Series   SeriesFiles // the series; nil means Generate(Tree, Base, SpecDir, Version, Stack)
+	Series   SeriesFiles // the series; nil means Generate(Tree, Base, SpecDir, Version, Stack, On)
 	SpecDir  string
 	Version  int       // revision of the series; 0 = the newest
 	Stack    string    // a series stacked on the main one ("x86"), built with its prerequisite
+	On       int       // the main series' revision to lay Stack on; 0: the one it was posted on
 	Jobs     int       // make -j; 0 = NumCPU+1
 	Log      io.Writer // progress
 	Verbose  int       // 0: progress every 200 steps; 1: every 50; 2+: full make output
@@ -247,7 +248,7 @@ func build(ctx context.Context, o BuildOptions) (*Artifacts, SeriesFiles, error)
 	s := o.Series
 	if s == nil {
 		var err error
-		if s, err = Generate(ctx, o.Tree, o.Base, o.SpecDir, o.Version, o.Stack); err != nil {
+		if s, err = Generate(ctx, series.Options{Tree: o.Tree, Base: o.Base, SpecDir: o.SpecDir, Version: o.Version, Stack: o.Stack, On: o.On}); err != nil {
 			return nil, nil, fmt.Errorf("generating the series: %w", err)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"kpatch/internal/testenv"
+	"kpatch/series"
 )
 
 // TestRevisionRunsExtra: the case list is a property of the revision (its
@@ -17,7 +18,7 @@ func TestRevisionRunsExtra(t *testing.T) {
 		version int
 		want    bool
 	}{{11, false}, {12, true}} {
-		s, err := Generate(context.Background(), tree, "v6.12", "", tc.version, "")
+		s, err := Generate(context.Background(), series.Options{Tree: tree, Base: "v6.12", Version: tc.version})
 		if err != nil {
 			t.Fatal(err)
 		}

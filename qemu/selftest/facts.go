@@ -44,10 +44,7 @@ type Expectations struct {
 func ExpectationsOf(r *spec.Revision) (Expectations, error) {
 	var e Expectations
 	step := len(r.Patches)
-	where := fmt.Sprintf("v%d after patch %d", r.Version, step)
-	if r.Series != "" {
-		where = fmt.Sprintf("%s v%d after patch %d", r.Series, r.Version, step)
-	}
+	where := fmt.Sprintf("%s after patch %d", r.Name(), step)
 	f, err := r.Facts(FactsName, step)
 	if err != nil {
 		return e, err

@@ -12,6 +12,7 @@ import (
 
 	"kpatch/internal/testenv"
 	"kpatch/qemu"
+	"kpatch/series"
 	"kpatch/templates/linux"
 )
 
@@ -115,7 +116,7 @@ func TestQEMUBrokenTemplate(t *testing.T) {
 	if err := os.WriteFile(tmpl, []byte(bad), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s, err := Generate(ctx, tree, "v6.12", spec, bootRevision, bootStack)
+	s, err := Generate(ctx, series.Options{Tree: tree, Base: "v6.12", SpecDir: spec, Version: bootRevision, Stack: bootStack})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +145,7 @@ func TestQEMUBuildErrorNamesPatches(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
 	defer cancel()
 	tree := requireTools(t, ctx)
-	s, err := Generate(ctx, tree, "v6.12", "", bootRevision, bootStack)
+	s, err := Generate(ctx, series.Options{Tree: tree, Base: "v6.12", Version: bootRevision, Stack: bootStack})
 	if err != nil {
 		t.Fatal(err)
 	}
