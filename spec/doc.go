@@ -91,10 +91,10 @@
 // revision the revision was posted against), Subject (the cover letter's),
 // From (the sender), Date (of the cover letter; patch N is dated N seconds
 // later), Message-Id-Domain, Change-Id, To and Cc (recipients named by the
-// series, besides those found in MAINTAINERS), and Selftest-Cases (the
-// self-test cases beyond the default list that the revision must pass;
-// still read, but the self-test now takes them from facts/selftest.tmpl's
-// extra-cases, which a stacked series inherits). Everything after the first
+// series, besides those found in MAINTAINERS); the self-test cases a
+// revision adds are facts (facts/selftest.tmpl's extra-cases, which a
+// stacked series inherits), and a Selftest-Cases line, which said them
+// once, is refused with that advice. Everything after the first
 // blank line is the cover letter text, ending before the shortlog and
 // diffstat that kpatch adds.
 //

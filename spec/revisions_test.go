@@ -38,7 +38,7 @@ no c
 		"v1/order":   {Data: []byte("a\nb\n")},
 		"v1/a.patch": patch("A"),
 		"v1/b.patch": patch("B"),
-		"v2/series":  {Data: []byte(hdr("2", "v1.1") + "Selftest-Cases: x, y\n\ncover 2\n")},
+		"v2/series":  {Data: []byte(hdr("2", "v1.1") + "\ncover 2\n")},
 		"v2/order":   {Data: []byte("a\nc # b is dropped\n")},
 		"v2/c.patch": patch("C"),
 	}
@@ -72,11 +72,8 @@ func TestRevisionsDiffer(t *testing.T) {
 		}
 	}
 	r, _ := s.Revision(0)
-	if r.Version != 2 || strings.Join(r.SelftestCases, ",") != "x,y" || r.Cover != "cover 2\n" {
-		t.Errorf("newest: v%d cases %q cover %q", r.Version, r.SelftestCases, r.Cover)
-	}
-	if r, _ := s.Revision(1); len(r.SelftestCases) != 0 {
-		t.Errorf("v1 cases %q", r.SelftestCases)
+	if r.Version != 2 || r.Cover != "cover 2\n" {
+		t.Errorf("newest: v%d cover %q", r.Version, r.Cover)
 	}
 }
 

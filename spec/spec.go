@@ -85,7 +85,6 @@ type Revision struct {
 	MessageIDDomain string
 	ChangeID        string
 	To, Cc          []string
-	SelftestCases   []string // self-test cases beyond the default list that this revision must pass
 	Cover           string   // the cover letter text
 	Patches         []*Patch // in order; a fold is one patch
 	Dir             string   // its folder in the spec, "v12"
@@ -408,7 +407,7 @@ func (s *Spec) loadRevision(dir string, decls map[string]*decl, on *Revision) (*
 		case "Cc":
 			r.Cc = append(r.Cc, splitList(v)...)
 		case "Selftest-Cases":
-			r.SelftestCases = append(r.SelftestCases, splitList(v)...)
+			return fmt.Errorf("Selftest-Cases is no longer read: name the cases in facts/selftest.tmpl (extra-cases), by revision")
 		case "Prerequisite":
 			var pv int
 			if _, err := fmt.Sscanf(v, "v%d", &pv); err != nil {

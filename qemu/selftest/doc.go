@@ -51,8 +51,8 @@
 // The default run holds the cases whose traces come from deferred requests
 // (unwind_deferred_request() and the tracer's callback), the series' main
 // use; all of them pass on v11 and v12. The extra cases run when the
-// revision names them in its series file's Selftest-Cases header (v12
-// does) or when asked (Options.Extra, kpatch test --extra); the guest gets
+// revision's facts name them (facts/selftest.tmpl's extra-cases: v12 on)
+// or when asked (Options.Extra, kpatch test --extra); the guest gets
 // KPATCH_EXTRA=1 on its command line, and skips them otherwise, with the
 // reason. They are uses the series allows but v11 gets wrong, so that v11's
 // default run stays a pass/fail verdict on the posted series while a later

@@ -100,12 +100,19 @@ func TestV12Shape(t *testing.T) {
 	if !strings.Contains(r.Cover, "Changes since v11: https://lore.kernel.org/") {
 		t.Error("the cover letter has no link line to v11")
 	}
-	if strings.Join(r.SelftestCases, ",") != "faultable_sync" {
-		t.Errorf("Selftest-Cases %q, want faultable_sync", r.SelftestCases)
-	}
+	// The self-test case v12 adds (the USED bit's fix), in its facts.
 	v11, _ := s.Revision(11)
-	if len(v11.SelftestCases) != 0 {
-		t.Errorf("v11 has Selftest-Cases %q", v11.SelftestCases)
+	for _, tc := range []struct {
+		r    *spec.Revision
+		want string
+	}{{v11, ""}, {r, "faultable_sync"}} {
+		f, err := tc.r.Facts("selftest", len(tc.r.Patches))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f["extra-cases"] != tc.want {
+			t.Errorf("v%d extra-cases %q, want %q", tc.r.Version, f["extra-cases"], tc.want)
+		}
 	}
 }
 
