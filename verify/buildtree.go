@@ -34,6 +34,7 @@ type BuildTree struct {
 	mu        sync.Mutex
 	cmds      map[string]*treeCommand // by source path
 	laidFiles []string
+	release   func() // the shared lock's (Close)
 }
 
 // treeCommand is the compile command a file is preprocessed with.
@@ -58,6 +59,48 @@ func OpenBuildTree(dir string) (*BuildTree, error) {
 	if err != nil {
 		return nil, err
 	}
+	root := obj
+	if filepath.Base(obj) == "obj" {
+		root = filepath.Dir(obj)
+	}
+	// A kpatch test build holds the tree's lock while it builds (its
+	// headers and compile commands change); the reader's shared lock
+	// makes a build that starts meanwhile wait until verify is done.
+	release, ok := outdir.ReadLock(filepath.Join(root, ".lock"))
+	if !ok {
+		return nil, fmt.Errorf("%s: %w", root, ErrBuilding)
+	}
+	t, err := openLocked(obj, root)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	t.release = release
+	return t, nil
+}
+
+// ErrBuilding is returned by OpenBuildTree for a tree a kpatch test build
+// is building in.
+var ErrBuilding = errors.New("a kpatch test build is building in it: wait for it, or give --build-dir none")
+
+// Close releases the tree's shared lock: a test build waiting for it goes on.
+func (t *BuildTree) Close() {
+	if t.release != nil {
+		t.release()
+		t.release = nil
+	}
+}
+
+// CloseBuildTrees closes every tree of trees.
+func CloseBuildTrees(trees []*BuildTree) {
+	for _, t := range trees {
+		t.Close()
+	}
+}
+
+// openLocked opens the build tree at obj (root: its kpatch build
+// directory, or obj itself) once its lock is held.
+func openLocked(obj, root string) (*BuildTree, error) {
 	if _, err := os.Stat(filepath.Join(obj, "include", "generated", "autoconf.h")); err != nil {
 		return nil, fmt.Errorf("%s is not prepared: include/generated/autoconf.h is missing (run make O=%s prepare)", obj, obj)
 	}
@@ -81,10 +124,6 @@ func OpenBuildTree(dir string) (*BuildTree, error) {
 	} else {
 		t.Src = obj // built in the source tree
 	}
-	root := obj
-	if filepath.Base(obj) == "obj" {
-		root = filepath.Dir(obj)
-	}
 	t.Name = strings.TrimPrefix(filepath.Base(root), "matrix-")
 	h := sha256.New()
 	stamp, _ := os.ReadFile(filepath.Join(t.Src, ".kpatch-base"))
@@ -101,6 +140,9 @@ func BuildTrees(dir string) ([]*BuildTree, error) {
 	if err == nil {
 		return []*BuildTree{t}, nil
 	}
+	if errors.Is(err, ErrBuilding) {
+		return nil, err
+	}
 	if st, serr := os.Stat(dir); serr != nil || !st.IsDir() {
 		return nil, fmt.Errorf("build directory %s is not a directory: give a prepared make O= tree, a directory of them, or none", dir)
 	}
@@ -111,7 +153,12 @@ func BuildTrees(dir string) ([]*BuildTree, error) {
 	sort.Strings(matches)
 	var out []*BuildTree
 	for _, m := range matches {
-		if t, err := OpenBuildTree(m); err == nil {
+		t, err := OpenBuildTree(m)
+		if errors.Is(err, ErrBuilding) {
+			CloseBuildTrees(out)
+			return nil, err
+		}
+		if err == nil {
 			out = append(out, t)
 		}
 	}
@@ -133,12 +180,12 @@ func DefaultBuildTrees() (trees []*BuildTree, busy []string) {
 	matches, _ := filepath.Glob(filepath.Join(c, "build", "matrix-*"))
 	sort.Strings(matches)
 	for _, m := range matches {
-		if outdir.Held(filepath.Join(m, ".lock")) {
-			busy = append(busy, filepath.Base(m))
-			continue
-		}
-		if t, err := OpenBuildTree(m); err == nil {
+		t, err := OpenBuildTree(m)
+		switch {
+		case err == nil:
 			trees = append(trees, t)
+		case errors.Is(err, ErrBuilding):
+			busy = append(busy, filepath.Base(m))
 		}
 	}
 	return trees, busy

@@ -75,6 +75,7 @@ Exit status: 0 no errors (warnings only or clean), 1 errors found,
 			return refuse(err)
 		}
 	}
+	defer verify.CloseBuildTrees(trees) // a test build waiting for them goes on
 	var s *verify.Series
 	var seriesRules *verify.SeriesRules
 	if len(files) == 1 {

@@ -211,7 +211,7 @@ func (d *Dir) Lock(log io.Writer) (func(), error) {
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		if log != nil {
-			fmt.Fprintf(log, "kbuild: waiting for another run to release %s\n", d.Root)
+			fmt.Fprintf(log, "kbuild: waiting for another kpatch run (a build, or verify reading the tree) to release %s\n", d.Root)
 		}
 		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
 			f.Close()

@@ -1,33 +1,61 @@
 package outdir
 
 import (
+	"bytes"
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 )
 
-// TestHeld: a lock Lock holds is seen as held (flock locks of two open
-// files conflict even in one process), a released or missing one is not,
-// and asking does not take it.
-func TestHeld(t *testing.T) {
+// TestReadLock: a reader gets the shared lock of a free or missing lock
+// file, not while Lock holds it (flock locks of two open files conflict
+// even in one process), and Lock waits while a reader holds it, saying so,
+// until the reader is done.
+func TestReadLock(t *testing.T) {
 	path := filepath.Join(t.TempDir(), ".lock")
-	if Held(path) {
+	release, ok := ReadLock(path)
+	if !ok {
 		t.Fatal("a missing lock file is held")
 	}
+	release()
 	unlock, err := Lock(context.Background(), path, nil, "the test tree")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !Held(path) {
-		t.Error("the lock Lock holds is not seen as held")
+	if _, ok := ReadLock(path); ok {
+		t.Error("a reader got the lock Lock holds")
 	}
 	unlock()
-	if Held(path) {
-		t.Error("a released lock is held")
+	release, ok = ReadLock(path)
+	if !ok {
+		t.Fatal("a released lock is held")
 	}
-	unlock, err = Lock(context.Background(), path, nil, "the test tree")
-	if err != nil {
-		t.Fatalf("Held left the lock taken: %v", err)
+	other, ok := ReadLock(path)
+	if !ok {
+		t.Fatal("two readers exclude each other")
 	}
-	unlock()
+	other()
+	var said bytes.Buffer
+	got := make(chan error, 1)
+	go func() {
+		unlock, err := Lock(context.Background(), path, &said, "the test tree")
+		if err == nil {
+			unlock()
+		}
+		got <- err
+	}()
+	select {
+	case err := <-got:
+		t.Fatalf("Lock did not wait for the reader: %v", err)
+	case <-time.After(3 * lockPoll):
+	}
+	release()
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(said.String(), "waiting for another kpatch run") {
+		t.Errorf("Lock waited without saying so: %q", said.String())
+	}
 }

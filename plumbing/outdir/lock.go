@@ -79,16 +79,22 @@ func LockEdit(ctx context.Context, dir string, wait io.Writer) (func(), error) {
 	return unlock, nil
 }
 
-// Held reports whether another process holds the lock at path (the lock
-// Lock takes), without waiting: a reader that must not see what the holder
-// is rewriting (verify and a build tree kpatch test build is building in)
-// passes it by. A missing lock file is not held.
-func Held(path string) bool {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+// ReadLock takes a shared lock on the file at path without waiting, for a
+// reader that must not see what a holder of the exclusive lock (Lock) is
+// rewriting: verify reading a build tree kpatch test build builds in. ok
+// is false when the exclusive lock is held; the reader then passes the
+// file's directory by. While the shared lock is held, Lock (and kbuild's
+// build lock) waits for release. A missing lock file is not held: ok,
+// with nothing to release.
+func ReadLock(path string) (release func(), ok bool) {
+	f, err := os.Open(path)
 	if err != nil {
-		return false
+		return func() {}, true
 	}
-	defer f.Close()
-	ok, err := tryLock(f)
-	return err == nil && !ok
+	ok, err = tryShared(f)
+	if err != nil || !ok {
+		f.Close()
+		return nil, err != nil
+	}
+	return func() { f.Close() }, true
 }

@@ -53,6 +53,21 @@ func tryLock(f *os.File) (ok bool, err error) {
 	return false, err
 }
 
+// tryShared takes a shared flock on f without waiting: ok false when
+// another process holds it exclusively.
+func tryShared(f *os.File) (ok bool, err error) {
+	err = unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, unix.EWOULDBLOCK):
+		return false, nil
+	case errors.Is(err, unix.ENOLCK) || errors.Is(err, unix.EOPNOTSUPP):
+		return true, nil
+	}
+	return false, err
+}
+
 // renameNoReplace renames from to to unless to exists (renameat2
 // RENAME_NOREPLACE; where that is missing, a check before the rename,
 // under the caller's lock).

@@ -351,7 +351,7 @@ func TestLockSerializesRuns(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("second Lock still waiting after unlock")
 	}
-	if !strings.Contains(log.String(), "waiting for another run") {
+	if !strings.Contains(log.String(), "waiting for another kpatch run") {
 		t.Errorf("no waiting message: %q", log.String())
 	}
 }

@@ -1,0 +1,60 @@
+package verify
+
+import (
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"kpatch/plumbing/kbuild"
+)
+
+// TestBuildTreeLock: a tree kpatch test build is building in (its build
+// lock, kbuild.Dir.Lock, held) is not read: OpenBuildTree and BuildTrees
+// say ErrBuilding. A tree verify reads holds a shared lock until Close, so
+// a test build that starts meanwhile waits for verify instead of changing
+// the headers and compile commands under it.
+func TestBuildTreeLock(t *testing.T) {
+	tree := fakeBuildTree(t)
+	obj := tree.Obj
+	tree.Close()
+	build := kbuild.NewDir(obj) // the tree's root: .lock beside .config
+	unlock, err := build.Lock(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenBuildTree(obj); !errors.Is(err, ErrBuilding) {
+		t.Errorf("a tree being built: %v, want ErrBuilding", err)
+	}
+	if _, err := BuildTrees(filepath.Dir(obj)); !errors.Is(err, ErrBuilding) {
+		t.Errorf("a directory holding a tree being built: %v, want ErrBuilding", err)
+	}
+	unlock()
+
+	tree, err = OpenBuildTree(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	built := make(chan error, 1)
+	go func() {
+		unlock, err := build.Lock(nil) // a test build starting
+		if err == nil {
+			unlock()
+		}
+		built <- err
+	}()
+	select {
+	case err := <-built:
+		t.Fatalf("the build did not wait for verify's read: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	tree.Close()
+	select {
+	case err := <-built:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the build still waits after verify closed the tree")
+	}
+}
