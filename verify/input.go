@@ -146,7 +146,7 @@ func (s *Series) Patch(n int) *Patch {
 // file's content after every patch is the generator's.
 func FromGenerated(g *series.Series) (*Series, error) {
 	s := &Series{Sender: g.Revision.From, Tree: g.Tree,
-		Source: fmt.Sprintf("v%d generated on %s", g.Revision.Version, g.Tree.Base)}
+		Source: fmt.Sprintf("%s generated on %s", g.Revision.Name(), g.Tree.Base)}
 	var msgs []*mail.Message
 	for _, m := range g.Messages() {
 		ms, err := mail.ReadMbox([]byte(m.Text))
