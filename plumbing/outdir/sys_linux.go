@@ -40,8 +40,15 @@ func lockDir(dir string) (func(), error) {
 
 // tryLock takes an exclusive flock on f without waiting: ok false when
 // another process holds it.
-func tryLock(f *os.File) (ok bool, err error) {
-	err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+func tryLock(f *os.File) (ok bool, err error) { return tryFlock(f, unix.LOCK_EX) }
+
+// tryShared takes a shared flock on f without waiting: ok false when
+// another process holds it exclusively.
+func tryShared(f *os.File) (ok bool, err error) { return tryFlock(f, unix.LOCK_SH) }
+
+// tryFlock takes the flock how (LOCK_EX or LOCK_SH) on f without waiting.
+func tryFlock(f *os.File, how int) (ok bool, err error) {
+	err = unix.Flock(int(f.Fd()), how|unix.LOCK_NB)
 	switch {
 	case err == nil:
 		return true, nil
@@ -49,21 +56,6 @@ func tryLock(f *os.File) (ok bool, err error) {
 		return false, nil
 	case errors.Is(err, unix.ENOLCK) || errors.Is(err, unix.EOPNOTSUPP):
 		return true, nil // a file system without locks: runs are not serialized
-	}
-	return false, err
-}
-
-// tryShared takes a shared flock on f without waiting: ok false when
-// another process holds it exclusively.
-func tryShared(f *os.File) (ok bool, err error) {
-	err = unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB)
-	switch {
-	case err == nil:
-		return true, nil
-	case errors.Is(err, unix.EWOULDBLOCK):
-		return false, nil
-	case errors.Is(err, unix.ENOLCK) || errors.Is(err, unix.EOPNOTSUPP):
-		return true, nil
 	}
 	return false, err
 }
