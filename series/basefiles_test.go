@@ -19,16 +19,21 @@ func TestBaseFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	files := series.BaseFiles(sp)
-	generates := func(dir string) (failed []int) {
+	// generates returns the revisions that do not generate on dir; with
+	// firstOnly, it stops at the first (whether any fails is the question).
+	generates := func(dir string, firstOnly bool) (failed []int) {
 		for _, rev := range sp.Revisions {
 			if _, err := series.Generate(context.Background(), series.Options{Tree: dir, Base: "synthetic", Version: rev.Version}); err != nil {
 				failed = append(failed, rev.Version)
+				if firstOnly {
+					break
+				}
 			}
 		}
 		return failed
 	}
 	dir := syntheticTree(t, func(_ string, b []byte) []byte { return b })
-	if failed := generates(dir); len(failed) > 0 {
+	if failed := generates(dir, false); len(failed) > 0 {
 		t.Fatalf("revisions %v do not generate on %v", failed, files)
 	}
 	for _, p := range files {
@@ -40,7 +45,7 @@ func TestBaseFiles(t *testing.T) {
 			}
 			os.Remove(path)
 			defer os.WriteFile(path, b, 0o644)
-			if failed := generates(dir); len(failed) == 0 {
+			if failed := generates(dir, true); len(failed) == 0 {
 				t.Errorf("every revision generates without %s: it need not be in the list", p)
 			}
 		})

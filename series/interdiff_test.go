@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
@@ -17,25 +18,61 @@ import (
 )
 
 // twoRevisions generates v11 and v12 against Debian's 6.12 in a shared
-// clone and records both as branches v11 and v12 there.
+// clone and records both as branches v11 and v12 there, once per test
+// process: the tests that compare them with git only read the clone and
+// the two series.
 func twoRevisions(t *testing.T) (clone string, s11, s12 *series.Series) {
 	t.Helper()
 	dir := debianTree(t)
-	clone = filepath.Join(t.TempDir(), "linux")
-	if out, err := exec.Command("git", "clone", "-q", "--shared", "--no-checkout", dir, clone).CombinedOutput(); err != nil {
-		t.Fatalf("git clone: %v\n%s", err, out)
+	revisions.once.Do(func() { revisions.clone, revisions.s11, revisions.s12, revisions.err = makeTwoRevisions(dir) })
+	if revisions.err != nil {
+		t.Fatal(revisions.err)
 	}
-	gen := func(v int) *series.Series {
+	return revisions.clone, revisions.s11, revisions.s12
+}
+
+var revisions struct {
+	once     sync.Once
+	clone    string // in a temporary directory TestMain removes
+	s11, s12 *series.Series
+	err      error
+}
+
+func makeTwoRevisions(dir string) (clone string, s11, s12 *series.Series, err error) {
+	tmp, err := os.MkdirTemp("", "kpatch-series-revisions-")
+	if err != nil {
+		return "", nil, nil, err
+	}
+	scratch = append(scratch, tmp)
+	clone = filepath.Join(tmp, "linux")
+	if out, err := exec.Command("git", "clone", "-q", "--shared", "--no-checkout", dir, clone).CombinedOutput(); err != nil {
+		return "", nil, nil, fmt.Errorf("git clone: %v\n%s", err, out)
+	}
+	gen := func(v int) (*series.Series, error) {
 		s, err := series.Generate(context.Background(), series.Options{Tree: clone, Base: "v6.12", Version: v})
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
-		if err := s.CreateBranch(fmt.Sprintf("v%d", v)); err != nil {
-			t.Fatal(err)
-		}
-		return s
+		return s, s.CreateBranch(fmt.Sprintf("v%d", v))
 	}
-	return clone, gen(11), gen(12)
+	if s11, err = gen(11); err != nil {
+		return "", nil, nil, err
+	}
+	if s12, err = gen(12); err != nil {
+		return "", nil, nil, err
+	}
+	return clone, s11, s12, nil
+}
+
+// scratch are the directories TestMain removes.
+var scratch []string
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for _, d := range scratch {
+		os.RemoveAll(d)
+	}
+	os.Exit(code)
 }
 
 func gitIn(t *testing.T, dir string, args ...string) string {

@@ -144,7 +144,7 @@ func checkCoDevelopedBy(c *checker) {
 	}
 }
 
-var spellingOnce sync.Map // *kernelsrc.Tree or nil -> map[string]string
+var spellingOnce sync.Map // see spellingList for the key -> map[string]string
 
 // CodespellDictionary is where codespell's dictionary is looked for (the
 // Debian package codespell installs it there); KPATCH_CODESPELL_DICT
@@ -172,8 +172,14 @@ func codespellPath() string {
 // scripts/spelling.txt (when there is a tree) and codespell's dictionary
 // (when it is installed).
 func (s *Series) spellingList() map[string]string {
-	key := any(nil)
-	if s.Tree != nil {
+	// The lists are the same for every series on one commit of a
+	// repository (the generated series of one base each have their own
+	// Tree); a plain directory's may change, so it is keyed by its Tree.
+	key := any(codespellPath())
+	switch {
+	case s.Tree != nil && s.Tree.IsGit():
+		key = [2]string{codespellPath(), s.Tree.Dir + "@" + s.Tree.Commit.String()}
+	case s.Tree != nil:
 		key = s.Tree
 	}
 	if v, ok := spellingOnce.Load(key); ok {

@@ -28,8 +28,8 @@ func Require(t testing.TB) {
 }
 
 // Environ returns the environment for git with home as its home: no
-// system or global configuration, the C locale, no COLUMNS, and a fixed
-// author, committer and date.
+// system or global configuration, no automatic maintenance, the C locale,
+// no COLUMNS, and a fixed author, committer and date.
 func Environ(home string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
@@ -49,6 +49,10 @@ func Environ(home string) []string {
 		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
 		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com",
 		"GIT_AUTHOR_DATE=1700000000 +0000", "GIT_COMMITTER_DATE=1700000000 +0000",
+		// No "git maintenance run --auto" after each commit, am or merge:
+		// a second git process per command that changes nothing a test
+		// compares (a test repository never reaches gc's thresholds).
+		"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=maintenance.auto", "GIT_CONFIG_VALUE_0=false",
 	)
 }
 

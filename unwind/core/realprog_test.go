@@ -4,12 +4,16 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"debug/elf"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -182,7 +186,7 @@ func gcore(t *testing.T, prog string, args []string) string {
 	key := prog + "\x00" + strings.Join(args, "\x00")
 	gcoreMu.Lock()
 	defer gcoreMu.Unlock()
-	cached, ok := gcores[key]
+	cached, ok := gcoreFiles[key]
 	if !ok {
 		dir, err := os.MkdirTemp(binDirFor(t), "gcore-")
 		if err != nil {
@@ -195,7 +199,7 @@ func gcore(t *testing.T, prog string, args []string) string {
 		if _, err := os.Stat(cached); err != nil {
 			t.Fatalf("gdb wrote no core: %v\n%s", err, out)
 		}
-		gcores[key] = cached
+		gcoreFiles[key] = cached
 	}
 	data, err := os.ReadFile(cached)
 	if err != nil {
@@ -209,8 +213,8 @@ func gcore(t *testing.T, prog string, args []string) string {
 }
 
 var (
-	gcoreMu sync.Mutex
-	gcores  = map[string]string{} // program and arguments -> the core gdb wrote
+	gcoreMu    sync.Mutex
+	gcoreFiles = map[string]string{} // program and arguments -> the core gdb wrote
 )
 
 // kernelCore runs prog with "crash" so that it faults in leaf() and the
@@ -225,11 +229,41 @@ func kernelCore(t *testing.T, prog string, args []string) string {
 func kernelCoreFiltered(t *testing.T, prog string, args []string, filter string) string {
 	runnable(t, prog)
 	t.Helper()
-	pattern, _ := os.ReadFile("/proc/sys/kernel/core_pattern")
-	if p := strings.TrimSpace(string(pattern)); p == "" || strings.HasPrefix(p, "|") || strings.Contains(p, "/") {
-		t.Skipf("core_pattern %q does not write cores into the working directory", p)
+	c, err := makeKernelCore(prog, args, filter)
+	var skip errNoKernelCore
+	switch {
+	case errors.As(err, &skip):
+		t.Skip(err)
+	case err != nil:
+		t.Fatal(err)
 	}
 	dir := t.TempDir()
+	keep := filepath.Join(dir, filepath.Base(c))
+	if err := os.Rename(c, keep); err != nil {
+		t.Fatal(err)
+	}
+	os.RemoveAll(filepath.Dir(c))
+	return keep
+}
+
+// errNoKernelCore says why this machine's kernel writes no core the tests
+// can read: a reason to skip, not a failure.
+type errNoKernelCore string
+
+func (e errNoKernelCore) Error() string { return string(e) }
+
+// makeKernelCore runs prog with args and "crash" (coredump_filter set to
+// filter first, unless empty) in a new temporary directory and returns the
+// core the kernel wrote there; the caller removes the directory.
+func makeKernelCore(prog string, args []string, filter string) (string, error) {
+	pattern, _ := os.ReadFile("/proc/sys/kernel/core_pattern")
+	if p := strings.TrimSpace(string(pattern)); p == "" || strings.HasPrefix(p, "|") || strings.Contains(p, "/") {
+		return "", errNoKernelCore(fmt.Sprintf("core_pattern %q does not write cores into the working directory", p))
+	}
+	dir, err := os.MkdirTemp("", "unwind-kernel-core-")
+	if err != nil {
+		return "", err
+	}
 	script := `ulimit -c unlimited && exec "$@"`
 	if filter != "" {
 		script = `ulimit -c unlimited && echo ` + filter + ` > /proc/self/coredump_filter && exec "$@"`
@@ -239,15 +273,17 @@ func kernelCoreFiltered(t *testing.T, prog string, args []string, filter string)
 	cmd.Args = append(cmd.Args, "crash")
 	cmd.Dir = dir
 	cmd.Env = []string{"PATH=/usr/bin:/bin"}
-	err := cmd.Run()
+	err = cmd.Run()
 	if err == nil {
-		t.Fatal("the program did not crash")
+		os.RemoveAll(dir)
+		return "", errors.New("the program did not crash")
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "core*"))
 	if len(files) == 0 {
-		t.Skipf("the kernel wrote no core (%v; core_pattern %q, RLIMIT_CORE may be capped)", err, strings.TrimSpace(string(pattern)))
+		os.RemoveAll(dir)
+		return "", errNoKernelCore(fmt.Sprintf("the kernel wrote no core (%v; core_pattern %q, RLIMIT_CORE may be capped)", err, strings.TrimSpace(string(pattern))))
 	}
-	return files[0]
+	return files[0], nil
 }
 
 type gdbFrame struct {
@@ -269,9 +305,21 @@ while f is not None and i < 5000:
 end
 `
 
-// gdbBacktrace is gdb's backtrace of the core, from frame 0 to main.
+// gdbBacktrace is gdb's backtrace of the core, from frame 0 to main: the
+// one gdbBacktraces read for the same program and core bytes, else a gdb
+// of its own.
 func gdbBacktrace(t *testing.T, prog, corePath string) []gdbFrame {
 	t.Helper()
+	key, err := backtraceKey(prog, corePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	backtracesMu.Lock()
+	cached, ok := backtraces[key]
+	backtracesMu.Unlock()
+	if ok {
+		return cached
+	}
 	script := filepath.Join(t.TempDir(), "frames.gdb")
 	if err := os.WriteFile(script, []byte(framesPy), 0o644); err != nil {
 		t.Fatal(err)
@@ -291,6 +339,108 @@ func gdbBacktrace(t *testing.T, prog, corePath string) []gdbFrame {
 		t.Fatalf("gdb printed no frames:\n%s", out)
 	}
 	return frames
+}
+
+var (
+	backtracesMu sync.Mutex
+	backtraces   = map[string][]gdbFrame{} // backtraceKey -> gdb's frames
+)
+
+// backtraceKey names a program and the bytes of a core (the tests read
+// copies of one core).
+func backtraceKey(prog, corePath string) (string, error) {
+	data, err := os.ReadFile(corePath)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(data)
+	return prog + "\x00" + hex.EncodeToString(sum[:]), nil
+}
+
+// gdbBacktraces reads the backtraces of several cores of prog with one
+// gdb (core-file after core-file) for gdbBacktrace to return: gdb reads
+// the program's debug information once instead of once per core. A core
+// it printed no frames for is left to gdbBacktrace's own gdb.
+func gdbBacktraces(t *testing.T, prog string, cores []string) {
+	t.Helper()
+	script := filepath.Join(t.TempDir(), "frames.gdb")
+	if err := os.WriteFile(script, []byte(framesPy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"-ex", "set backtrace limit unlimited", prog}
+	for i, c := range cores {
+		args = append(args, "-ex", "core-file "+c, "-ex", fmt.Sprintf("echo GDBCORE %d\\n", i), "-x", script)
+	}
+	out := runGDB(t, args...)
+	var frames [][]gdbFrame
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		if n, ok := strings.CutPrefix(sc.Text(), "GDBCORE "); ok {
+			if i, err := strconv.Atoi(n); err != nil || i != len(frames) {
+				t.Fatalf("gdb printed %q after %d cores:\n%s", sc.Text(), len(frames), out)
+			}
+			frames = append(frames, nil)
+			continue
+		}
+		m := gdbFrameLine.FindStringSubmatch(sc.Text())
+		if m == nil || len(frames) == 0 {
+			continue
+		}
+		pc, _ := strconv.ParseUint(m[2], 0, 64)
+		frames[len(frames)-1] = append(frames[len(frames)-1], gdbFrame{pc: pc, name: m[3], sigtramp: m[4] == "sigtramp"})
+	}
+	for i, c := range cores {
+		if i >= len(frames) || len(frames[i]) == 0 {
+			continue
+		}
+		key, err := backtraceKey(prog, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		backtracesMu.Lock()
+		backtraces[key] = frames[i]
+		backtracesMu.Unlock()
+	}
+}
+
+// gcores makes the gcore of prog for each of argsList that gcore has not
+// made yet with one gdb (run, gcore and kill, again for the next
+// arguments), for gcore to return. A core gdb did not write is left to
+// gcore's own gdb.
+func gcores(t *testing.T, prog string, argsList [][]string) {
+	t.Helper()
+	runnable(t, prog)
+	needGDB(t)
+	gcoreMu.Lock()
+	defer gcoreMu.Unlock()
+	gargs := []string{"-ex", "handle SIGSEGV nostop noprint pass", "-ex", "break leaf"}
+	made := map[string]string{}
+	for _, args := range argsList {
+		key := prog + "\x00" + strings.Join(args, "\x00")
+		if _, ok := gcoreFiles[key]; ok || made[key] != "" {
+			continue
+		}
+		for _, a := range args {
+			if strings.ContainsAny(a, " \t'\"\\") {
+				return // gdb's run would split it: gcore runs it alone
+			}
+		}
+		dir, err := os.MkdirTemp(binDirFor(t), "gcore-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		made[key] = filepath.Join(dir, "gcore")
+		gargs = append(gargs, "-ex", "run "+strings.Join(args, " "), "-ex", "gcore "+made[key], "-ex", "kill")
+	}
+	if len(made) == 0 {
+		return
+	}
+	runGDB(t, append(gargs, prog)...)
+	for key, p := range made {
+		if _, err := os.Stat(p); err == nil {
+			gcoreFiles[key] = p
+		}
+	}
 }
 
 // fpChain is the part of gdb's backtrace a frame-pointer walk can see: up
@@ -386,6 +536,37 @@ func checkAgainstGDB(t *testing.T, prog, corePath string, pc progCase, compat bo
 }
 
 func TestRealPrograms(t *testing.T) {
+	// First, per program, one gdb writes all its gcores and one reads the
+	// backtraces of all its cores, gcore's and the kernel's; the subtests
+	// then check each core as they would with a gdb of their own.
+	kernelCores := map[string]string{} // build and arguments -> a kernel core
+	coreDir := t.TempDir()
+	for _, b := range builds {
+		t.Run("gdb-"+b.name, func(t *testing.T) {
+			prog := program(t, b)
+			var argsList [][]string
+			for _, pc := range progCases {
+				if slices.Contains(pc.builds, b.name) {
+					argsList = append(argsList, pc.args)
+				}
+			}
+			gcores(t, prog, argsList)
+			var cores []string
+			for i, args := range argsList {
+				cores = append(cores, gcore(t, prog, args))
+				if c, err := makeKernelCore(prog, args, ""); err == nil {
+					keep := filepath.Join(coreDir, fmt.Sprintf("%s-%d.core", b.name, i))
+					if err := os.Rename(c, keep); err != nil {
+						t.Fatal(err)
+					}
+					os.RemoveAll(filepath.Dir(c))
+					kernelCores[b.name+"\x00"+strings.Join(args, "\x00")] = keep
+					cores = append(cores, keep)
+				}
+			}
+			gdbBacktraces(t, prog, cores)
+		})
+	}
 	for _, pc := range progCases {
 		for _, bn := range pc.builds {
 			var b build
@@ -400,6 +581,8 @@ func TestRealPrograms(t *testing.T) {
 					var corePath string
 					if how == "gcore" {
 						corePath = gcore(t, prog, pc.args)
+					} else if c, ok := kernelCores[b.name+"\x00"+strings.Join(pc.args, "\x00")]; ok {
+						corePath = c
 					} else {
 						corePath = kernelCore(t, prog, pc.args)
 					}
