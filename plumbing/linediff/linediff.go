@@ -223,7 +223,7 @@ func (e *env) emit(buf *bytes.Buffer, changes []Change, opt Options) {
 		// the hunk, stopping where the previous search started; if
 		// nothing is found the previous name is kept.
 		for l := s1 - 1; l != funcPrev && l >= 0 && l < a.n(); l-- {
-			if name, ok := opt.FuncName(a.lines[l]); ok {
+			if name, ok := opt.FuncName(a.line(l)); ok {
 				funcName = name
 				break
 			}
@@ -233,19 +233,19 @@ func (e *env) emit(buf *bytes.Buffer, changes []Change, opt Options) {
 		writeHunkHeader(buf, s1+1, e1-s1, s2+1, e2-s2, funcName)
 
 		for ; s2 < xch.NewStart; s2++ {
-			writeRecord(buf, ' ', b.lines[s2])
+			writeRecord(buf, ' ', b.line(s2))
 		}
 		s1 = xch.OldStart
 		for i := first; ; i++ {
 			c := changes[i]
 			for ; s1 < c.OldStart && s2 < c.NewStart; s1, s2 = s1+1, s2+1 {
-				writeRecord(buf, ' ', b.lines[s2])
+				writeRecord(buf, ' ', b.line(s2))
 			}
 			for s1 = c.OldStart; s1 < c.OldStart+c.OldLines; s1++ {
-				writeRecord(buf, '-', a.lines[s1])
+				writeRecord(buf, '-', a.line(s1))
 			}
 			for s2 = c.NewStart; s2 < c.NewStart+c.NewLines; s2++ {
-				writeRecord(buf, '+', b.lines[s2])
+				writeRecord(buf, '+', b.line(s2))
 			}
 			if i == last {
 				break
@@ -254,7 +254,7 @@ func (e *env) emit(buf *bytes.Buffer, changes []Change, opt Options) {
 			s2 = c.NewStart + c.NewLines
 		}
 		for s2 = xche.NewStart + xche.NewLines; s2 < e2; s2++ {
-			writeRecord(buf, ' ', b.lines[s2])
+			writeRecord(buf, ' ', b.line(s2))
 		}
 		first = last + 1
 	}
