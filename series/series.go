@@ -223,7 +223,7 @@ func (s *Series) GenerateRevision(ctx context.Context, v int) (*Series, error) {
 // background first; own keeps only a stacked series' own patches.
 func generate(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree, own bool) (*Series, error) {
 	tree.Prefetch(filesRead(rev))
-	s, err := Build(ctx, rev, tree)
+	s, err := build(ctx, rev, tree, own)
 	if derr := tree.Err(); derr != nil {
 		return nil, derr // damage is the cause of whatever Build saw
 	}
@@ -325,6 +325,12 @@ func (s *Series) AddRecipients(to, cc []string) {
 // Build applies rev step by step to tree. When edits cannot be placed, it
 // goes on with the others and returns them all in an *UnplacedError.
 func Build(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree) (*Series, error) {
+	return build(ctx, rev, tree, false)
+}
+
+// build is Build; own says that only a stacked series' own patches will be
+// kept (ownPatches), so the prerequisite's recipients are not looked up.
+func build(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree, own bool) (*Series, error) {
 	created := rev.Spec().CreatedFiles()
 	for _, p := range created {
 		if tree.Exists(p) && tree.IsGit() {
@@ -425,7 +431,11 @@ func Build(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree) (*Seri
 	if err != nil {
 		return nil, err
 	}
-	go func() { defer wg.Done(); recErr = s.recipients(maint) }()
+	skip := 0 // patches whose recipients nobody reads
+	if own {
+		skip = min(rev.Own, len(s.Patches))
+	}
+	go func() { defer wg.Done(); recErr = s.recipients(maint, skip) }()
 	go func() { defer wg.Done(); comErr = s.commits() }()
 	s.diffAll()
 	wg.Wait()
@@ -494,8 +504,11 @@ func (r *renders) get(i, j int) ([]byte, bool, error) {
 func (r *renders) stop() { r.close.Do(func() { close(r.quit) }) }
 
 // recipients fills To and Cc from MAINTAINERS as it stands after the series
-// (so that sections the series adds count) and from the revision.
-func (s *Series) recipients(m []byte) error {
+// (so that sections the series adds count) and from the revision, for the
+// patches after the first skip (a stacked series' prerequisite, which
+// ownPatches drops; the series' own To and Cc are then those of the
+// patches it keeps, as ownPatches sets them).
+func (s *Series) recipients(m []byte, skip int) error {
 	mf, err := maintainers.ParseLazy(m) // only the sections the paths may match are parsed
 	if err != nil {
 		return fmt.Errorf("MAINTAINERS of %s: %w", s.Tree.Base, err)
@@ -520,7 +533,7 @@ func (s *Series) recipients(m []byte) error {
 	sections := map[string][]*maintainers.Section{}
 	var all [][]*maintainers.Section
 	var allPaths []string
-	for _, p := range s.Patches {
+	for _, p := range s.Patches[skip:] {
 		var secs [][]*maintainers.Section
 		var paths []string
 		for _, f := range p.Files {
