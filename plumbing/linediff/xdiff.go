@@ -2,6 +2,7 @@ package linediff
 
 import (
 	"bytes"
+	"hash/maphash"
 	"math"
 )
 
@@ -251,7 +252,7 @@ func prepare(old, new []byte) *env {
 		return e
 	}
 
-	classes := make(map[string]int)
+	classes := newClassTable(na + nb)
 	var len1, len2 []int // occurrences of each class in a and b
 	var lenSeen [1 << 16 / 64]uint64
 	filterKey := func(l []byte) int { return (len(l)*31 + int(l[0])) & (1<<16 - 1) }
@@ -259,10 +260,8 @@ func prepare(old, new []byte) *env {
 		s.class = make([]int, s.dend-s.dstart+1)
 		for i := s.dstart; i <= s.dend; i++ {
 			l := s.line(i)
-			c, ok := classes[string(l)]
-			if !ok {
-				c = len(classes)
-				classes[string(l)] = c
+			c, added := classes.add(l)
+			if added {
 				len1 = append(len1, 0)
 				len2 = append(len2, 0)
 				k := filterKey(l)
@@ -287,7 +286,7 @@ func prepare(old, new []byte) *env {
 			if k := filterKey(l); lenSeen[k/64]&(1<<(k%64)) == 0 {
 				continue
 			}
-			if c, ok := classes[string(l)]; ok {
+			if c := classes.find(l); c >= 0 {
 				len1[c]++
 				len2[c]++
 			}
@@ -298,6 +297,58 @@ func prepare(old, new []byte) *env {
 
 	e.cleanupRecords(len1, len2)
 	return e
+}
+
+// classTable gives every distinct line a class, numbered in the order of
+// first appearance (xdiff's xdlclassifier_t): an open-addressing table of
+// the lines' hashes, sized once for all the lines it may get.
+type classTable struct {
+	seed   maphash.Seed
+	slots  []int32 // class+1, 0 for an empty slot
+	mask   uint64
+	hashes []uint64 // per class
+	lines  [][]byte // per class
+}
+
+func newClassTable(n int) *classTable {
+	size := 16
+	for size < 2*n {
+		size <<= 1
+	}
+	return &classTable{seed: maphash.MakeSeed(), slots: make([]int32, size), mask: uint64(size - 1)}
+}
+
+// lookup returns the class of l, or -1 and the empty slot it would take.
+func (t *classTable) lookup(l []byte) (class int, slot uint64, h uint64) {
+	h = maphash.Bytes(t.seed, l)
+	for i := h & t.mask; ; i = (i + 1) & t.mask {
+		c := t.slots[i]
+		if c == 0 {
+			return -1, i, h
+		}
+		if t.hashes[c-1] == h && bytes.Equal(t.lines[c-1], l) {
+			return int(c - 1), i, h
+		}
+	}
+}
+
+// find returns the class of l, -1 if it has none.
+func (t *classTable) find(l []byte) int {
+	c, _, _ := t.lookup(l)
+	return c
+}
+
+// add returns the class of l, giving it a new one if it has none (added).
+func (t *classTable) add(l []byte) (class int, added bool) {
+	c, slot, h := t.lookup(l)
+	if c >= 0 {
+		return c, false
+	}
+	c = len(t.lines)
+	t.lines = append(t.lines, l)
+	t.hashes = append(t.hashes, h)
+	t.slots[slot] = int32(c + 1)
+	return c, true
 }
 
 // same reports whether lines i and j of s are equal.
