@@ -68,6 +68,53 @@ type Series struct {
 	total         []diffstat.File // see TotalStat
 	totalDone     bool
 	totalMu       sync.Mutex
+	blobs         blobIDs // the blob ids of the contents diffed and committed
+}
+
+// blobIDs remembers the blob id of each content a series holds, by the
+// content's identity (its first byte's address and its length: the
+// contents are never changed in place, see state): a file's content after
+// one patch is its content before the next, and the commits hash the same
+// contents the diffs' "index" lines show. The base's files take the ids
+// the base's trees record. Safe for concurrent use.
+type blobIDs struct {
+	mu sync.Mutex
+	m  map[blobKey]kernelsrc.Hash
+}
+
+type blobKey struct {
+	first *byte
+	n     int
+}
+
+// id returns the blob id of content.
+func (b *blobIDs) id(content []byte) kernelsrc.Hash {
+	if len(content) == 0 {
+		return kernelsrc.HashObject(kernelsrc.BlobObject, content)
+	}
+	k := blobKey{&content[0], len(content)}
+	b.mu.Lock()
+	h, ok := b.m[k]
+	b.mu.Unlock()
+	if ok {
+		return h
+	}
+	h = kernelsrc.HashObject(kernelsrc.BlobObject, content)
+	b.known(content, h)
+	return h
+}
+
+// known records that content has the blob id h.
+func (b *blobIDs) known(content []byte, h kernelsrc.Hash) {
+	if len(content) == 0 {
+		return
+	}
+	b.mu.Lock()
+	if b.m == nil {
+		b.m = map[blobKey]kernelsrc.Hash{}
+	}
+	b.m[blobKey{&content[0], len(content)}] = h
+	b.mu.Unlock()
 }
 
 // Patch is one generated patch.
@@ -422,6 +469,11 @@ func build(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree, own bo
 		return nil, &UnplacedError{Base: tree.Base, Edits: unplaced}
 	}
 	s.final = st.files
+	for path, c := range st.base {
+		if h, ok := tree.BlobHash(path); ok {
+			s.blobs.known(c, h)
+		}
+	}
 	// Three independent jobs: recipients (MAINTAINERS matching), the commit
 	// objects, and the diffs the mail shows.
 	var wg sync.WaitGroup
