@@ -47,6 +47,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"unsafe"
 
 	"kpatch/spec"
@@ -588,7 +589,9 @@ func (f lines) section(title string) (int, error) {
 	return at, nil
 }
 
-var kconfigTop = regexp.MustCompile(`^(config|menuconfig|choice|endchoice|menu|endmenu|if|endif|source|comment|mainmenu)\b`)
+var kconfigTop = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(config|menuconfig|choice|endchoice|menu|endmenu|if|endif|source|comment|mainmenu)\b`)
+})
 
 func (f lines) configAfter(sym string) (int, error) {
 	re := regexp.MustCompile(`^(menu)?config\s+` + regexp.QuoteMeta(sym) + `\s*$`)
@@ -597,7 +600,7 @@ func (f lines) configAfter(sym string) (int, error) {
 		return 0, err
 	}
 	j := i + 1
-	for j < len(f) && !kconfigTop.MatchString(f[j]) {
+	for j < len(f) && !kconfigTop().MatchString(f[j]) {
 		j++
 	}
 	for j > i+1 && strings.HasPrefix(f[j-1], "#") {
@@ -606,10 +609,10 @@ func (f lines) configAfter(sym string) (int, error) {
 	return j, nil
 }
 
-var selectRE = regexp.MustCompile(`^\s*select\s+(\S+)`)
+var selectRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*select\s+(\S+)`) })
 
 func (f lines) selectSorted(config, text string) (int, error) {
-	m := selectRE.FindStringSubmatch(text)
+	m := selectRE().FindStringSubmatch(text)
 	if m == nil {
 		return 0, fmt.Errorf("the text is not a select line")
 	}
@@ -619,11 +622,11 @@ func (f lines) selectSorted(config, text string) (int, error) {
 		return 0, err
 	}
 	end := i + 1
-	for end < len(f) && !kconfigTop.MatchString(f[end]) {
+	for end < len(f) && !kconfigTop().MatchString(f[end]) {
 		end++
 	}
 	return f.sortedAmong(i+1, end, m[1], func(l string) (string, bool) {
-		if s := selectRE.FindStringSubmatch(l); s != nil {
+		if s := selectRE().FindStringSubmatch(l); s != nil {
 			return s[1], true
 		}
 		return "", false
@@ -841,7 +844,7 @@ func (f lines) function(name string) (span, error) {
 	return span{}, atLines(ErrAnchorAmbiguous, fmt.Sprintf("%d definitions of %s(), at lines %%s", len(defs), name), starts...)
 }
 
-var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var identRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 func (f lines) statementBefore(fn, stmt string) (int, error) {
 	i, _, err := f.statement(fn, stmt)
@@ -872,7 +875,7 @@ func (f lines) statement(fn, stmt string) (int, span, error) {
 		return 0, sp, err
 	}
 	prefix := stmt
-	if identRE.MatchString(stmt) {
+	if identRE().MatchString(stmt) {
 		prefix = stmt + "("
 	}
 	i, err := f.unique(func(l string) bool { return strings.HasPrefix(strings.TrimSpace(l), prefix) }, sp.start+1, sp.end)
