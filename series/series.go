@@ -379,14 +379,35 @@ func Build(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree) (*Seri
 // kept (ownPatches), so the prerequisite's recipients are not looked up.
 func build(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree, own bool) (*Series, error) {
 	created := rev.Spec().CreatedFiles()
+	// The created files must not be in the base. They are looked up while
+	// the edits are placed (the base's directories inflate meanwhile,
+	// include/linux's 1,300 entries among them), and a file in the way is
+	// still the error reported, whatever placing the edits met.
+	checked := make(chan error, 1)
+	go func() { checked <- checkCreated(tree, created) }()
+	s, err := place(ctx, rev, tree, own, created)
+	if cerr := <-checked; cerr != nil {
+		return nil, cerr
+	}
+	return s, err
+}
+
+// checkCreated refuses a base that already has one of the files the series
+// creates.
+func checkCreated(tree *kernelsrc.Tree, created []string) error {
 	for _, p := range created {
 		if tree.Exists(p) && tree.IsGit() {
-			return nil, fmt.Errorf("%s already exists at %s: %w (Linux 6.17 and later include it); choose an older --base", p, tree.Base, ErrAlreadyApplied)
+			return fmt.Errorf("%s already exists at %s: %w (Linux 6.17 and later include it); choose an older --base", p, tree.Base, ErrAlreadyApplied)
 		}
 		if tree.Exists(p) {
-			return nil, fmt.Errorf("%s already exists in %s: %w (Linux 6.17 and later include it); give the directory of an older kernel with --tree, or remove %s there if it is left from an earlier try", p, tree.Dir, ErrAlreadyApplied, p)
+			return fmt.Errorf("%s already exists in %s: %w (Linux 6.17 and later include it); give the directory of an older kernel with --tree, or remove %s there if it is left from an earlier try", p, tree.Dir, ErrAlreadyApplied, p)
 		}
 	}
+	return nil
+}
+
+// place is build after the check of the created files.
+func place(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree, own bool, created []string) (*Series, error) {
 	st := &state{tree: tree, files: map[string][]byte{}, base: map[string][]byte{}}
 	for _, p := range created {
 		st.files[p] = nil
