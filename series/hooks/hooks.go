@@ -509,6 +509,9 @@ func sectionOffset(data []byte, title string) (int, bool) {
 			n++
 		}
 	}
+	// MAINTAINERS has a section every 9 lines or so: sized once.
+	entries = make([]entry, 0, n/8+1)
+	offsets = make([]int, 0, n/8+1)
 	end, endOff := n, len(data)
 	// line i+1 starts at next; prevBlank says whether line i-1 is blank.
 	lineAt := func(off int) []byte {
