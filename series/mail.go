@@ -32,7 +32,11 @@ type Message struct {
 
 // Diff returns the git diff of one file change, from "diff --git" on.
 func (s *Series) Diff(f *FileChange) (text string, stat diffstat.File) {
+	opt := linediff.DefaultOptions()
+	opt.FuncName = linediff.DriverFuncName(linediff.KernelDriver(f.Path))
+	hunks, add, del := linediff.UnifiedWith(f.Old, f.New, opt)
 	var b strings.Builder
+	b.Grow(len(hunks) + 4*len(f.Path) + 160) // the header lines and the hunks, in one piece
 	fmt.Fprintf(&b, "diff --git a/%s b/%s\n", f.Path, f.Path)
 	newHash := s.blobs.id(f.New).String()[:abbrev]
 	stat = diffstat.File{Path: f.Path, Created: f.Created, Mode: "100644"}
@@ -43,9 +47,6 @@ func (s *Series) Diff(f *FileChange) (text string, stat diffstat.File) {
 		fmt.Fprintf(&b, "index %s..%s %s\n--- a/%s\n", s.blobs.id(f.Old).String()[:abbrev], newHash, stat.Mode, f.Path)
 	}
 	fmt.Fprintf(&b, "+++ b/%s\n", f.Path)
-	opt := linediff.DefaultOptions()
-	opt.FuncName = linediff.DriverFuncName(linediff.KernelDriver(f.Path))
-	hunks, add, del := linediff.UnifiedWith(f.Old, f.New, opt)
 	b.WriteString(hunks)
 	stat.Added, stat.Deleted = add, del
 	return b.String(), stat
