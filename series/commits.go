@@ -16,19 +16,20 @@ import (
 var ErrBranchExists = errors.New("branch already exists")
 
 // objectSink receives the objects of the series' commits and returns
-// their ids: hashObject only computes them, a tree's WriteObject stores
-// them in its repository.
+// their ids: commits only computes them, a tree's WriteObject stores them
+// in its repository.
 type objectSink func(t kernelsrc.ObjectType, content []byte) (kernelsrc.Hash, error)
-
-func hashObject(t kernelsrc.ObjectType, content []byte) (kernelsrc.Hash, error) {
-	return kernelsrc.HashObject(t, content), nil
-}
 
 // commits computes the commit of every patch, as CreateBranch would record
 // it, in memory. For a plain directory the trees hold only the files the
 // series touches (there is no base tree to start from).
 func (s *Series) commits() error {
-	_, err := s.writeCommits(hashObject)
+	_, err := s.writeCommits(func(t kernelsrc.ObjectType, content []byte) (kernelsrc.Hash, error) {
+		if t == kernelsrc.BlobObject {
+			return s.blobs.id(content), nil
+		}
+		return kernelsrc.HashObject(t, content), nil
+	})
 	return err
 }
 

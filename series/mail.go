@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"kpatch/plumbing/diffstat"
-	"kpatch/plumbing/kernelsrc"
 	"kpatch/plumbing/linediff"
 	"kpatch/plumbing/mail"
 	"kpatch/plumbing/outdir"
@@ -33,20 +32,21 @@ type Message struct {
 
 // Diff returns the git diff of one file change, from "diff --git" on.
 func (s *Series) Diff(f *FileChange) (text string, stat diffstat.File) {
+	opt := linediff.DefaultOptions()
+	opt.FuncName = linediff.DriverFuncName(linediff.KernelDriver(f.Path))
+	hunks, add, del := linediff.UnifiedWith(f.Old, f.New, opt)
 	var b strings.Builder
+	b.Grow(len(hunks) + 4*len(f.Path) + 160) // the header lines and the hunks, in one piece
 	fmt.Fprintf(&b, "diff --git a/%s b/%s\n", f.Path, f.Path)
-	newHash := kernelsrc.BlobID(f.New)[:abbrev]
+	newHash := s.blobs.id(f.New).String()[:abbrev]
 	stat = diffstat.File{Path: f.Path, Created: f.Created, Mode: "100644"}
 	if f.Created {
 		fmt.Fprintf(&b, "new file mode 100644\nindex %s..%s\n--- /dev/null\n", strings.Repeat("0", abbrev), newHash)
 	} else {
 		stat.Mode = s.Tree.Mode(f.Path)
-		fmt.Fprintf(&b, "index %s..%s %s\n--- a/%s\n", kernelsrc.BlobID(f.Old)[:abbrev], newHash, stat.Mode, f.Path)
+		fmt.Fprintf(&b, "index %s..%s %s\n--- a/%s\n", s.blobs.id(f.Old).String()[:abbrev], newHash, stat.Mode, f.Path)
 	}
 	fmt.Fprintf(&b, "+++ b/%s\n", f.Path)
-	opt := linediff.DefaultOptions()
-	opt.FuncName = linediff.DriverFuncName(linediff.KernelDriver(f.Path))
-	hunks, add, del := linediff.UnifiedWith(f.Old, f.New, opt)
 	b.WriteString(hunks)
 	stat.Added, stat.Deleted = add, del
 	return b.String(), stat

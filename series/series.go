@@ -71,6 +71,53 @@ type Series struct {
 	total         []diffstat.File // see TotalStat
 	totalDone     bool
 	totalMu       sync.Mutex
+	blobs         blobIDs // the blob ids of the contents diffed and committed
+}
+
+// blobIDs remembers the blob id of each content a series holds, by the
+// content's identity (its first byte's address and its length: the
+// contents are never changed in place, see state): a file's content after
+// one patch is its content before the next, and the commits hash the same
+// contents the diffs' "index" lines show. The base's files take the ids
+// the base's trees record. Safe for concurrent use.
+type blobIDs struct {
+	mu sync.Mutex
+	m  map[blobKey]kernelsrc.Hash
+}
+
+type blobKey struct {
+	first *byte
+	n     int
+}
+
+// id returns the blob id of content.
+func (b *blobIDs) id(content []byte) kernelsrc.Hash {
+	if len(content) == 0 {
+		return kernelsrc.HashObject(kernelsrc.BlobObject, content)
+	}
+	k := blobKey{&content[0], len(content)}
+	b.mu.Lock()
+	h, ok := b.m[k]
+	b.mu.Unlock()
+	if ok {
+		return h
+	}
+	h = kernelsrc.HashObject(kernelsrc.BlobObject, content)
+	b.known(content, h)
+	return h
+}
+
+// known records that content has the blob id h.
+func (b *blobIDs) known(content []byte, h kernelsrc.Hash) {
+	if len(content) == 0 {
+		return
+	}
+	b.mu.Lock()
+	if b.m == nil {
+		b.m = map[blobKey]kernelsrc.Hash{}
+	}
+	b.m[blobKey{&content[0], len(content)}] = h
+	b.mu.Unlock()
 }
 
 // Patch is one generated patch.
@@ -223,7 +270,7 @@ func (s *Series) GenerateRevision(ctx context.Context, v int) (*Series, error) {
 // background first; own keeps only a stacked series' own patches.
 func generate(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree, own bool) (*Series, error) {
 	tree.Prefetch(filesRead(rev))
-	s, err := Build(ctx, rev, tree)
+	s, err := build(ctx, rev, tree, own)
 	if derr := tree.Err(); derr != nil {
 		return nil, derr // damage is the cause of whatever Build saw
 	}
@@ -325,15 +372,42 @@ func (s *Series) AddRecipients(to, cc []string) {
 // Build applies rev step by step to tree. When edits cannot be placed, it
 // goes on with the others and returns them all in an *UnplacedError.
 func Build(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree) (*Series, error) {
+	return build(ctx, rev, tree, false)
+}
+
+// build is Build; own says that only a stacked series' own patches will be
+// kept (ownPatches), so the prerequisite's recipients are not looked up.
+func build(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree, own bool) (*Series, error) {
 	created := rev.Spec().CreatedFiles()
+	// The created files must not be in the base. They are looked up while
+	// the edits are placed (the base's directories inflate meanwhile,
+	// include/linux's 1,300 entries among them), and a file in the way is
+	// still the error reported, whatever placing the edits met.
+	checked := make(chan error, 1)
+	go func() { checked <- checkCreated(tree, created) }()
+	s, err := place(ctx, rev, tree, own, created)
+	if cerr := <-checked; cerr != nil {
+		return nil, cerr
+	}
+	return s, err
+}
+
+// checkCreated refuses a base that already has one of the files the series
+// creates.
+func checkCreated(tree *kernelsrc.Tree, created []string) error {
 	for _, p := range created {
 		if tree.Exists(p) && tree.IsGit() {
-			return nil, fmt.Errorf("%s already exists at %s: %w (Linux 6.17 and later include it); choose an older --base", p, tree.Base, ErrAlreadyApplied)
+			return fmt.Errorf("%s already exists at %s: %w (Linux 6.17 and later include it); choose an older --base", p, tree.Base, ErrAlreadyApplied)
 		}
 		if tree.Exists(p) {
-			return nil, fmt.Errorf("%s already exists in %s: %w (Linux 6.17 and later include it); give the directory of an older kernel with --tree, or remove %s there if it is left from an earlier try", p, tree.Dir, ErrAlreadyApplied, p)
+			return fmt.Errorf("%s already exists in %s: %w (Linux 6.17 and later include it); give the directory of an older kernel with --tree, or remove %s there if it is left from an earlier try", p, tree.Dir, ErrAlreadyApplied, p)
 		}
 	}
+	return nil
+}
+
+// place is build after the check of the created files.
+func place(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree, own bool, created []string) (*Series, error) {
 	st := &state{tree: tree, files: map[string][]byte{}, base: map[string][]byte{}}
 	for _, p := range created {
 		st.files[p] = nil
@@ -416,6 +490,11 @@ func Build(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree) (*Seri
 		return nil, &UnplacedError{Base: tree.Base, Edits: unplaced}
 	}
 	s.final = st.files
+	for path, c := range st.base {
+		if h, ok := tree.BlobHash(path); ok {
+			s.blobs.known(c, h)
+		}
+	}
 	// Three independent jobs: recipients (MAINTAINERS matching), the commit
 	// objects, and the diffs the mail shows.
 	var wg sync.WaitGroup
@@ -425,7 +504,11 @@ func Build(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree) (*Seri
 	if err != nil {
 		return nil, err
 	}
-	go func() { defer wg.Done(); recErr = s.recipients(maint) }()
+	skip := 0 // patches whose recipients nobody reads
+	if own {
+		skip = min(rev.Own, len(s.Patches))
+	}
+	go func() { defer wg.Done(); recErr = s.recipients(maint, skip) }()
 	go func() { defer wg.Done(); comErr = s.commits() }()
 	s.diffAll()
 	wg.Wait()
@@ -494,8 +577,11 @@ func (r *renders) get(i, j int) ([]byte, bool, error) {
 func (r *renders) stop() { r.close.Do(func() { close(r.quit) }) }
 
 // recipients fills To and Cc from MAINTAINERS as it stands after the series
-// (so that sections the series adds count) and from the revision.
-func (s *Series) recipients(m []byte) error {
+// (so that sections the series adds count) and from the revision, for the
+// patches after the first skip (a stacked series' prerequisite, which
+// ownPatches drops; the series' own To and Cc are then those of the
+// patches it keeps, as ownPatches sets them).
+func (s *Series) recipients(m []byte, skip int) error {
 	mf, err := maintainers.ParseLazy(m) // only the sections the paths may match are parsed
 	if err != nil {
 		return fmt.Errorf("MAINTAINERS of %s: %w", s.Tree.Base, err)
@@ -520,7 +606,7 @@ func (s *Series) recipients(m []byte) error {
 	sections := map[string][]*maintainers.Section{}
 	var all [][]*maintainers.Section
 	var allPaths []string
-	for _, p := range s.Patches {
+	for _, p := range s.Patches[skip:] {
 		var secs [][]*maintainers.Section
 		var paths []string
 		for _, f := range p.Files {

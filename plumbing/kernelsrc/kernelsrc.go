@@ -417,6 +417,24 @@ func (t *Tree) Prefetch(paths []string) {
 	}()
 }
 
+// BlobHash returns the id of the blob path has at the base, as the base's
+// tree records it (what git shows on "index" lines without hashing the
+// file), and false for a plain directory or a path that is not a file
+// there (or not a regular file).
+func (t *Tree) BlobHash(path string) (Hash, bool) {
+	if t.db == nil {
+		return Hash{}, false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e, ok, err := t.lookup(path)
+	t.note(err)
+	if !ok || e.Mode&0o170000 != 0o100000 { // a regular file's blob only
+		return Hash{}, false
+	}
+	return e.Hash, true
+}
+
 // Exists reports whether path exists in the tree at the base.
 func (t *Tree) Exists(path string) bool {
 	ok, err := t.exists(path)

@@ -1,10 +1,13 @@
 package linediff
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"kpatch/plumbing/kerneltree"
 )
 
 // benchPair returns a large generated C file (about 10,000 lines) and a
@@ -52,5 +55,28 @@ func BenchmarkUnifiedKernel(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		Unified(old, new)
+	}
+}
+
+// BenchmarkUnifiedMaintainers diffs the MAINTAINERS file of the cached
+// Debian 6.12 tree (25,000 lines) against a copy with one section added
+// in its middle, as the series' MAINTAINERS patch changes it: the common
+// prefix and suffix are nearly the whole file.
+func BenchmarkUnifiedMaintainers(b *testing.B) {
+	dir, err := kerneltree.CacheDir()
+	if err != nil {
+		b.Skip(err)
+	}
+	old, err := os.ReadFile(filepath.Join(dir, "linux-6.12", "MAINTAINERS"))
+	if err != nil {
+		b.Skip("the cached kernel tree is not there (kpatch tree makes it)")
+	}
+	at := bytes.Index(old, []byte("\nUSB ACM DRIVER\n")) + 1
+	section := []byte("UNWIND INFRASTRUCTURE\nM:\tSomeone <someone@example.org>\nS:\tMaintained\nF:\tkernel/unwind/\n\n")
+	new := append(append(append([]byte{}, old[:at]...), section...), old[at:]...)
+	b.SetBytes(int64(len(old) + len(new)))
+	b.ReportAllocs()
+	for b.Loop() {
+		UnifiedWith(old, new, KernelOptions("MAINTAINERS"))
 	}
 }

@@ -238,12 +238,12 @@ func measureSplit(s *side, split int) splitMeasurement {
 		m.endOfFile = true
 		m.indent = -1
 	} else {
-		m.indent = getIndent(s.lines[split])
+		m.indent = getIndent(s.line(split))
 	}
 
 	m.preIndent = -1
 	for i := split - 1; i >= 0; i-- {
-		m.preIndent = getIndent(s.lines[i])
+		m.preIndent = getIndent(s.line(i))
 		if m.preIndent != -1 {
 			break
 		}
@@ -256,7 +256,7 @@ func measureSplit(s *side, split int) splitMeasurement {
 
 	m.postIndent = -1
 	for i := split + 1; i < n; i++ {
-		m.postIndent = getIndent(s.lines[i])
+		m.postIndent = getIndent(s.line(i))
 		if m.postIndent != -1 {
 			break
 		}

@@ -3,6 +3,7 @@ package linediff
 import (
 	"bytes"
 	"strconv"
+	"strings"
 )
 
 // DefaultContext is the number of context lines git diff shows by default.
@@ -100,7 +101,8 @@ func UnifiedWith(old, new []byte, opt Options) (hunks string, added, deleted int
 		added += c.NewLines
 		deleted += c.OldLines
 	}
-	var buf bytes.Buffer
+	// strings.Builder: the hunks are returned without a copy.
+	var buf strings.Builder
 	e.emit(&buf, changes, opt)
 	return buf.String(), added, deleted
 }
@@ -200,7 +202,7 @@ func hunkEnd(changes []Change, first int, maxCommon int) int {
 }
 
 // emit writes the hunks of the edit script (xdl_emit_diff).
-func (e *env) emit(buf *bytes.Buffer, changes []Change, opt Options) {
+func (e *env) emit(buf *strings.Builder, changes []Change, opt Options) {
 	a, b := &e.a, &e.b
 	ctx := opt.Context
 	maxCommon := 2*ctx + opt.InterHunkContext
@@ -223,7 +225,7 @@ func (e *env) emit(buf *bytes.Buffer, changes []Change, opt Options) {
 		// the hunk, stopping where the previous search started; if
 		// nothing is found the previous name is kept.
 		for l := s1 - 1; l != funcPrev && l >= 0 && l < a.n(); l-- {
-			if name, ok := opt.FuncName(a.lines[l]); ok {
+			if name, ok := opt.FuncName(a.line(l)); ok {
 				funcName = name
 				break
 			}
@@ -233,19 +235,19 @@ func (e *env) emit(buf *bytes.Buffer, changes []Change, opt Options) {
 		writeHunkHeader(buf, s1+1, e1-s1, s2+1, e2-s2, funcName)
 
 		for ; s2 < xch.NewStart; s2++ {
-			writeRecord(buf, ' ', b.lines[s2])
+			writeRecord(buf, ' ', b.line(s2))
 		}
 		s1 = xch.OldStart
 		for i := first; ; i++ {
 			c := changes[i]
 			for ; s1 < c.OldStart && s2 < c.NewStart; s1, s2 = s1+1, s2+1 {
-				writeRecord(buf, ' ', b.lines[s2])
+				writeRecord(buf, ' ', b.line(s2))
 			}
 			for s1 = c.OldStart; s1 < c.OldStart+c.OldLines; s1++ {
-				writeRecord(buf, '-', a.lines[s1])
+				writeRecord(buf, '-', a.line(s1))
 			}
 			for s2 = c.NewStart; s2 < c.NewStart+c.NewLines; s2++ {
-				writeRecord(buf, '+', b.lines[s2])
+				writeRecord(buf, '+', b.line(s2))
 			}
 			if i == last {
 				break
@@ -254,7 +256,7 @@ func (e *env) emit(buf *bytes.Buffer, changes []Change, opt Options) {
 			s2 = c.NewStart + c.NewLines
 		}
 		for s2 = xche.NewStart + xche.NewLines; s2 < e2; s2++ {
-			writeRecord(buf, ' ', b.lines[s2])
+			writeRecord(buf, ' ', b.line(s2))
 		}
 		first = last + 1
 	}
@@ -262,7 +264,7 @@ func (e *env) emit(buf *bytes.Buffer, changes []Change, opt Options) {
 
 // writeHunkHeader writes "@@ -s1,c1 +s2,c2 @@ func\n" with git's
 // conventions for counts of 0 and 1 (xdl_emit_hunk_hdr).
-func writeHunkHeader(buf *bytes.Buffer, s1, c1, s2, c2 int, funcName []byte) {
+func writeHunkHeader[W hunkWriter](buf W, s1, c1, s2, c2 int, funcName []byte) {
 	var tmp [24]byte
 	start := buf.Len()
 	buf.WriteString("@@ -")
@@ -299,9 +301,17 @@ func writeHunkHeader(buf *bytes.Buffer, s1, c1, s2, c2 int, funcName []byte) {
 	buf.WriteByte('\n')
 }
 
+// hunkWriter is what the hunks are written into (emit's strings.Builder).
+type hunkWriter interface {
+	Len() int
+	Write([]byte) (int, error)
+	WriteByte(byte) error
+	WriteString(string) (int, error)
+}
+
 // writeRecord writes one diff line; a line without a final newline is
 // followed by git's "\ No newline at end of file" marker.
-func writeRecord(buf *bytes.Buffer, prefix byte, line []byte) {
+func writeRecord(buf *strings.Builder, prefix byte, line []byte) {
 	buf.WriteByte(prefix)
 	buf.Write(line)
 	if len(line) > 0 && line[len(line)-1] != '\n' {

@@ -2,6 +2,7 @@ package linediff
 
 import (
 	"bytes"
+	"hash/maphash"
 	"math"
 )
 
@@ -22,11 +23,25 @@ const (
 // side holds one input of a diff: its lines, their equivalence classes and
 // the per-line change marks, plus the reduced view that the Myers search
 // works on.
+//
+// Only the lines between the common prefix and suffix of the two inputs
+// (the middle) are split up front, with a few around them; the others are
+// split when first asked for (line), so that a large file with a small
+// change (MAINTAINERS: 25,000 lines) costs a search for its first and last
+// differing bytes, not a slice entry per line.
 type side struct {
-	lines [][]byte // records, each including its trailing '\n' if any
-	class []int    // equivalence class of every line
-	// chg has len(lines)+2 entries; chg[i+1] != 0 marks line i as changed.
-	// chg[0] and chg[len(lines)+1] are sentinels that stay zero.
+	data  []byte
+	nl    int      // number of lines in data
+	off   int      // line number of lines[0]
+	lo    int      // byte offset of lines[0] in data
+	hi    int      // byte offset just past the last line in lines
+	lines [][]byte // the split lines off..off+len(lines)-1, each including its trailing '\n' if any
+	// class holds the equivalence class of each middle line
+	// (dstart..dend); every other line has class -1, which same
+	// compares by content.
+	class []int
+	// chg has n()+2 entries; chg[i+1] != 0 marks line i as changed.
+	// chg[0] and chg[n()+1] are sentinels that stay zero.
 	chg []byte
 
 	dstart, dend int   // range left after trimming common prefix/suffix
@@ -34,10 +49,68 @@ type side struct {
 	ha           []int // reduced index -> class
 }
 
-func (s *side) n() int { return len(s.lines) }
+func (s *side) n() int { return s.nl }
 
 // changed reports whether line i (which may be -1 or n) is marked changed.
 func (s *side) changed(i int) bool { return s.chg[i+1] != 0 }
+
+// line returns line i (0 <= i < n()), including its '\n' if any.
+func (s *side) line(i int) []byte {
+	if j := i - s.off; j >= 0 && j < len(s.lines) {
+		return s.lines[j]
+	}
+	s.extend(i)
+	return s.lines[i-s.off]
+}
+
+// cls returns the equivalence class of line i, -1 outside the middle.
+func (s *side) cls(i int) int {
+	if i >= s.dstart && i <= s.dend {
+		return s.class[i-s.dstart]
+	}
+	return -1
+}
+
+// extend splits more lines so that line i is among s.lines: at least as
+// many again as s.lines holds, so that a walk away from the middle splits
+// O(n) lines in all.
+func (s *side) extend(i int) {
+	grow := max(len(s.lines), 64)
+	if i < s.off {
+		first := max(0, min(i, s.off-grow))
+		pos := s.lo
+		for k := s.off; k > first; k-- {
+			pos = bytes.LastIndexByte(s.data[:pos-1], '\n') + 1
+		}
+		more := splitLines(s.data[pos:s.lo])
+		s.lines = append(more[:len(more):len(more)], s.lines...)
+		s.off, s.lo = first, pos
+		return
+	}
+	last := min(s.nl, max(i+1, s.off+len(s.lines)+grow))
+	pos := s.hi
+	for k := s.off + len(s.lines); k < last; k++ {
+		if j := bytes.IndexByte(s.data[pos:], '\n'); j >= 0 {
+			pos += j + 1
+		} else {
+			pos = len(s.data)
+		}
+	}
+	s.lines = append(s.lines, splitLines(s.data[s.hi:pos])...)
+	s.hi = pos
+}
+
+// recordCount returns the number of records in data.
+func recordCount(data []byte) int {
+	if len(data) == 0 {
+		return 0
+	}
+	n := bytes.Count(data, []byte{'\n'})
+	if data[len(data)-1] != '\n' {
+		n++
+	}
+	return n
+}
 
 // splitLines cuts data into records the way xdiff does: every record ends
 // after a '\n', and a final record may lack it.
@@ -45,11 +118,7 @@ func splitLines(data []byte) [][]byte {
 	if len(data) == 0 {
 		return nil
 	}
-	n := bytes.Count(data, []byte{'\n'})
-	if data[len(data)-1] != '\n' {
-		n++
-	}
-	lines := make([][]byte, 0, n)
+	lines := make([][]byte, 0, recordCount(data))
 	for len(data) > 0 {
 		i := bytes.IndexByte(data, '\n')
 		if i < 0 {
@@ -76,112 +145,217 @@ func bogosqrt(n int) int {
 	return i
 }
 
+// windowMargin is how many lines around the middle prepare splits up
+// front: the context of the hunks and what the indent heuristic looks at
+// usually lie within it.
+const windowMargin = 24
+
+// commonPrefix returns the length of the common prefix of a and b.
+func commonPrefix(a, b []byte) int {
+	const blk = 512
+	n := min(len(a), len(b))
+	i := 0
+	for i+blk <= n && bytes.Equal(a[i:i+blk], b[i:i+blk]) {
+		i += blk
+	}
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
+}
+
+// commonSuffix returns the length of the common suffix of a and b, at
+// most limit.
+func commonSuffix(a, b []byte, limit int) int {
+	const blk = 512
+	i := 0
+	for i+blk <= limit && bytes.Equal(a[len(a)-i-blk:len(a)-i], b[len(b)-i-blk:len(b)-i]) {
+		i += blk
+	}
+	for i < limit && a[len(a)-1-i] == b[len(b)-1-i] {
+		i++
+	}
+	return i
+}
+
 // prepare splits and classifies both inputs, then trims the common ends and
 // discards lines that cannot match (xdl_prepare_env).
 //
-// Unlike xdiff it hashes only the lines between the common prefix and
-// suffix, which it finds by comparing lines: a large file with a small
-// change (MAINTAINERS) costs a comparison per line, not a hash-table entry.
-// The result is the same: the occurrence counts of the middle lines'
-// classes include the prefix and suffix (looked up, never added), and a
-// prefix or suffix line whose content is not among the middle lines gets
-// class -1, which same compares by content.
+// Unlike xdiff it finds the common prefix and suffix lines first, by
+// comparing bytes, and hashes only the lines between them: a large file
+// with a small change (MAINTAINERS) costs a comparison of its bytes, not a
+// hash-table entry per line. The result is the same: xdl_trim_ends trims
+// exactly those lines, and the occurrence counts of the middle lines'
+// classes, which decide what xdl_cleanup_records discards, include the
+// prefix and suffix lines of the same content (found through a filter on
+// their length and first byte, then looked up, never added).
 func prepare(old, new []byte) *env {
 	e := &env{}
-	e.a.lines = splitLines(old)
-	e.b.lines = splitLines(new)
 	a, b := &e.a, &e.b
-	lim := min(a.n(), b.n())
-	pre := 0
-	for pre < lim && bytes.Equal(a.lines[pre], b.lines[pre]) {
-		pre++
-	}
+	a.data, b.data = old, new
+	a.nl, b.nl = recordCount(old), recordCount(new)
+
+	// The common prefix: the lines wholly inside the common bytes.
+	p := commonPrefix(old, new)
+	pre := bytes.Count(old[:p], []byte{'\n'})
+	preEnd := bytes.LastIndexByte(old[:p], '\n') + 1 // byte offset of line pre, the same in both
+
+	// The common suffix: the lines wholly inside the common trailing
+	// bytes (not reaching into the prefix lines of either input) that
+	// start at a line start in both.
+	q := commonSuffix(old, new, min(len(old), len(new))-preEnd)
 	suf := 0
-	for suf < lim-pre && bytes.Equal(a.lines[a.n()-1-suf], b.lines[b.n()-1-suf]) {
-		suf++
+	sufStart := len(old) // byte offset in old of the first suffix line
+	if q > 0 {
+		t := len(old) - q
+		suf = bytes.Count(old[t:len(old)-1], []byte{'\n'})
+		tb := len(new) - q
+		if (t == 0 || old[t-1] == '\n') && (tb == 0 || new[tb-1] == '\n') {
+			suf++
+			sufStart = t
+		} else if suf > 0 {
+			sufStart = t + bytes.IndexByte(old[t:], '\n') + 1
+		}
+	}
+	sufBytes := len(old) - sufStart
+
+	// The window split up front: the middle and a margin around it.
+	for _, s := range []*side{a, b} {
+		midEnd := len(s.data) - sufBytes
+		s.dstart, s.dend = pre, s.nl-suf-1
+		s.off, s.lo, s.hi = pre, preEnd, midEnd
+		for k := 0; k < windowMargin && s.off > 0; k++ {
+			s.lo = bytes.LastIndexByte(s.data[:s.lo-1], '\n') + 1
+			s.off--
+		}
+		for k := 0; k < windowMargin && s.hi < len(s.data); k++ {
+			if j := bytes.IndexByte(s.data[s.hi:], '\n'); j >= 0 {
+				s.hi += j + 1
+			} else {
+				s.hi = len(s.data)
+			}
+		}
+		s.lines = splitLines(s.data[s.lo:s.hi])
+		s.chg = make([]byte, s.nl+2)
+	}
+	na, nb := a.dend-a.dstart+1, b.dend-b.dstart+1
+	if na == 0 || nb == 0 {
+		// One side has no lines left: every line of the other is
+		// changed, as xdl_cleanup_records finds (none has a match).
+		// No line is classed: same compares them by content.
+		for _, s := range []*side{a, b} {
+			for i := s.dstart; i <= s.dend; i++ {
+				s.chg[i+1] = 1
+			}
+			s.dstart, s.dend = 0, -1
+		}
+		return e
 	}
 
-	classes := make(map[string]int)
+	classes := newClassTable(na + nb)
 	var len1, len2 []int // occurrences of each class in a and b
+	var lenSeen [1 << 16 / 64]uint64
+	filterKey := func(l []byte) int { return (len(l)*31 + int(l[0])) & (1<<16 - 1) }
 	classify := func(s *side, counts *[]int) {
-		s.class = make([]int, len(s.lines))
-		for i := pre; i < s.n()-suf; i++ {
-			l := s.lines[i]
-			c, ok := classes[string(l)]
-			if !ok {
-				c = len(classes)
-				classes[string(l)] = c
+		s.class = make([]int, s.dend-s.dstart+1)
+		for i := s.dstart; i <= s.dend; i++ {
+			l := s.line(i)
+			c, added := classes.add(l)
+			if added {
 				len1 = append(len1, 0)
 				len2 = append(len2, 0)
+				k := filterKey(l)
+				lenSeen[k/64] |= 1 << (k % 64)
 			}
 			(*counts)[c]++
-			s.class[i] = c
+			s.class[i-s.dstart] = c
 		}
 	}
 	classify(a, &len1)
 	classify(b, &len2)
-	// The common lines, the same in a and b.
-	common := func(ia, ib int) {
-		c, ok := classes[string(a.lines[ia])]
-		if !ok {
-			c = -1
-		} else {
-			len1[c]++
-			len2[c]++
+	// The common lines, the same in a and b, count for the middle
+	// lines of the same content.
+	countCommon := func(data []byte) {
+		for len(data) > 0 {
+			j := bytes.IndexByte(data, '\n') + 1
+			if j == 0 {
+				j = len(data)
+			}
+			l := data[:j]
+			data = data[j:]
+			if k := filterKey(l); lenSeen[k/64]&(1<<(k%64)) == 0 {
+				continue
+			}
+			if c := classes.find(l); c >= 0 {
+				len1[c]++
+				len2[c]++
+			}
 		}
-		a.class[ia], b.class[ib] = c, c
 	}
-	for i := 0; i < pre; i++ {
-		common(i, i)
-	}
-	for j := 0; j < suf; j++ {
-		common(a.n()-1-j, b.n()-1-j)
-	}
+	countCommon(old[:preEnd])
+	countCommon(old[sufStart:])
 
-	for _, s := range []*side{a, b} {
-		s.chg = make([]byte, s.n()+2)
-		s.dstart = 0
-		s.dend = s.n() - 1
-	}
-
-	e.trimEnds()
 	e.cleanupRecords(len1, len2)
 	return e
 }
 
+// classTable gives every distinct line a class, numbered in the order of
+// first appearance (xdiff's xdlclassifier_t): an open-addressing table of
+// the lines' hashes, sized once for all the lines it may get.
+type classTable struct {
+	seed   maphash.Seed
+	slots  []int32 // class+1, 0 for an empty slot
+	mask   uint64
+	hashes []uint64 // per class
+	lines  [][]byte // per class
+}
+
+func newClassTable(n int) *classTable {
+	size := 16
+	for size < 2*n {
+		size <<= 1
+	}
+	return &classTable{seed: maphash.MakeSeed(), slots: make([]int32, size), mask: uint64(size - 1)}
+}
+
+// lookup returns the class of l, or -1 and the empty slot it would take.
+func (t *classTable) lookup(l []byte) (class int, slot uint64, h uint64) {
+	h = maphash.Bytes(t.seed, l)
+	for i := h & t.mask; ; i = (i + 1) & t.mask {
+		c := t.slots[i]
+		if c == 0 {
+			return -1, i, h
+		}
+		if t.hashes[c-1] == h && bytes.Equal(t.lines[c-1], l) {
+			return int(c - 1), i, h
+		}
+	}
+}
+
+// find returns the class of l, -1 if it has none.
+func (t *classTable) find(l []byte) int {
+	c, _, _ := t.lookup(l)
+	return c
+}
+
+// add returns the class of l, giving it a new one if it has none (added).
+func (t *classTable) add(l []byte) (class int, added bool) {
+	c, slot, h := t.lookup(l)
+	if c >= 0 {
+		return c, false
+	}
+	c = len(t.lines)
+	t.lines = append(t.lines, l)
+	t.hashes = append(t.hashes, h)
+	t.slots[slot] = int32(c + 1)
+	return c, true
+}
+
 // same reports whether lines i and j of s are equal.
 func (s *side) same(i, j int) bool {
-	ci, cj := s.class[i], s.class[j]
+	ci, cj := s.cls(i), s.cls(j)
 	if ci < 0 || cj < 0 {
-		return bytes.Equal(s.lines[i], s.lines[j])
-	}
-	return ci == cj
-}
-
-// trimEnds skips the common prefix and suffix of the two inputs
-// (xdl_trim_ends).
-func (e *env) trimEnds() {
-	a, b := &e.a, &e.b
-	lim := min(a.n(), b.n())
-	i := 0
-	for i < lim && a.same2(b, i, i) {
-		i++
-	}
-	a.dstart, b.dstart = i, i
-	lim -= i
-	j := 0
-	for j < lim && a.same2(b, a.n()-1-j, b.n()-1-j) {
-		j++
-	}
-	a.dend = a.n() - j - 1
-	b.dend = b.n() - j - 1
-}
-
-// same2 reports whether line i of s equals line j of o.
-func (s *side) same2(o *side, i, j int) bool {
-	ci, cj := s.class[i], o.class[j]
-	if ci < 0 || cj < 0 {
-		return bytes.Equal(s.lines[i], o.lines[j])
+		return bytes.Equal(s.line(i), s.line(j))
 	}
 	return ci == cj
 }
@@ -192,12 +366,11 @@ func (s *side) same2(o *side, i, j int) bool {
 // (xdl_cleanup_records).
 func (e *env) cleanupRecords(len1, len2 []int) {
 	a, b := &e.a, &e.b
-	dis1 := make([]byte, a.n()+1)
-	dis2 := make([]byte, b.n()+1)
 
-	mark := func(s *side, dis []byte, other []int) {
+	mark := func(s *side, other []int) []byte {
+		dis := make([]byte, s.dend-s.dstart+1)
 		mlim := min(bogosqrt(s.n()), maxEqLimit)
-		for i := s.dstart; i <= s.dend; i++ {
+		for i := range dis {
 			nm := other[s.class[i]]
 			switch {
 			case nm == 0:
@@ -208,23 +381,22 @@ func (e *env) cleanupRecords(len1, len2 []int) {
 				dis[i] = 1
 			}
 		}
+		return dis
 	}
-	mark(a, dis1, len2)
-	mark(b, dis2, len1)
+	dis1 := mark(a, len2)
+	dis2 := mark(b, len1)
 
+	// dis is indexed from s.dstart.
 	reduce := func(s *side, dis []byte) {
-		cnt := s.dend - s.dstart + 1
-		if cnt < 0 {
-			cnt = 0
-		}
+		cnt := len(dis)
 		s.rindex = make([]int, 0, cnt)
 		s.ha = make([]int, 0, cnt)
-		for i := s.dstart; i <= s.dend; i++ {
-			if dis[i] == 1 || (dis[i] == 2 && !cleanMmatch(dis, i, s.dstart, s.dend)) {
-				s.rindex = append(s.rindex, i)
-				s.ha = append(s.ha, s.class[i])
+		for k := range dis {
+			if dis[k] == 1 || (dis[k] == 2 && !cleanMmatch(dis, k, 0, cnt-1)) {
+				s.rindex = append(s.rindex, s.dstart+k)
+				s.ha = append(s.ha, s.class[k])
 			} else {
-				s.chg[i+1] = 1
+				s.chg[s.dstart+k+1] = 1
 			}
 		}
 	}

@@ -40,12 +40,14 @@
 package hooks
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"unsafe"
 
 	"kpatch/spec"
@@ -271,6 +273,12 @@ func (ed *Editor) lines(path string, data []byte) lines {
 	return f
 }
 
+// splice returns data with text inserted at off, in new memory (bytes.Join
+// does not clear it first: MAINTAINERS is 800 KB).
+func splice(data []byte, off int, text string) []byte {
+	return bytes.Join([][]byte{data[:off], unsafe.Slice(unsafe.StringData(text), len(text)), data[off:]}, nil)
+}
+
 // sameSlice reports whether a and b are the same bytes of the same array.
 func sameSlice(a, b []byte) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
@@ -306,6 +314,17 @@ func (ed *Editor) Apply(e spec.Edit) error {
 	if err != nil {
 		return fail(err, "")
 	}
+	if at, ok := placeInBytes[e.Op]; ok && len(e.Text) > 0 {
+		if off, ok := at(data, e); ok {
+			// Placed without splitting the file: a later edit of
+			// it splits it afresh.
+			out := splice(data, off, e.Text)
+			files.Set(e.Path, out)
+			delete(ed.split, e.Path)
+			return nil
+		}
+		// Refused: the lines' way says why.
+	}
 	f := ed.lines(e.Path, data)
 	if op.rewrite != nil {
 		return op.rewrite(ed, f, data, e, fail)
@@ -325,8 +344,7 @@ func (ed *Editor) Apply(e spec.Edit) error {
 	for _, l := range f[:at] {
 		off += len(l)
 	}
-	out := make([]byte, 0, len(data)+len(e.Text))
-	out = append(append(append(out, data[:off]...), e.Text...), data[off:]...)
+	out := splice(data, off, e.Text)
 	files.Set(e.Path, out)
 	ed.split[e.Path] = splitFile{data: out, lines: f, at: at, text: text}
 	return nil
@@ -470,6 +488,84 @@ func isMaintainersField(l string) bool {
 	return len(l) >= 3 && l[0] >= 'A' && l[0] <= 'Z' && l[1] == ':' && l[2] == '\t'
 }
 
+// placeInBytes are the operations that can find where their text goes in
+// a file's bytes, without splitting it in lines (MAINTAINERS has 25,000):
+// each returns the byte offset of the line the text goes before, the one
+// the operation's at finds, or false when that one would refuse (its
+// error says why).
+var placeInBytes = map[string]func(data []byte, e spec.Edit) (int, bool){
+	"section": func(data []byte, e spec.Edit) (int, bool) { return sectionOffset(data, e.Args[0]) },
+}
+
+// sectionOffset is section on the bytes of the file: the byte offset of
+// the line section returns, or false where section fails.
+func sectionOffset(data []byte, title string) (int, bool) {
+	var entries []entry
+	var offsets []int // byte offset of each entry's line
+	n := 0            // lines
+	if len(data) > 0 {
+		n = bytes.Count(data, []byte{'\n'})
+		if data[len(data)-1] != '\n' {
+			n++
+		}
+	}
+	// MAINTAINERS has a section every 9 lines or so: sized once.
+	entries = make([]entry, 0, n/8+1)
+	offsets = make([]int, 0, n/8+1)
+	end, endOff := n, len(data)
+	// line i+1 starts at next; prevBlank says whether line i-1 is blank.
+	lineAt := func(off int) []byte {
+		j := bytes.IndexByte(data[off:], '\n')
+		if j < 0 {
+			return data[off:]
+		}
+		return data[off : off+j+1]
+	}
+	off := 0
+	prev := lineAt(0)
+	off += len(prev)
+	for i := 1; i+1 < n; i++ {
+		l := lineAt(off)
+		blank := len(prev) == 0 || (prev[0] == ' ' || prev[0] == '\t' || prev[0] == '\n' || prev[0] == '\r' || prev[0] >= 0x80 || prev[0] == '\v' || prev[0] == '\f') && len(bytes.TrimSpace(prev)) == 0
+		if blank {
+			t := bytes.TrimRight(l, "\n")
+			next := lineAt(off + len(l))
+			if len(t) > 0 && !isMaintainersFieldBytes(t) && isMaintainersFieldBytes(next) {
+				if string(t) == "THE REST" {
+					end, endOff = i, off
+					break
+				}
+				// data is never changed in place (see Editor).
+				entries = append(entries, entry{strings.ToUpper(unsafe.String(&t[0], len(t))), i, i})
+				offsets = append(offsets, off)
+			}
+		}
+		prev = l
+		off += len(l)
+	}
+	if len(entries) == 0 {
+		return 0, false
+	}
+	at, dup := placeSorted(entries, strings.ToUpper(title), end)
+	if dup >= 0 {
+		return 0, false
+	}
+	if at == end {
+		return endOff, true
+	}
+	for k, e := range entries {
+		if e.start == at {
+			return offsets[k], true
+		}
+	}
+	return 0, false
+}
+
+// isMaintainersFieldBytes is isMaintainersField of a line's bytes.
+func isMaintainersFieldBytes(l []byte) bool {
+	return len(l) >= 3 && l[0] >= 'A' && l[0] <= 'Z' && l[1] == ':' && l[2] == '\t'
+}
+
 // section places a MAINTAINERS section among the sections before THE REST,
 // by title, case-insensitively.
 func (f lines) section(title string) (int, error) {
@@ -496,7 +592,9 @@ func (f lines) section(title string) (int, error) {
 	return at, nil
 }
 
-var kconfigTop = regexp.MustCompile(`^(config|menuconfig|choice|endchoice|menu|endmenu|if|endif|source|comment|mainmenu)\b`)
+var kconfigTop = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(config|menuconfig|choice|endchoice|menu|endmenu|if|endif|source|comment|mainmenu)\b`)
+})
 
 func (f lines) configAfter(sym string) (int, error) {
 	re := regexp.MustCompile(`^(menu)?config\s+` + regexp.QuoteMeta(sym) + `\s*$`)
@@ -505,7 +603,7 @@ func (f lines) configAfter(sym string) (int, error) {
 		return 0, err
 	}
 	j := i + 1
-	for j < len(f) && !kconfigTop.MatchString(f[j]) {
+	for j < len(f) && !kconfigTop().MatchString(f[j]) {
 		j++
 	}
 	for j > i+1 && strings.HasPrefix(f[j-1], "#") {
@@ -514,10 +612,10 @@ func (f lines) configAfter(sym string) (int, error) {
 	return j, nil
 }
 
-var selectRE = regexp.MustCompile(`^\s*select\s+(\S+)`)
+var selectRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*select\s+(\S+)`) })
 
 func (f lines) selectSorted(config, text string) (int, error) {
-	m := selectRE.FindStringSubmatch(text)
+	m := selectRE().FindStringSubmatch(text)
 	if m == nil {
 		return 0, fmt.Errorf("the text is not a select line")
 	}
@@ -527,11 +625,11 @@ func (f lines) selectSorted(config, text string) (int, error) {
 		return 0, err
 	}
 	end := i + 1
-	for end < len(f) && !kconfigTop.MatchString(f[end]) {
+	for end < len(f) && !kconfigTop().MatchString(f[end]) {
 		end++
 	}
 	return f.sortedAmong(i+1, end, m[1], func(l string) (string, bool) {
-		if s := selectRE.FindStringSubmatch(l); s != nil {
+		if s := selectRE().FindStringSubmatch(l); s != nil {
 			return s[1], true
 		}
 		return "", false
@@ -749,7 +847,7 @@ func (f lines) function(name string) (span, error) {
 	return span{}, atLines(ErrAnchorAmbiguous, fmt.Sprintf("%d definitions of %s(), at lines %%s", len(defs), name), starts...)
 }
 
-var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var identRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 func (f lines) statementBefore(fn, stmt string) (int, error) {
 	i, _, err := f.statement(fn, stmt)
@@ -780,7 +878,7 @@ func (f lines) statement(fn, stmt string) (int, span, error) {
 		return 0, sp, err
 	}
 	prefix := stmt
-	if identRE.MatchString(stmt) {
+	if identRE().MatchString(stmt) {
 		prefix = stmt + "("
 	}
 	i, err := f.unique(func(l string) bool { return strings.HasPrefix(strings.TrimSpace(l), prefix) }, sp.start+1, sp.end)
