@@ -34,6 +34,9 @@ the series applies to bases it was not posted against.`)
 	if _, err := fs.parse(args, 0, 0); err != nil {
 		return err
 	}
+	if *stdoutFlag && *jsonOut {
+		return badUsage("--stdout writes the mbox to standard output, --json a report there: give one")
+	}
 	// Refuse what can be refused before the series is generated; nothing
 	// is written until every check has passed. The output is swapped in
 	// whole (package outdir) and the branch is created last, so a failed

@@ -135,6 +135,10 @@ func TestGenErrors(t *testing.T) {
 		{"tree already has the series", hasSeries, []string{"--base", "v6.17"}, []string{"kernel/unwind/user.c already exists", "already has the series", "older kernel with --tree"}},
 		{"unknown revision of the series", repo, []string{"--base", "v6.12", "-v", "9"}, []string{"v9", "no such revision", "v11"}},
 		{"bad spec directory", repo, []string{"--base", "v6.12", "--spec", "/nonexistent"}, []string{"--spec /nonexistent", "not a directory"}},
+		{"mbox and report on one output", repo, []string{"--base", "v6.12", "--stdout", "--json"}, []string{"--stdout", "--json", "give one"}},
+		{"--on without a stacked series", repo, []string{"--base", "v6.12", "--on", "v15"}, []string{"v15", "--stack NAME"}},
+		{"--on a revision that has the stacked patches", repo, []string{"--base", "v6.12", "--stack", "x86", "-v", "2", "--on", "v14"}, []string{"v14 has its patch x86-fp already", "without its patches"}},
+		{"--on a revision the spec lacks", repo, []string{"--base", "v6.12", "--stack", "x86", "-v", "2", "--on", "v99"}, []string{"v99", "no such revision"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
