@@ -120,7 +120,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		flags = append(flags, "CC="+CompilerCommand(o.CC))
 	}
 	st := newSteps(s)
-	rep := &Report{Version: s.Revision.Version, Base: s.Tree.Base, Flags: flags, Passed: true}
+	rep := &Report{Series: s.Revision.Name(), Version: s.Revision.Version, Base: s.Tree.Base, Flags: flags, Passed: true}
 	if o.Patches == 0 {
 		o.Patches = len(s.Patches)
 	}

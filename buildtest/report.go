@@ -72,6 +72,9 @@ type PatchInfo struct {
 
 // Report is the patch x configuration table.
 type Report struct {
+	// Series names what was built as reports do: "v13", "x86 v2", "x86
+	// v2 on v15 (posted on v16)" (spec.Revision.Name).
+	Series  string         `json:"series,omitempty"`
 	Version int            `json:"version"`
 	Base    string         `json:"base"`
 	Patches []PatchInfo    `json:"patches"`
@@ -211,8 +214,12 @@ func (r *Report) WriteText(w io.Writer) {
 			}
 		}
 	}
+	what := r.built()
+	if r.Series != "" {
+		what = r.Series + " on " + r.Base + ", " + what
+	}
 	fmt.Fprintf(w, "\n%s: %s x %d configurations, %d failed, %d with new warnings (%s; %s)\n",
-		verdict, r.built(), len(r.Configs), nf, nw, strings.Join(r.Flags, " "), time.Duration(r.Seconds*float64(time.Second)).Round(time.Second))
+		verdict, what, len(r.Configs), nf, nw, strings.Join(r.Flags, " "), time.Duration(r.Seconds*float64(time.Second)).Round(time.Second))
 }
 
 // built says which patches were built: all of them, or, after --from,

@@ -11,12 +11,14 @@ import (
 // were built, not the length of the series.
 func TestReportSummaryFrom(t *testing.T) {
 	for _, tc := range []struct {
-		from int
-		want string
+		from   int
+		series string
+		want   string
 	}{
-		{0, "PASS: 3 patches x 2 configurations,"},
-		{2, "PASS: 2 of 3 patches built (patch 1 applied without a build of its own, built with patch 2) x 2 configurations,"},
-		{3, "PASS: 1 of 3 patches built (patches 1-2 applied without builds of their own, built with patch 3) x 2 configurations,"},
+		{0, "", "PASS: 3 patches x 2 configurations,"},
+		{2, "", "PASS: 2 of 3 patches built (patch 1 applied without a build of its own, built with patch 2) x 2 configurations,"},
+		{3, "", "PASS: 1 of 3 patches built (patches 1-2 applied without builds of their own, built with patch 3) x 2 configurations,"},
+		{3, "x86 v2 on v15 (posted on v16)", "PASS: x86 v2 on v15 (posted on v16) on v6.12, 1 of 3 patches built (patches 1-2 applied"},
 	} {
 		var cells []Cell
 		for k := 1; k <= 3; k++ {
@@ -26,7 +28,7 @@ func TestReportSummaryFrom(t *testing.T) {
 			}
 			cells = append(cells, Cell{Status: st})
 		}
-		rep := &Report{Version: 12, Base: "v6.12", Passed: true, Patches: []PatchInfo{{1, "a", "s1"}, {2, "b", "s2"}, {3, "c", "s3"}},
+		rep := &Report{Series: tc.series, Version: 12, Base: "v6.12", Passed: true, Patches: []PatchInfo{{1, "a", "s1"}, {2, "b", "s2"}, {3, "c", "s3"}},
 			Configs: []ConfigResult{{Name: "x86_64", Cells: cells}, {Name: "i386", Cells: cells}}}
 		var b bytes.Buffer
 		rep.WriteText(&b)
