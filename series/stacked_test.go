@@ -25,7 +25,7 @@ func TestStackedX86Series(t *testing.T) {
 		on, prerequisite int
 		name             string
 	}{
-		{0, 16, "x86 v2"},
+		{0, 16, "x86 v2 on v16"},
 		{15, 15, "x86 v2 on v15 (posted on v16)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

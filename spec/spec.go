@@ -596,15 +596,17 @@ func (s *Spec) Select(v int, stack string, on int) (*Revision, error) {
 	return r.On(on)
 }
 
-// Name names the revision as reports do: "v16", "x86 v2", or "x86 v2 on
-// v15 (posted on v16)" for a stacked series laid on another revision.
+// Name names the revision as reports do: "v16" for the main series, "x86
+// v2 on v16" for a stacked one, and "x86 v2 on v15 (posted on v16)" for a
+// stacked one laid on another revision than it was posted on.
 func (r *Revision) Name() string {
 	n := fmt.Sprintf("v%d", r.Version)
-	if r.Series != "" {
-		n = r.Series + " " + n
+	if r.Series == "" || r.Prerequisite == nil {
+		return n
 	}
+	n = fmt.Sprintf("%s %s on v%d", r.Series, n, r.Prerequisite.Version)
 	if r.Moved() {
-		n += fmt.Sprintf(" on v%d (posted on v%d)", r.Prerequisite.Version, r.PostedOn.Version)
+		n += fmt.Sprintf(" (posted on v%d)", r.PostedOn.Version)
 	}
 	return n
 }

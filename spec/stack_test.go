@@ -58,7 +58,7 @@ func TestStackOn(t *testing.T) {
 	if !strings.Contains(on2.Patches[1].Log, "Before v3.") {
 		t.Errorf("on v2, s is rendered with v2's guards: %q", on2.Patches[1].Log)
 	}
-	if p := posted.Patches[len(posted.Patches)-1]; p.Number != 3 || !strings.Contains(p.Log, "From v3 on.") || posted.Moved() || posted.Name() != "st v1" {
+	if p := posted.Patches[len(posted.Patches)-1]; p.Number != 3 || !strings.Contains(p.Log, "From v3 on.") || posted.Moved() || posted.Name() != "st v1 on v3" {
 		t.Errorf("the posted series changed: patch %d %q, moved %v", p.Number, p.Log, posted.Moved())
 	}
 	if same, err := sp.Select(1, "st", 3); err != nil || same != posted {

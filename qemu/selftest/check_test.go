@@ -413,3 +413,20 @@ func walkerX86(t *testing.T) unwind.Config {
 	}
 	return c
 }
+
+// TestReportSummaryNamesTheSeries: the last line says what was booted
+// (spec.Revision.Name), and a report without a name keeps the verdict alone.
+func TestReportSummaryNamesTheSeries(t *testing.T) {
+	for _, tc := range []struct {
+		series, want string
+	}{
+		{"x86 v2 on v15 (posted on v16)", "\nPASS: x86 v2 on v15 (posted on v16): 1 passed, 0 failed, 0 skipped;"},
+		{"", "\nPASS: 1 passed, 0 failed, 0 skipped;"},
+	} {
+		var b bytes.Buffer
+		(&Report{Series: tc.series, Passed: true, Cases: []CaseResult{{Mode: "unwind_x86_64", Name: "depth_1", Status: Pass}}}).WriteText(&b)
+		if !strings.Contains(b.String(), tc.want) {
+			t.Errorf("summary of %q:\n%s\nwant %q", tc.series, b.String(), tc.want)
+		}
+	}
+}

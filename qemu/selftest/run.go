@@ -35,6 +35,9 @@ type Options struct {
 
 // Report is the outcome of a run.
 type Report struct {
+	// Series names what was booted as reports do: "v13", "x86 v2 on v15
+	// (posted on v16)" (spec.Revision.Name); "" for a series without one.
+	Series     string        `json:"series,omitempty"`
 	Passed     bool          `json:"passed"`
 	Cases      []CaseResult  `json:"cases"`
 	Problems   []string      `json:"problems"`
@@ -150,6 +153,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	extra := o.Extra || RevisionRunsExtra(s)
 	rep := &Report{Changed: art.Changed, BuildTime: time.Since(t0)}
+	if g, ok := unwrap(s).(*series.Series); ok && g.Revision != nil {
+		rep.Series = g.Revision.Name()
+	}
 	for _, n := range art.StandIns {
 		rep.StandIns = append(rep.StandIns, n.String())
 	}
@@ -288,6 +294,9 @@ func (r *Report) WriteText(w io.Writer) {
 	verdict := "PASS"
 	if !r.Passed {
 		verdict = "FAIL"
+	}
+	if r.Series != "" {
+		verdict += ": " + r.Series
 	}
 	fmt.Fprintf(w, "\n%s: %d passed, %d failed, %d skipped; build %s, boot %s (%s); console log: %s\n",
 		verdict, pass, fail, skip, r.BuildTime.Round(100*time.Millisecond), r.BootTime.Round(100*time.Millisecond), r.Accel, r.ConsoleLog)
