@@ -58,36 +58,32 @@ type failFacts struct {
 	Msg         string
 }
 
-func refsFacts(rs []cRef) []cRefFacts {
-	out := make([]cRefFacts, len(rs))
-	for i, r := range rs {
-		out[i] = cRefFacts{r.name, r.line, r.col}
+// convert maps xs with f; nil and empty give nil.
+func convert[A, B any](xs []A, f func(A) B) []B {
+	if len(xs) == 0 {
+		return nil
+	}
+	out := make([]B, len(xs))
+	for i, x := range xs {
+		out[i] = f(x)
 	}
 	return out
+}
+
+func refsFacts(rs []cRef) []cRefFacts {
+	return convert(rs, func(r cRef) cRefFacts { return cRefFacts{r.name, r.line, r.col} })
 }
 
 func refsOf(fs []cRefFacts) []cRef {
-	var out []cRef
-	for _, r := range fs {
-		out = append(out, cRef{r.Name, r.Line, r.Col})
-	}
-	return out
+	return convert(fs, func(r cRefFacts) cRef { return cRef{r.Name, r.Line, r.Col} })
 }
 
 func declsFacts(ds []cDecl) []cDeclFacts {
-	out := make([]cDeclFacts, len(ds))
-	for i, d := range ds {
-		out[i] = cDeclFacts{d.name, d.line, d.static}
-	}
-	return out
+	return convert(ds, func(d cDecl) cDeclFacts { return cDeclFacts{d.name, d.line, d.static} })
 }
 
 func declsOf(fs []cDeclFacts) []cDecl {
-	var out []cDecl
-	for _, d := range fs {
-		out = append(out, cDecl{d.Name, d.Line, d.Static})
-	}
-	return out
+	return convert(fs, func(d cDeclFacts) cDecl { return cDecl{d.Name, d.Line, d.Static} })
 }
 
 func factsOf(u *cUnit) *unitFacts {

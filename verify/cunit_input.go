@@ -52,14 +52,7 @@ type kunitEntry struct {
 // units stand in, and the report says why). A file absent there is a nil
 // unit, read.
 func (c *checker) kbuildUnit(kb *kbuildReader, t *BuildTree, path string, n int, side unitSide) (*cUnit, bool) {
-	k := unitKey{path, n, side, "kbuild " + t.Name}
-	c.units.mu.Lock()
-	ent := c.units.kunits[k]
-	if ent == nil {
-		ent = &kunitEntry{}
-		c.units.kunits[k] = ent
-	}
-	c.units.mu.Unlock()
+	ent := entryOf(&c.units.mu, c.units.kunits, unitKey{path, n, side, "kbuild " + t.Name})
 	ent.once.Do(func() {
 		in := c.input(path, n, side)
 		if in == nil {
@@ -74,6 +67,19 @@ func (c *checker) kbuildUnit(kb *kbuildReader, t *BuildTree, path string, n int,
 		ent.u, ent.ok = u, true
 	})
 	return ent.u, ent.ok
+}
+
+// entryOf returns m's entry for k, adding a new one, under mu: the
+// caches' entries are filled once (their sync.Once) by whoever asks first.
+func entryOf[K comparable, E any](mu *sync.Mutex, m map[K]*E, k K) *E {
+	mu.Lock()
+	defer mu.Unlock()
+	e := m[k]
+	if e == nil {
+		e = new(E)
+		m[k] = e
+	}
+	return e
 }
 
 type unitEntry struct {
@@ -99,14 +105,7 @@ func (c *checker) unit(path string, n int, side unitSide, e cenv) *cUnit {
 			return u
 		}
 	}
-	k := unitKey{path, n, side, e.String()}
-	c.units.mu.Lock()
-	ent := c.units.units[k]
-	if ent == nil {
-		ent = &unitEntry{}
-		c.units.units[k] = ent
-	}
-	c.units.mu.Unlock()
+	ent := entryOf(&c.units.mu, c.units.units, unitKey{path, n, side, e.String()})
 	ent.once.Do(func() { ent.u = c.s.parseUnit(c.units, c.input(path, n, side), path, e) })
 	return ent.u
 }
@@ -199,13 +198,7 @@ func (s *Series) unitInput(cache *unitCache, path string, n int, side unitSide) 
 		if f != nil {
 			tk.changedBy, tk.side = n, side
 		}
-		cache.mu.Lock()
-		ent := cache.texts[tk]
-		if ent == nil {
-			ent = &textEntry{}
-			cache.texts[tk] = ent
-		}
-		cache.mu.Unlock()
+		ent := entryOf(&cache.mu, cache.texts, tk)
 		ent.once.Do(func() { ent.keep, ent.blank = s.cutUnit(cache, path, at, text, changed, false) })
 		return &unitInput{at: at, text: text, keep: ent.keep, blank: ent.blank}
 	}
