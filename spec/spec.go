@@ -571,7 +571,7 @@ func (r *Revision) On(v int) (*Revision, error) {
 		for _, id := range append([]string{own.ID}, own.Folded...) {
 			for _, p := range pr.Patches {
 				if p.ID == id || slices.Contains(p.Folded, id) {
-					return nil, fmt.Errorf("%s %s: v%d has its patch %s already (patch %d): %w", r.Series, "v"+strconv.Itoa(r.Version), v, id, p.Number, ErrAlreadyHas)
+					return nil, fmt.Errorf("%s v%d: v%d has its patch %s already (patch %d): %w", r.Series, r.Version, v, id, p.Number, ErrAlreadyHas)
 				}
 			}
 		}
