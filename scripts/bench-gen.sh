@@ -45,7 +45,7 @@ trap 'rm -rf "$work"' EXIT
 bin=${KPATCH_BIN:-}
 if [ -z "$bin" ]; then
 	bin=$work/kpatch
-	go build -o "$bin" ./cmd/kpatch
+	CGO_ENABLED=0 go build -o "$bin" ./cmd/kpatch
 fi
 tree=$("$bin" tree)
 clone=$work/linux

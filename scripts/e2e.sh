@@ -15,7 +15,7 @@ set -euo pipefail
 command -v go >/dev/null || export PATH="$PATH:/usr/local/go/bin"
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-go build -o kpatch ./cmd/kpatch
+CGO_ENABLED=0 go build -o kpatch ./cmd/kpatch
 tree=$(./kpatch tree)
 ./kpatch gen --tree "$tree" --base v6.12 -o outgoing --json >outgoing.json
 version=$(sed -n 's/^  "version": \([0-9]*\),$/\1/p' outgoing.json)

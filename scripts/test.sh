@@ -11,7 +11,7 @@ scripts/setup.sh
 go vet ./...
 bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
-go build -o "$bin/kpatch" ./cmd/kpatch
+CGO_ENABLED=0 go build -o "$bin/kpatch" ./cmd/kpatch
 # The newest revision (v16) with the x86 series stacked on it: v16 alone
 # selects no x86 unwinder (docs/revisions.md)
 "$bin/kpatch" test --qemu --tree "$("$bin/kpatch" tree)" --base v6.12 --stack x86
