@@ -6,10 +6,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"kpatch/internal/lazyre"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -30,7 +30,7 @@ var checkpatchIDs = map[string]string{
 
 const checkpatchWhy = "scripts/checkpatch.pl reports it, and maintainers run checkpatch on what they apply"
 
-var checkpatchLine = regexp.MustCompile(`^(.+?):(\d+): (ERROR|WARNING|CHECK):([A-Z0-9_]+): (.*)$`)
+var checkpatchLine = lazyre.New(`^(.+?):(\d+): (ERROR|WARNING|CHECK):([A-Z0-9_]+): (.*)$`)
 
 // CheckpatchTimeout is how long Checkpatch lets scripts/checkpatch.pl run
 // on n patches when Options.CheckpatchTimeout is zero: a minute, and two
@@ -161,7 +161,7 @@ func (p *Patch) checkpatchText() (string, int) {
 	return p.mail.MailText(), p.MailLine - 1
 }
 
-var hunkHeader = regexp.MustCompile(`^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@`)
+var hunkHeader = lazyre.New(`^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@`)
 
 // treeLine maps line n of the patch text checkpatch read to a file and
 // line of the tree after the patch, for added and context lines of a hunk.

@@ -4,9 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"kpatch/internal/lazyre"
 	"net/mail"
 	"os"
-	"regexp"
 	"strings"
 	"sync"
 )
@@ -49,7 +49,7 @@ func parsePerson(s string) person {
 	return person{name: normName(s)}
 }
 
-var parenthesized = regexp.MustCompile(`\([^)]*\)`)
+var parenthesized = lazyre.New(`\([^)]*\)`)
 
 func normName(n string) string {
 	n = parenthesized.ReplaceAllString(n, "")
@@ -68,7 +68,7 @@ type trailer struct {
 	key, value, text string
 }
 
-var trailerRE = regexp.MustCompile(`^([A-Za-z][A-Za-z-]*-by|Link|Fixes|Cc|Closes):\s*(.*)$`)
+var trailerRE = lazyre.New(`^([A-Za-z][A-Za-z-]*-by|Link|Fixes|Cc|Closes):\s*(.*)$`)
 
 func trailers(log string) []trailer {
 	var out []trailer
@@ -249,9 +249,9 @@ func readSpelling(data []byte, m map[string]string) {
 	}
 }
 
-var urlRE = regexp.MustCompile(`[a-z]+://\S+`)
+var urlRE = lazyre.New(`[a-z]+://\S+`)
 
-var wordRE = regexp.MustCompile(`[A-Za-z][A-Za-z']*`)
+var wordRE = lazyre.New(`[A-Za-z][A-Za-z']*`)
 
 // prose is a line of text a person wrote: commit message, changelog or
 // comment, with where to report it.
@@ -473,7 +473,7 @@ func joinInts(ns []int) string {
 }
 
 // signatureRE matches the lines checkpatch.pl takes as signatures.
-var signatureRE = regexp.MustCompile(`(?i)^\s*(signed-off-by|co-developed-by|acked-by|tested-by|reviewed-by|reported-by|suggested-by|to|cc):`)
+var signatureRE = lazyre.New(`(?i)^\s*(signed-off-by|co-developed-by|acked-by|tested-by|reviewed-by|reported-by|suggested-by|to|cc):`)
 
 // checkDuplicateSignOff reports a signature line that repeats an earlier
 // one of the same commit message, compared as checkpatch.pl does: case and

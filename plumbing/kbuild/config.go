@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"kpatch/internal/lazyre"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -138,8 +139,8 @@ func Explain(src, sym string, cfg map[string]string) string {
 }
 
 var (
-	symRE = regexp.MustCompile(`[A-Z][A-Z0-9_]+`)
-	ifRE  = regexp.MustCompile(`\sif\s`)
+	symRE = lazyre.New(`[A-Z][A-Z0-9_]+`)
+	ifRE  = lazyre.New(`\sif\s`)
 )
 
 func valuesIn(exprs []string, val func(string) string) string {

@@ -6,10 +6,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"kpatch/internal/lazyre"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -54,9 +54,9 @@ func (e *BuildError) Error() string {
 type Progress func(done, total int, step string)
 
 var (
-	stepRE  = regexp.MustCompile(`^\s{2}([A-Z][A-Z0-9_-]{1,9})\s+(\S.*)$`)
-	errorRE = regexp.MustCompile(`^(.+?):(\d+):(?:\d+:)? (?:fatal )?error: (.*)$`)
-	ldRE    = regexp.MustCompile(`^(?:ld|x86_64-linux-gnu-ld)(?:\.bfd)?: (.*)$`)
+	stepRE  = lazyre.New(`^\s{2}([A-Z][A-Z0-9_-]{1,9})\s+(\S.*)$`)
+	errorRE = lazyre.New(`^(.+?):(\d+):(?:\d+:)? (?:fatal )?error: (.*)$`)
+	ldRE    = lazyre.New(`^(?:ld|x86_64-linux-gnu-ld)(?:\.bfd)?: (.*)$`)
 )
 
 const stepsFile = "kpatch-build-steps"

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"kpatch/internal/lazyre"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 )
@@ -47,7 +47,7 @@ var ErrCannotReplace = errors.New("cannot be replaced")
 
 // seriesName matches the files kpatch writes (git format-patch -v N
 // names) and the temporary files of older kpatch versions.
-var seriesName = regexp.MustCompile(`^(v[0-9]+-[0-9]{4}-.*\.patch|\.kpatch-.*\.tmp)$`)
+var seriesName = lazyre.New(`^(v[0-9]+-[0-9]{4}-.*\.patch|\.kpatch-.*\.tmp)$`)
 
 // IsSeriesFile reports whether name is the name of a file kpatch writes
 // into an output directory (or a temporary file an older kpatch left).

@@ -3,12 +3,12 @@ package patchid
 import (
 	"crypto/sha1"
 	"fmt"
-	"regexp"
+	"kpatch/internal/lazyre"
 	"strconv"
 	"strings"
 )
 
-var hunkCounts = regexp.MustCompile(`^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@`)
+var hunkCounts = lazyre.New(`^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@`)
 
 // Stable returns what git patch-id --stable prints for a diff: the sum of
 // the SHA-1s of every file's diff with whitespace removed, without index
