@@ -945,7 +945,13 @@ func parseTemplate(name, src string) (*template.Template, error) {
 // code lines (tabs, blank lines) is kept exactly as written.
 func joinControlLines(src string) string {
 	var b strings.Builder
-	for _, l := range strings.SplitAfter(src, "\n") {
+	b.Grow(len(src) + len(src)/8) // room for the comments, without regrowing
+	for rest := src; rest != ""; {
+		l := rest
+		if i := strings.IndexByte(rest, '\n'); i >= 0 {
+			l = rest[:i+1]
+		}
+		rest = rest[len(l):]
 		bare := l
 		if strings.HasPrefix(bare, "\x01") {
 			bare = trimLeadingMarks(bare)

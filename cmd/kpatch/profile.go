@@ -38,6 +38,9 @@ func startProfiles() func() {
 			cf.Close()
 		}
 		if mem != "" {
+			// The allocation profile stands as of the last collection:
+			// one now counts the allocations made since.
+			runtime.GC()
 			f, err := os.Create(mem)
 			if err == nil {
 				err = pprof.Lookup("allocs").WriteTo(f, 0)
