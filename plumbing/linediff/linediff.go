@@ -96,13 +96,17 @@ func UnifiedWith(old, new []byte, opt Options) (hunks string, added, deleted int
 		old, new = trimCommonTail(old, new)
 	}
 	e := computeEnv(old, new)
+	defer e.release()
 	changes := e.script()
 	for _, c := range changes {
 		added += c.NewLines
 		deleted += c.OldLines
 	}
-	// strings.Builder: the hunks are returned without a copy.
+	// strings.Builder: the hunks are returned without a copy. Sized for
+	// the lines split around the changes, which hold every line a hunk
+	// shows unless the hunks reach far into the common lines.
 	var buf strings.Builder
+	buf.Grow(e.a.hi - e.a.lo + e.b.hi - e.b.lo + len(e.a.lines) + len(e.b.lines) + 64*len(changes))
 	e.emit(&buf, changes, opt)
 	return buf.String(), added, deleted
 }
@@ -124,7 +128,9 @@ func Changes(old, new []byte) []Change {
 	if bytes.Equal(old, new) {
 		return nil
 	}
-	return computeEnv(old, new).script()
+	e := computeEnv(old, new)
+	defer e.release()
+	return e.script()
 }
 
 // computeEnv runs the whole xdiff pipeline up to the final change marks.

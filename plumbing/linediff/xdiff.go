@@ -118,7 +118,11 @@ func splitLines(data []byte) [][]byte {
 	if len(data) == 0 {
 		return nil
 	}
-	lines := make([][]byte, 0, recordCount(data))
+	return appendLines(make([][]byte, 0, recordCount(data)), data)
+}
+
+// appendLines appends the records of data to lines.
+func appendLines(lines [][]byte, data []byte) [][]byte {
 	for len(data) > 0 {
 		i := bytes.IndexByte(data, '\n')
 		if i < 0 {
@@ -134,6 +138,7 @@ func splitLines(data []byte) [][]byte {
 // env is the state of one diff computation (xdfenv_t).
 type env struct {
 	a, b side
+	sc   *scratch // the pooled memory the slices come from; nil after release
 }
 
 // bogosqrt is xdl_bogosqrt: a power of two close to sqrt(n).
@@ -190,7 +195,8 @@ func commonSuffix(a, b []byte, limit int) int {
 // prefix and suffix lines of the same content (found through a filter on
 // their length and first byte, then looked up, never added).
 func prepare(old, new []byte) *env {
-	e := &env{}
+	e := newEnv()
+	sc := e.sc
 	a, b := &e.a, &e.b
 	a.data, b.data = old, new
 	a.nl, b.nl = recordCount(old), recordCount(new)
@@ -220,7 +226,7 @@ func prepare(old, new []byte) *env {
 	sufBytes := len(old) - sufStart
 
 	// The window split up front: the middle and a margin around it.
-	for _, s := range []*side{a, b} {
+	for k, s := range []*side{a, b} {
 		midEnd := len(s.data) - sufBytes
 		s.dstart, s.dend = pre, s.nl-suf-1
 		s.off, s.lo, s.hi = pre, preEnd, midEnd
@@ -235,8 +241,9 @@ func prepare(old, new []byte) *env {
 				s.hi = len(s.data)
 			}
 		}
-		s.lines = splitLines(s.data[s.lo:s.hi])
-		s.chg = make([]byte, s.nl+2)
+		s.lines = appendLines(sc.lines[k][:0], s.data[s.lo:s.hi])
+		s.chg = zeroed(sc.chg[k], s.nl+2)
+		s.class, s.rindex, s.ha = sc.class[k][:0], sc.rindex[k][:0], sc.ha[k][:0]
 	}
 	na, nb := a.dend-a.dstart+1, b.dend-b.dstart+1
 	if na == 0 || nb == 0 {
@@ -252,12 +259,12 @@ func prepare(old, new []byte) *env {
 		return e
 	}
 
-	classes := newClassTable(na + nb)
-	var len1, len2 []int // occurrences of each class in a and b
+	classes := sc.table.reset(na + nb)
+	len1, len2 := sc.len1[:0], sc.len2[:0] // occurrences of each class in a and b
 	var lenSeen [1 << 16 / 64]uint64
 	filterKey := func(l []byte) int { return (len(l)*31 + int(l[0])) & (1<<16 - 1) }
 	classify := func(s *side, counts *[]int) {
-		s.class = make([]int, s.dend-s.dstart+1)
+		s.class = resized(s.class, s.dend-s.dstart+1)
 		for i := s.dstart; i <= s.dend; i++ {
 			l := s.line(i)
 			c, added := classes.add(l)
@@ -296,6 +303,7 @@ func prepare(old, new []byte) *env {
 	countCommon(old[sufStart:])
 
 	e.cleanupRecords(len1, len2)
+	sc.len1, sc.len2 = len1, len2
 	return e
 }
 
@@ -310,12 +318,15 @@ type classTable struct {
 	lines  [][]byte // per class
 }
 
-func newClassTable(n int) *classTable {
+// reset empties t for up to n lines, reusing its memory, and returns it.
+func (t *classTable) reset(n int) *classTable {
 	size := 16
 	for size < 2*n {
 		size <<= 1
 	}
-	return &classTable{seed: maphash.MakeSeed(), slots: make([]int32, size), mask: uint64(size - 1)}
+	t.slots, t.mask = zeroed(t.slots, size), uint64(size-1)
+	t.hashes, t.lines = t.hashes[:0], t.lines[:0]
+	return t
 }
 
 // lookup returns the class of l, or -1 and the empty slot it would take.
@@ -367,8 +378,8 @@ func (s *side) same(i, j int) bool {
 func (e *env) cleanupRecords(len1, len2 []int) {
 	a, b := &e.a, &e.b
 
-	mark := func(s *side, other []int) []byte {
-		dis := make([]byte, s.dend-s.dstart+1)
+	mark := func(s *side, other []int, buf []byte) []byte {
+		dis := resized(buf, s.dend-s.dstart+1)
 		mlim := min(bogosqrt(s.n()), maxEqLimit)
 		for i := range dis {
 			nm := other[s.class[i]]
@@ -383,14 +394,19 @@ func (e *env) cleanupRecords(len1, len2 []int) {
 		}
 		return dis
 	}
-	dis1 := mark(a, len2)
-	dis2 := mark(b, len1)
+	dis1 := mark(a, len2, e.sc.dis[0])
+	dis2 := mark(b, len1, e.sc.dis[1])
+	e.sc.dis[0], e.sc.dis[1] = dis1, dis2
 
 	// dis is indexed from s.dstart.
 	reduce := func(s *side, dis []byte) {
 		cnt := len(dis)
-		s.rindex = make([]int, 0, cnt)
-		s.ha = make([]int, 0, cnt)
+		if cap(s.rindex) < cnt {
+			s.rindex = make([]int, 0, cnt)
+		}
+		if cap(s.ha) < cnt {
+			s.ha = make([]int, 0, cnt)
+		}
 		for k := range dis {
 			if dis[k] == 1 || (dis[k] == 2 && !cleanMmatch(dis, k, 0, cnt-1)) {
 				s.rindex = append(s.rindex, s.dstart+k)
@@ -477,14 +493,15 @@ func (e *env) diff() {
 		rchg2:    e.b.chg,
 		rindex1:  e.a.rindex,
 		rindex2:  e.b.rindex,
-		kf:       make([]int, ndiags),
-		kb:       make([]int, ndiags),
+		kf:       zeroed(e.sc.kf, ndiags),
+		kb:       zeroed(e.sc.kb, ndiags),
 		koff:     n2 + 1,
 		mxcost:   max(bogosqrt(ndiags), maxCostMin),
 		snakeCnt: snakeCnt,
 		heurMin:  heurMinCost,
 	}
 	m.compare(0, n1, 0, n2, false)
+	e.sc.kf, e.sc.kb = m.kf, m.kb
 }
 
 // compare is xdl_recs_cmp: it marks the changed lines between the reduced
