@@ -157,30 +157,43 @@ func (r *Revision) execute(f *File, step int) ([]byte, int, error) {
 	return out, created, err
 }
 
-// executeTemplate runs f's template after step patches of r.
+// executeTemplate runs f's template after step patches of r: with the
+// guard evaluator when f has a program, else (or when the program stops)
+// with text/template.
 func (r *Revision) executeTemplate(f *File, step int) ([]byte, int, error) {
-	created := -1
+	d := RenderData{Version: r.guardVersion(), Step: step}
+	if step > 0 && step <= len(r.Patches) {
+		d.Patch = r.Patches[step-1].ID
+	}
 	applied := func(id string) (bool, error) {
 		n, err := r.position(id)
 		return err == nil && n != 0 && n <= step, err
+	}
+	created := -1
+	createdBy := func(id string) error {
+		n, err := r.position(id)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			n = len(r.Patches) + 1 // created by a patch of another revision
+		}
+		created = n
+		return nil
+	}
+	if prog := f.program(); prog != nil {
+		if out, err := prog.run(d, guardFuncs{applied: applied, created: createdBy}); err == nil {
+			return out, created, nil
+		}
+		created = -1 // text/template runs it again and says what stopped it
 	}
 	t, err := f.tmpl.Clone()
 	if err != nil {
 		return nil, 0, err
 	}
 	t.Funcs(map[string]any{
-		"created": func(id string) (string, error) {
-			n, err := r.position(id)
-			if err != nil {
-				return "", err
-			}
-			if n == 0 {
-				n = len(r.Patches) + 1 // created by a patch of another revision
-			}
-			created = n
-			return "", nil
-		},
-		"since": applied,
+		"created": func(id string) (string, error) { return "", createdBy(id) },
+		"since":   applied,
 		"before": func(id string) (bool, error) {
 			ok, err := applied(id)
 			return !ok, err
@@ -194,10 +207,6 @@ func (r *Revision) executeTemplate(f *File, step int) ([]byte, int, error) {
 			return okA && !okB, err
 		},
 	})
-	d := RenderData{Version: r.guardVersion(), Step: step}
-	if step > 0 && step <= len(r.Patches) {
-		d.Patch = r.Patches[step-1].ID
-	}
 	var buf bytes.Buffer
 	if err := t.Execute(&buf, d); err != nil {
 		return nil, 0, fmt.Errorf("spec: rendering %s: %w", f.Src, err)

@@ -33,6 +33,7 @@ type File struct {
 	Path string // path in the kernel tree
 	Src  string // path in the spec
 	tmpl *template.Template
+	prog func() *program // tmpl compiled for the guard evaluator on first use, nil if it cannot be
 
 	// ids are the patch ids the template's guards name, in a fixed order;
 	// cacheable is false when it uses .Step or .Patch. What it renders
@@ -52,7 +53,7 @@ type rendered struct {
 
 // newFile makes the File of a parsed template.
 func newFile(path, src string, t *template.Template) *File {
-	f := &File{Path: path, Src: src, tmpl: t, cacheable: true, cache: map[string]rendered{}}
+	f := &File{Path: path, Src: src, tmpl: t, prog: lazyProgram(t), cacheable: true, cache: map[string]rendered{}}
 	seen := map[string]bool{}
 	walk(t.Tree.Root, func(c *parse.CommandNode) {
 		for _, a := range c.Args {
@@ -343,6 +344,7 @@ var notesName = lazyre.New(`^([a-z0-9][a-z0-9-]*)\.notes$`)
 type decl struct {
 	id, src string
 	tmpl    *template.Template
+	prog    func() *program // tmpl for the guard evaluator on first use, nil if it cannot be
 }
 
 // loadDecls reads every vN/<id>.patch of the spec; an id declared twice is
@@ -369,7 +371,7 @@ func (s *Spec) loadDecls() (map[string]*decl, error) {
 		if err != nil {
 			return nil, err
 		}
-		out[m[2]] = &decl{id: m[2], src: f, tmpl: t}
+		out[m[2]] = &decl{id: m[2], src: f, tmpl: t, prog: lazyProgram(t)}
 	}
 	return out, nil
 }
@@ -669,16 +671,37 @@ func (s *Spec) readOrder(src string) ([]slot, error) {
 
 // render renders the declaration for revision v and parses the result.
 func (d *decl) render(v int) (*Patch, error) {
-	var buf bytes.Buffer
-	if err := d.tmpl.Execute(&buf, RenderData{Version: v}); err != nil {
-		return nil, fmt.Errorf("spec: rendering %s for v%d: %w", d.src, v, err)
+	text, err := d.execute(v)
+	if err != nil {
+		return nil, err
 	}
-	p, err := parsePatch(d.src, trimTrailingMarks(buf.String()))
+	p, err := parsePatch(d.src, trimTrailingMarks(text))
 	if err != nil {
 		return nil, err
 	}
 	p.ID = d.id
 	return p, nil
+}
+
+// execute runs the declaration's template for revision v. Its guards see
+// the placeholder functions: no patch is applied while a revision's
+// declarations are read.
+func (d *decl) execute(v int) (string, error) {
+	data := RenderData{Version: v}
+	if prog := d.prog(); prog != nil {
+		none := guardFuncs{
+			applied: func(string) (bool, error) { return false, nil },
+			created: func(string) error { return nil },
+		}
+		if out, err := prog.run(data, none); err == nil {
+			return string(out), nil
+		}
+	}
+	var buf bytes.Buffer
+	if err := d.tmpl.Execute(&buf, data); err != nil {
+		return "", fmt.Errorf("spec: rendering %s for v%d: %w", d.src, v, err)
+	}
+	return buf.String(), nil
 }
 
 // lineMark starts every line of a patch declaration before it is rendered,
