@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"kpatch/plumbing/diffstat"
@@ -159,32 +158,43 @@ func (s *Series) Shortlog() string {
 	return b.String()
 }
 
-// diffAll computes the diff of every file change and of the whole series.
-func (s *Series) diffAll() {
-	var files []*FileChange
-	for _, p := range s.Patches {
-		files = append(files, p.Files...)
-	}
-	// The largest first, each worker taking the next: the diffs are
-	// independent.
-	sort.SliceStable(files, func(i, j int) bool { return len(files[i].New)+len(files[i].Old) > len(files[j].New)+len(files[j].Old) })
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(files)) {
-		wg.Add(1)
+// startDiffs starts the workers, one per processor, that make the diff of
+// every file change handed to the differ.
+func (s *Series) startDiffs() *differ {
+	d := &differ{files: make(chan *FileChange, 64)}
+	for range runtime.GOMAXPROCS(0) {
+		d.wg.Add(1)
 		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(files) {
-					return
-				}
-				f := files[i]
+			defer d.wg.Done()
+			for f := range d.files {
 				f.diff, f.stat = s.Diff(f)
 			}
 		}()
 	}
-	wg.Wait()
+	return d
+}
+
+// differ makes the diffs of the patches' files in the background, as
+// place hands them over patch by patch.
+type differ struct {
+	files chan *FileChange
+	wg    sync.WaitGroup
+	done  sync.Once
+}
+
+// add queues the diffs of one patch's files.
+func (d *differ) add(files []*FileChange) {
+	for _, f := range files {
+		d.files <- f
+	}
+}
+
+// finish waits for every diff queued; nothing may be added after.
+func (d *differ) finish() {
+	d.done.Do(func() {
+		close(d.files)
+		d.wg.Wait()
+	})
 }
 
 // fileDiff returns the git diff of f: the one diffAll computed, or computed

@@ -144,6 +144,7 @@ type state struct {
 	tree  *kernelsrc.Tree
 	files map[string][]byte // nil value: known absent
 	base  map[string][]byte // the files as the tree has them
+	blobs *blobIDs          // told the base's blob ids as files are read
 }
 
 func (s *state) Get(path string) ([]byte, error) {
@@ -159,6 +160,11 @@ func (s *state) Get(path string) ([]byte, error) {
 	}
 	s.files[path] = c
 	s.base[path] = c
+	if s.blobs != nil {
+		if h, ok := s.tree.BlobHash(path); ok {
+			s.blobs.known(c, h)
+		}
+	}
 	return c, nil
 }
 
@@ -408,16 +414,26 @@ func checkCreated(tree *kernelsrc.Tree, created []string) error {
 
 // place is build after the check of the created files.
 func place(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree, own bool, created []string) (*Series, error) {
-	st := &state{tree: tree, files: map[string][]byte{}, base: map[string][]byte{}}
+	s := &Series{Revision: rev, Tree: tree}
+	st := &state{tree: tree, files: map[string][]byte{}, base: map[string][]byte{}, blobs: &s.blobs}
 	for _, p := range created {
 		st.files[p] = nil
 	}
-	s := &Series{Revision: rev, Tree: tree}
 	ed := hooks.NewEditor(st) // keeps the edited files split in lines
 	// The created files depend on the spec only: they are rendered in
 	// the background while the edits are placed.
 	rendered := renderAhead(rev, created)
 	defer rendered.stop()
+	// A patch's diffs are made while the next patches are placed.
+	diffs := s.startDiffs()
+	defer diffs.finish()
+	// MAINTAINERS is parsed for the recipients as soon as no later patch
+	// edits it (before the first one when none does).
+	lastMaint := lastEditOf(rev, "MAINTAINERS")
+	var maint chan parsedMaintainers
+	if lastMaint < 0 {
+		maint = s.parseMaintainers(st)
+	}
 	var unplaced []*Unplaced
 	for i, sp := range rev.Patches {
 		if err := ctx.Err(); err != nil {
@@ -485,32 +501,31 @@ func place(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree, own bo
 			return nil, fmt.Errorf("patch %d (%s) changes nothing: check its edits and the templates' guards", sp.Number, sp.ID)
 		}
 		s.Patches = append(s.Patches, p)
+		diffs.add(p.Files)
+		if i == lastMaint && len(unplaced) == 0 {
+			maint = s.parseMaintainers(st)
+		}
 	}
 	if len(unplaced) > 0 {
 		return nil, &UnplacedError{Base: tree.Base, Edits: unplaced}
 	}
 	s.final = st.files
-	for path, c := range st.base {
-		if h, ok := tree.BlobHash(path); ok {
-			s.blobs.known(c, h)
-		}
+	pm := <-maint
+	if pm.err != nil {
+		return nil, pm.err
 	}
-	// Three independent jobs: recipients (MAINTAINERS matching), the commit
-	// objects, and the diffs the mail shows.
+	// Two jobs besides the diffs: recipients (MAINTAINERS matching) and
+	// the commit objects.
 	var wg sync.WaitGroup
 	var recErr, comErr error
 	wg.Add(2)
-	maint, err := st.Get("MAINTAINERS") // read here: st is not safe for concurrent use
-	if err != nil {
-		return nil, err
-	}
 	skip := 0 // patches whose recipients nobody reads
 	if own {
 		skip = min(rev.Own, len(s.Patches))
 	}
-	go func() { defer wg.Done(); recErr = s.recipients(maint, skip) }()
+	go func() { defer wg.Done(); recErr = s.recipients(pm.file, skip) }()
 	go func() { defer wg.Done(); comErr = s.commits() }()
-	s.diffAll()
+	diffs.finish()
 	wg.Wait()
 	if recErr != nil {
 		return nil, recErr
@@ -581,16 +596,7 @@ func (r *renders) stop() { r.close.Do(func() { close(r.quit) }) }
 // patches after the first skip (a stacked series' prerequisite, which
 // ownPatches drops; the series' own To and Cc are then those of the
 // patches it keeps, as ownPatches sets them).
-func (s *Series) recipients(m []byte, skip int) error {
-	mf, err := maintainers.ParseLazy(m) // only the sections the paths may match are parsed
-	if err != nil {
-		return fmt.Errorf("MAINTAINERS of %s: %w", s.Tree.Base, err)
-	}
-	mf.IsDir = s.Tree.IsDir
-	mf.ReadFile = s.Tree.ReadFile // get_maintainer.pl takes the addresses in .yaml files
-	if mm, err := s.Tree.ReadFile(".mailmap"); err == nil {
-		mf.Mailmap = maintainers.ParseMailmapLazy(mm) // only the lines of the addresses mapped are parsed
-	}
+func (s *Series) recipients(mf *maintainers.File, skip int) error {
 	for _, f := range []struct {
 		field string
 		list  []string
@@ -627,6 +633,53 @@ func (s *Series) recipients(m []byte, skip int) error {
 	s.To = merge(to, s.Revision.To)
 	s.Cc = minus(merge(cc, s.Revision.Cc), s.To)
 	return nil
+}
+
+// parsedMaintainers is MAINTAINERS as the series leaves it, parsed for the
+// recipients, with the tree's .mailmap.
+type parsedMaintainers struct {
+	file *maintainers.File
+	err  error
+}
+
+// parseMaintainers parses MAINTAINERS as st has it now in the background.
+// It reads the file here (st is not safe for concurrent use); a tree
+// without it is an error.
+func (s *Series) parseMaintainers(st *state) chan parsedMaintainers {
+	ch := make(chan parsedMaintainers, 1)
+	m, err := st.Get("MAINTAINERS")
+	if err != nil {
+		ch <- parsedMaintainers{err: err}
+		return ch
+	}
+	go func() {
+		mf, err := maintainers.ParseLazy(m) // only the sections the paths may match are parsed
+		if err != nil {
+			ch <- parsedMaintainers{err: fmt.Errorf("MAINTAINERS of %s: %w", s.Tree.Base, err)}
+			return
+		}
+		mf.IsDir = s.Tree.IsDir
+		mf.ReadFile = s.Tree.ReadFile // get_maintainer.pl takes the addresses in .yaml files
+		if mm, err := s.Tree.ReadFile(".mailmap"); err == nil {
+			mf.Mailmap = maintainers.ParseMailmapLazy(mm) // only the lines of the addresses mapped are parsed
+		}
+		ch <- parsedMaintainers{file: mf}
+	}()
+	return ch
+}
+
+// lastEditOf returns the index in rev.Patches of the last patch that edits
+// path, -1 if none does.
+func lastEditOf(rev *spec.Revision, path string) int {
+	last := -1
+	for i, p := range rev.Patches {
+		for _, e := range p.Edits {
+			if e.Path == path || e.Op == "move-function" && len(e.Args) > 1 && e.Args[1] == path {
+				last = i
+			}
+		}
+	}
+	return last
 }
 
 // merge returns the addresses of a followed by those of b that a does not
