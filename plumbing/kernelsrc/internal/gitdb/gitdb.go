@@ -92,6 +92,7 @@ type DB struct {
 	packedErr  error
 	locked     objReader // the reader of callers that hold mu
 	readers    sync.Pool // *objReader for Read, which holds mu only to find
+	cacheDir   string    // where large objects are kept inflated (SetCache), "" for none
 }
 
 // objReader reads objects with its own inflater and pack buffer, so that
@@ -343,20 +344,33 @@ func (db *DB) read(h Hash) (Type, []byte, error) {
 }
 
 func (r *objReader) read(h Hash) (Type, []byte, error) {
+	db := r.db
 	loc, err := r.find(h)
 	if err != nil {
 		return 0, nil, err
 	}
+	// Found in the repository (a missing object is still reported as
+	// missing): a kept copy spares inflating it.
+	if db.cacheDir != "" {
+		if t, data, ok := db.cached(h); ok {
+			return t, data, nil
+		}
+	}
+	var t Type
+	var data []byte
 	if loc.pack != nil {
-		t, data, err := r.readPacked(loc.f, loc.size, loc.off, 0)
+		t, data, err = r.readPacked(loc.f, loc.size, loc.off, 0)
 		if err != nil {
 			return 0, nil, fmt.Errorf("%w: object %s in %s: %v", ErrDamaged, h, loc.pack.packPath, stripDamaged(err))
 		}
-		return t, data, nil
+	} else {
+		t, data, err = r.readLoose(loc.path, h)
+		if err != nil {
+			return 0, nil, fmt.Errorf("%w: object %s (%s): %v", ErrDamaged, h, loc.path, stripDamaged(err))
+		}
 	}
-	t, data, err := r.readLoose(loc.path, h)
-	if err != nil {
-		return 0, nil, fmt.Errorf("%w: object %s (%s): %v", ErrDamaged, h, loc.path, stripDamaged(err))
+	if db.cacheable(len(data)) {
+		db.keep(h, t, data)
 	}
 	return t, data, nil
 }
