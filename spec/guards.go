@@ -305,56 +305,44 @@ func (e *gexpr) eval(d RenderData, fns guardFuncs) (gvalue, error) {
 		}
 		args[i] = v
 	}
-	str := func(i int) (string, error) {
+	// applied says whether the patch argument i names is applied; any
+	// failure (not a string, an unknown id) leaves the render to
+	// text/template.
+	applied := func(i int) (bool, error) {
 		if args[i].kind != 's' {
-			return "", errFallback
+			return false, errFallback
 		}
-		return args[i].s, nil
+		ok, err := fns.applied(args[i].s)
+		if err != nil {
+			return false, errFallback
+		}
+		return ok, nil
 	}
 	switch e.fn {
 	case "since", "before":
 		if len(args) != 1 {
 			return gvalue{}, errFallback
 		}
-		id, err := str(0)
+		ok, err := applied(0)
 		if err != nil {
 			return gvalue{}, err
-		}
-		ok, err := fns.applied(id)
-		if err != nil {
-			return gvalue{}, errFallback
 		}
 		return gvalue{kind: 'b', b: ok == (e.fn == "since")}, nil
 	case "between":
 		if len(args) != 2 {
 			return gvalue{}, errFallback
 		}
-		a, err := str(0)
+		okA, err := applied(0)
 		if err != nil {
 			return gvalue{}, err
 		}
-		b, err := str(1)
+		okB, err := applied(1)
 		if err != nil {
 			return gvalue{}, err
-		}
-		okA, err := fns.applied(a)
-		if err != nil {
-			return gvalue{}, errFallback
-		}
-		okB, err := fns.applied(b)
-		if err != nil {
-			return gvalue{}, errFallback
 		}
 		return gvalue{kind: 'b', b: okA && !okB}, nil
 	case "created":
-		if len(args) != 1 {
-			return gvalue{}, errFallback
-		}
-		id, err := str(0)
-		if err != nil {
-			return gvalue{}, err
-		}
-		if err := fns.created(id); err != nil {
+		if len(args) != 1 || args[0].kind != 's' || fns.created(args[0].s) != nil {
 			return gvalue{}, errFallback
 		}
 		return gvalue{kind: 's'}, nil
