@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"kpatch/plumbing/outdir"
 	"kpatch/templates/linux"
 )
 
@@ -46,6 +47,12 @@ func LoadSeriesRules(specDir string) (*SeriesRules, error) {
 	var fsys fs.FS = linux.FS
 	name := SeriesRulesFile
 	if specDir != "" {
+		// A spec directory that is not there is refused as series.LoadSpec
+		// refuses it: read as "no verify-rules", it would drop the series'
+		// rules without a word.
+		if st, err := os.Stat(specDir); err != nil || !st.IsDir() {
+			return nil, fmt.Errorf("--spec %s: %w", specDir, outdir.ErrNotDir)
+		}
 		fsys = os.DirFS(specDir)
 		name = filepath.Join(specDir, SeriesRulesFile)
 	}

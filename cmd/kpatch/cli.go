@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/signal"
 	"strings"
@@ -303,14 +302,17 @@ func runCommand(c command, args []string, stdout *checkedWriter, stderr io.Write
 // badInputs are the errors that say an input the command was given cannot
 // be used: nothing was checked or written, and the fix is to give another
 // (exit 2, as for usage errors), as opposed to checks that ran and failed.
+// A missing file is not among them: one that vanishes while a build runs
+// is a failure of the work (exit 1); an input the user named and that is
+// missing is marked where it is read (badInput, or the package's own
+// error, as kernelsrc's ErrNotKernel for a --tree that does not exist).
 var badInputs = []error{
-	fs.ErrNotExist,
 	kernelsrc.ErrNotKernel, kernelsrc.ErrUnknownRev, kernelsrc.ErrNotAGitRepo, kernelsrc.ErrDamaged,
 	mail.ErrNoPatches, mail.ErrNotMail, mail.ErrNoMessages,
 	spec.ErrNoRevision, spec.ErrNotStacked, spec.ErrAlreadyHas,
 	outdir.ErrForeign, outdir.ErrInTheWay, outdir.ErrNotDir, outdir.ErrExists,
 	series.ErrBadBranchName, series.ErrBranchExists, series.ErrAlreadyApplied, series.ErrPathCollision,
-	hooks.ErrAnchorMissing, hooks.ErrAnchorAmbiguous,
+	hooks.ErrAnchorMissing, hooks.ErrAnchorAmbiguous, hooks.ErrNoFile,
 }
 
 // isBadInput reports whether err says an input cannot be used.

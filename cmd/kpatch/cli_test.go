@@ -4,11 +4,16 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"kpatch/plumbing/kernelsrc"
 	"kpatch/plumbing/oracle"
+	"kpatch/plumbing/outdir"
+	"kpatch/series/hooks"
 )
 
 // TestFlagsAfterArguments: flags are taken before and after the
@@ -118,6 +123,10 @@ func TestTestSubcommands(t *testing.T) {
 // stdout with the error and the exit status.
 func TestJSONErrors(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "nothing.mbox")
+	seed, err := oracle.SeedPath() // a posted thread verify reads
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		args []string
 		code int
@@ -135,6 +144,12 @@ func TestJSONErrors(t *testing.T) {
 		{[]string{"test", "build", "--json", "--stack", "x86", "-v", "16"}, 2, "x86 v16"},
 		{[]string{"verify", "--json", "--stack", "x86", "-v", "16", "--tree", t.TempDir()}, 2, "x86 v16"},
 		{[]string{"gen", "--json", "--tree", t.TempDir(), "-o", filepath.Join(t.TempDir(), "o")}, 2, "not a Linux kernel tree"},
+		// Inputs named on the command line that are not there.
+		{[]string{"gen", "--json", "--tree", missing, "-o", filepath.Join(t.TempDir(), "o")}, 2, "nothing.mbox does not exist: not a Linux kernel tree: give one with --tree"},
+		{[]string{"test", "build", "--json", "--tree", missing, "--base", "v6.12"}, 2, "does not exist"},
+		{[]string{"verify", "--json", "--spec", missing, seed}, 2, "--spec " + missing + ": not a directory"},
+		{[]string{"unwind", "--json", "--core", missing}, 2, "open " + missing},
+		{[]string{"unwind", "--json", "--snapshot", missing}, 2, "open " + missing},
 	}
 	for _, tc := range tests {
 		var stdout, stderr bytes.Buffer
@@ -197,6 +212,31 @@ func TestUserMessage(t *testing.T) {
 	} {
 		if got := userMessage(in); got != want {
 			t.Errorf("userMessage(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestBadInputKinds: what exits 2 (an input that cannot be used) and what
+// exits 1 (the work failed): a file that is missing says nothing by
+// itself (one that vanishes during a build is a failure of the work), an
+// input the command names missing does, where it is read.
+func TestBadInputKinds(t *testing.T) {
+	gone := &fs.PathError{Op: "open", Path: "build/kernel/fork.o", Err: fs.ErrNotExist}
+	tests := []struct {
+		name string
+		err  error
+		bad  bool
+	}{
+		{"a missing file", fmt.Errorf("kbuild: %w", gone), false},
+		{"a missing input named", badInput(fmt.Errorf("kpatch.core: %w", gone)), true},
+		{"a tree without a file the series edits", fmt.Errorf("patch 1: %w", hooks.ErrNoFile), true},
+		{"a --tree that does not exist", fmt.Errorf("gen: %w", kernelsrc.ErrNotKernel), true},
+		{"a --spec that is not a directory", fmt.Errorf("--spec x: %w", outdir.ErrNotDir), true},
+		{"a failed build", errors.New("make: *** [Makefile:1] Error 2"), false},
+	}
+	for _, tc := range tests {
+		if got := isBadInput(tc.err); got != tc.bad {
+			t.Errorf("%s (%v): bad input %v, want %v", tc.name, tc.err, got, tc.bad)
 		}
 	}
 }

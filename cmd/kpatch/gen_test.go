@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -117,6 +118,29 @@ func writeFakeKernel(dir, src string, edit func(path string, b []byte) []byte) e
 // tagged v6.12 as the Debian tree is (one commit, one tag): the same
 // refusals, and proving that tree untouched takes no walk through the
 // whole kernel.
+// TestGenTreeWithoutAnEditedFile: a tree that lacks a file the series
+// edits is an input that cannot be used (exit 2), each edit of the file
+// named, and nothing is written.
+func TestGenTreeWithoutAnEditedFile(t *testing.T) {
+	tree := fakeKernel(t, nil)
+	if err := os.Remove(filepath.Join(tree, "arch", "Kconfig")); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "outgoing")
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"gen", "-v", "12", "--tree", tree, "-o", out}, &stdout, &stderr)
+	if code != 2 {
+		t.Fatalf("exit %d, want 2; stderr: %s", code, stderr.String())
+	}
+	msg := stderr.String()
+	if !strings.Contains(msg, `arch/Kconfig: "config-after`) || !strings.Contains(msg, "the tree has no such file") {
+		t.Errorf("the error does not name the edit of arch/Kconfig and the missing file: %q", msg)
+	}
+	if _, err := os.Stat(out); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("%s was written (%v)", out, err)
+	}
+}
+
 func TestGenErrors(t *testing.T) {
 	repo := fakeGitKernel(t, false)
 	notKernel := t.TempDir()

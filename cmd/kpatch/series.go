@@ -64,7 +64,7 @@ func loadSide(ctx context.Context, arg, tree, base, specDir string) ([]rangediff
 	}
 	s, err := mail.Load(arg)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w: give a directory of patches, an mbox, a saved thread or a revision such as v11", arg, err)
+		return nil, badInput(fmt.Errorf("%s: %w: give a directory of patches, an mbox, a saved thread or a revision such as v11", arg, err))
 	}
 	var out []rangediff.Patch
 	for _, p := range s.Patches {
@@ -96,7 +96,7 @@ kpatch series diff. Replies are left out; kpatch trailers reads them.`)
 	}
 	s, err := mail.Load(pos[0])
 	if err != nil {
-		return fmt.Errorf("%s: %w: give an mbox, a saved thread or a directory of patches", pos[0], err)
+		return badInput(fmt.Errorf("%s: %w: give an mbox, a saved thread or a directory of patches", pos[0], err))
 	}
 	names, err := s.WriteDir(*out)
 	if err != nil {

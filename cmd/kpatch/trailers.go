@@ -57,7 +57,7 @@ Trailers a patch already has are not added again.`)
 	for _, f := range files {
 		ms, err := mail.LoadMessages(f)
 		if err != nil {
-			return fmt.Errorf("%s: %w: give an mbox, a saved thread or a directory of mails", f, err)
+			return badInput(fmt.Errorf("%s: %w: give an mbox, a saved thread or a directory of mails", f, err))
 		}
 		msgs = append(msgs, ms...)
 	}

@@ -99,8 +99,11 @@ func cmdUnwind(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *corePath != "" {
 		source = "core"
 		c, err := core.Open(*corePath)
+		if errors.Is(err, os.ErrNotExist) {
+			return badInput(err) // no such core: give another
+		}
 		if err != nil {
-			return fmt.Errorf("%w", err)
+			return err
 		}
 		defer c.Close()
 		c.Root = *root
@@ -259,7 +262,7 @@ func readSnapshot(path string, index int) (*unwind.Snapshot, error) {
 	if path != "-" {
 		f, err := os.Open(path)
 		if err != nil {
-			return nil, fmt.Errorf("%w", err)
+			return nil, badInput(err) // no such snapshot file: give another
 		}
 		defer f.Close()
 		in = f

@@ -192,11 +192,14 @@ func isBare(dir string) bool {
 // OpenDir opens a plain directory; base only labels the output.
 func OpenDir(dir, base string) (*Tree, error) {
 	st, err := os.Stat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s does not exist: %w: give one with --tree (a git repository or a source directory)", dir, ErrNotKernel)
+	}
 	if err != nil {
 		return nil, err
 	}
 	if !st.IsDir() {
-		return nil, fmt.Errorf("%s: not a directory", dir)
+		return nil, fmt.Errorf("%s: not a directory: %w: give a kernel tree with --tree", dir, ErrNotKernel)
 	}
 	tr := &Tree{Dir: dir, Base: base}
 	return tr, tr.checkKernel()

@@ -43,6 +43,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"regexp"
 	"sort"
 	"strconv"
@@ -58,7 +59,18 @@ var (
 	ErrAnchorMissing   = errors.New("anchor not found")
 	ErrAnchorAmbiguous = errors.New("anchor is ambiguous")
 	ErrAlreadyPresent  = errors.New("already present")
+	// ErrNoFile is an edit of a file the tree does not have.
+	ErrNoFile = errors.New("the tree has no such file")
 )
+
+// noFile names a file an edit needs that the tree does not have (err says
+// how the tree said so); other errors are returned as they are.
+func noFile(err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w (%v)", ErrNoFile, err)
+	}
+	return err
+}
 
 // AnchorError says which edit could not be placed and why.
 type AnchorError struct {
@@ -312,7 +324,7 @@ func (ed *Editor) Apply(e spec.Edit) error {
 	}
 	data, err := files.Get(e.Path)
 	if err != nil {
-		return fail(err, "")
+		return fail(noFile(err), "")
 	}
 	if at, ok := placeInBytes[e.Op]; ok && len(e.Text) > 0 {
 		if off, ok := at(data, e); ok {
@@ -917,7 +929,7 @@ func moveFunction(ed *Editor, f lines, e spec.Edit, fail func(error, string, ...
 
 	dd, err := files.Get(dest)
 	if err != nil {
-		return fail(err, "")
+		return fail(noFile(err), "")
 	}
 	d := ed.lines(dest, dd)
 	dsp, err := d.function(before)
