@@ -1,7 +1,6 @@
 package kbuild
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"os"
@@ -46,17 +45,26 @@ func ReadCompileCommand(obj, object string) (*CompileCommand, error) {
 // compiler wrappers left out.
 func ParseCompileCommand(cmdFile []byte, object string) (*CompileCommand, error) {
 	var line, source string
-	sc := bufio.NewScanner(bytes.NewReader(cmdFile))
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
-		l := sc.Text()
-		for _, p := range []string{"savedcmd_" + object + " := ", "cmd_" + object + " := "} {
-			if strings.HasPrefix(l, p) && line == "" {
-				line = strings.TrimPrefix(l, p)
+	// The file is in memory: its lines are looked at in place (a .cmd
+	// file's deps_ lines are thousands), and only the few wanted are
+	// copied, as bufio.ScanLines splits them (a final "\r" dropped).
+	prefixes := []string{"savedcmd_" + object + " := ", "cmd_" + object + " := "}
+	sourcePrefix := "source_" + object + " := "
+	for rest := cmdFile; len(rest) > 0; {
+		l := rest
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			l, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = nil
+		}
+		l = bytes.TrimSuffix(l, []byte("\r"))
+		for _, p := range prefixes {
+			if line == "" && bytes.HasPrefix(l, []byte(p)) {
+				line = string(l[len(p):])
 			}
 		}
-		if rest, ok := strings.CutPrefix(l, "source_"+object+" := "); ok {
-			source = strings.TrimSpace(rest)
+		if bytes.HasPrefix(l, []byte(sourcePrefix)) {
+			source = strings.TrimSpace(string(l[len(sourcePrefix):]))
 		}
 	}
 	if line == "" {

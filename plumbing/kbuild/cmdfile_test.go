@@ -1,6 +1,7 @@
 package kbuild
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"slices"
@@ -53,6 +54,29 @@ func TestParseCompileCommand(t *testing.T) {
 	}
 	if _, err := ParseCompileCommand([]byte("source_x.o := x.c\n"), "x.o"); err == nil {
 		t.Error("a .cmd file without savedcmd_ parsed")
+	}
+	// Lines are read as bufio.ScanLines reads them: a file copied with
+	// CRLF line ends, or without a final newline, gives the same command.
+	b, err := os.ReadFile(filepath.Join("testdata", "cmd", "fork.o.cmd"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := ParseCompileCommand(b, "kernel/fork.o")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, v := range map[string][]byte{
+		"CRLF":             bytes.ReplaceAll(b, []byte("\n"), []byte("\r\n")),
+		"no final newline": bytes.TrimRight(b, "\n"),
+	} {
+		got, err := ParseCompileCommand(v, "kernel/fork.o")
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if !slices.Equal(got.Args, want.Args) || got.Source != want.Source {
+			t.Errorf("%s: %q (%s), want %q (%s)", name, got.Args, got.Source, want.Args, want.Source)
+		}
 	}
 }
 
