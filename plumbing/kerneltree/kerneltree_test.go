@@ -52,6 +52,19 @@ func TestDebian612Concurrent(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dirs[0], "kernel", "fork.c")); err != nil {
 		t.Error(err)
 	}
+	// The objects are packed, and no gc runs behind the tree's back.
+	count, err := exec.Command("git", "-C", dirs[0], "count-objects", "-v").CombinedOutput()
+	if err != nil || !strings.Contains(string(count), "\ncount: 0\n") && !strings.HasPrefix(string(count), "count: 0\n") {
+		t.Errorf("loose objects left (%v):\n%s", err, count)
+	}
+	for _, f := range []string{"gc.pid", "gc.log.lock", "gc.log"} {
+		if _, err := os.Stat(filepath.Join(dirs[0], ".git", f)); err == nil {
+			t.Errorf(".git/%s is there: a gc ran", f)
+		}
+	}
+	if auto, err := exec.Command("git", "-C", dirs[0], "config", "gc.auto").Output(); err != nil || strings.TrimSpace(string(auto)) != "0" {
+		t.Errorf("gc.auto is %q (%v), want 0", auto, err)
+	}
 }
 
 func TestCheckTools(t *testing.T) {
