@@ -30,7 +30,11 @@ const CacheMin = 16 << 10
 //
 // The content Read returns from the cache is mapped read-only: writing
 // into it faults. Read's callers never change what it returns (kernelsrc
-// hands the same content to every reader of a file).
+// hands the same content to every reader of a file). A mapping lives as
+// long as the process (a content may be held anywhere); kpatch never
+// rewrites a kept file in place (a rename replaces it, and a mapping keeps
+// the file it mapped), so only a file changed in place by someone else
+// while a kpatch process runs could change content it already checked.
 func (db *DB) SetCache(dir string) {
 	db.cacheDir = dir
 }
