@@ -127,12 +127,13 @@
 // output; errors name the line of the template file.
 //
 // Templates written with these alone (text, if/else/end, and, or, not,
-// the comparisons, the functions above and the fields of .) are run by
-// the spec's own guard evaluator over text/template's parse tree, which
-// writes what text/template writes, five to eight times faster; a template
-// that uses anything else (range, with, variables, pipelines, printf) is
-// run by text/template, and so is a render that fails (a guard naming an
-// unknown patch), so that the error reads as text/template words it.
+// the comparisons, the functions above and the fields of .) are read by
+// the spec's own guard parser and run by its guard evaluator, which read
+// and write what text/template does, several times faster; a template
+// that uses anything else (range, with, variables, pipelines, printf) or
+// has a syntax error is parsed and run by text/template, and so is a
+// render that fails (a guard naming an unknown patch), so that the error
+// reads as text/template words it.
 //
 // # Facts
 //

@@ -16,14 +16,15 @@ import (
 // (the guard functions close over the revision and step); rendering every
 // created file after every patch cost gen about a tenth of its time.
 //
-// A program is a template compiled for that part of the language, run
-// directly over the parse tree text/template made. A template that uses
-// anything else (range, with, variables, pipelines, other functions) gets
-// no program and is run by text/template, and so is a render the program
-// cannot finish (a guard naming an unknown patch, a comparison of mixed
-// types): text/template then reports the error in its own words. What a
-// program writes is what text/template writes for the same template and
-// data (TestProgramsRenderAsTextTemplate runs both on every template of the
+// A program is a template compiled for that part of the language: read by
+// the guard parser (parseGuards), or compiled from the tree text/template
+// parsed (compileProgram). A template that uses anything else (range,
+// with, variables, pipelines, other functions) gets no program and is run
+// by text/template, and so is a render the program cannot finish (a guard
+// naming an unknown patch, a comparison of mixed types): text/template
+// then reports the error in its own words. What a program writes is what
+// text/template writes for the same template and data
+// (TestProgramsRenderAsTextTemplate runs both on every template of the
 // built-in series, at every patch of every revision).
 type program struct {
 	root []gnode
@@ -31,7 +32,7 @@ type program struct {
 
 // gnode is a node of a compiled template.
 type gnode struct {
-	text   []byte   // written as is, when branch and action are nil (the parser's bytes)
+	text   string   // written as is, when branch and action are nil
 	branch *gbranch // {{if}}
 	action *gexpr   // {{action}}: its value is written
 }
@@ -80,10 +81,33 @@ func lazyProgram(t *template.Template) func() *program {
 
 // program returns f's program, nil when text/template must render it.
 func (f *File) program() *program {
-	if f.prog == nil {
+	if f.tmpl == nil || f.tmpl.prog == nil {
 		return nil
 	}
-	return f.prog()
+	return f.tmpl.prog()
+}
+
+// walkExprs calls fn for every expression of nodes, each before its
+// arguments, in the order text/template's tree holds them (an if's
+// condition, then its nodes, then its else).
+func walkExprs(nodes []gnode, fn func(*gexpr)) {
+	var expr func(e *gexpr)
+	expr = func(e *gexpr) {
+		fn(e)
+		for _, a := range e.args {
+			expr(a)
+		}
+	}
+	for i := range nodes {
+		switch n := &nodes[i]; {
+		case n.branch != nil:
+			expr(n.branch.cond)
+			walkExprs(n.branch.then, fn)
+			walkExprs(n.branch.els, fn)
+		case n.action != nil:
+			expr(n.action)
+		}
+	}
 }
 
 // compileProgram compiles t, or returns nil when t uses anything outside
@@ -107,7 +131,7 @@ func compileList(l *parse.ListNode) ([]gnode, bool) {
 	for _, n := range l.Nodes {
 		switch n := n.(type) {
 		case *parse.TextNode:
-			out = append(out, gnode{text: n.Text})
+			out = append(out, gnode{text: string(n.Text)})
 		case *parse.CommentNode:
 		case *parse.IfNode:
 			cond, ok := compilePipe(n.Pipe)
@@ -204,7 +228,7 @@ type guardFuncs struct {
 // render it. The text is gathered in pieces first and copied once into
 // memory of its exact size.
 func (p *program) run(d RenderData, fns guardFuncs) ([]byte, error) {
-	pieces, err := runNodes(make([][]byte, 0, 64), p.root, d, fns)
+	pieces, err := runNodes(make([]string, 0, 64), p.root, d, fns)
 	if err != nil {
 		return nil, err
 	}
@@ -219,7 +243,7 @@ func (p *program) run(d RenderData, fns guardFuncs) ([]byte, error) {
 	return out, nil
 }
 
-func runNodes(out [][]byte, nodes []gnode, d RenderData, fns guardFuncs) ([][]byte, error) {
+func runNodes(out []string, nodes []gnode, d RenderData, fns guardFuncs) ([]string, error) {
 	for i := range nodes {
 		n := &nodes[i]
 		switch {
@@ -242,11 +266,11 @@ func runNodes(out [][]byte, nodes []gnode, d RenderData, fns guardFuncs) ([][]by
 			}
 			switch v.kind {
 			case 'b':
-				out = append(out, strconv.AppendBool(nil, v.b))
+				out = append(out, strconv.FormatBool(v.b))
 			case 'i':
-				out = append(out, strconv.AppendInt(nil, v.i, 10))
+				out = append(out, strconv.FormatInt(v.i, 10))
 			default:
-				out = append(out, []byte(v.s))
+				out = append(out, v.s)
 			}
 		default:
 			out = append(out, n.text)

@@ -3,6 +3,10 @@ package spec
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 	"text/template"
@@ -12,7 +16,7 @@ import (
 
 // slowRender renders f after step patches of r with text/template alone.
 func slowRender(r *Revision, f *File, step int) ([]byte, int, error) {
-	return r.executeTemplate(&File{Path: f.Path, Src: f.Src, tmpl: f.tmpl}, step)
+	return r.executeTemplate(&File{Path: f.Path, Src: f.Src, tmpl: &parsedTemplate{tmpl: f.tmpl.tmpl}}, step)
 }
 
 // TestProgramsRenderAsTextTemplate renders every template and facts file
@@ -69,7 +73,7 @@ func TestProgramsRenderAsTextTemplate(t *testing.T) {
 		}
 	}
 	for id, d := range s.decls {
-		if d.prog() == nil {
+		if d.tmpl.prog() == nil {
 			t.Errorf("%s: the guard evaluator cannot run it", d.src)
 			continue
 		}
@@ -78,8 +82,12 @@ func TestProgramsRenderAsTextTemplate(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s for v%d: %v", id, r.Version, err)
 			}
+			tmpl, err := d.tmpl.tmpl()
+			if err != nil {
+				t.Fatal(err)
+			}
 			var buf bytes.Buffer
-			if err := d.tmpl.Execute(&buf, RenderData{Version: r.Version}); err != nil {
+			if err := tmpl.Execute(&buf, RenderData{Version: r.Version}); err != nil {
 				t.Fatalf("%s for v%d, text/template: %v", id, r.Version, err)
 			}
 			if fast != buf.String() {
@@ -199,5 +207,175 @@ func TestGuardLanguage(t *testing.T) {
 				t.Errorf("evaluator asked %v (created %q), text/template %v (created %q)", asked, createdAt, wantAsked, wantCreated)
 			}
 		})
+	}
+}
+
+// TestGuardParserAsTextTemplate parses every template, fact and
+// declaration of the built-in series with the guard parser and wants the
+// program compileProgram makes of text/template's tree of it; then the
+// same for generated templates, and for templates outside the language or
+// wrong, which the guard parser must leave to text/template.
+func TestGuardParserAsTextTemplate(t *testing.T) {
+	var sources []string
+	err := fs.WalkDir(linux.FS, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := fs.ReadFile(linux.FS, p)
+		if err != nil {
+			return err
+		}
+		switch {
+		case strings.HasSuffix(p, ".tmpl"):
+			sources = append(sources, joinControlLines(string(data)))
+		case strings.HasSuffix(p, ".patch"):
+			sources = append(sources, joinControlLines(numberLines(string(data))))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sources) < 30 {
+		t.Fatalf("only %d templates found", len(sources))
+	}
+	for i, src := range sources {
+		checkGuardParse(t, fmt.Sprint("built-in ", i), src, true)
+	}
+	for _, tc := range []struct {
+		src    string
+		accept bool
+	}{
+		{"plain text\n", true},
+		{`{{if since "a"}}A{{else if before "b"}}B{{else}}C{{end}}`, true},
+		{"a  {{- if lt .Version 14 -}}  b  {{- end -}}\n\n c", true},
+		{"a {{- /* comment\nover lines */ -}} b{{/**/}}c", true},
+		{`{{if or (and (ge .Version 13) (le .Version 14)) (not (since "x"))}}y{{end}}`, true},
+		{`{{if eq .Version 11 12 14}}y{{end}}{{.Step}}{{.Patch}}{{created "id"}}`, true},
+		{"{{if   since   `raw`   }}y{{end   }}", true},
+		{`{{if eq .Patch "a\"}}b"}}y{{end}}`, true},
+		{`{{if (since "a")}}y{{end}}{{true}}{{false}}{{0}}`, true},
+		{`{{if since "a"}}y{{ end }}`, true},
+		// Outside the language, or wrong: text/template's.
+		{`{{if since "a"}}y`, false},
+		{`{{end}}`, false},
+		{`{{else}}`, false},
+		{`{{if since "a"}}y{{else}}z{{else}}w{{end}}`, false},
+		{`{{range .Patch}}{{end}}`, false},
+		{`{{$x := .Version}}`, false},
+		{`{{.Version | print}}`, false},
+		{`{{printf "%d" .Version}}`, false},
+		{`{{if since("a")}}y{{end}}`, false},
+		{`{{if since "a"}}{{end x}}`, false},
+		{`{{if lt .Version 014}}y{{end}}`, false},
+		{`{{if lt .Version -1}}y{{end}}`, false},
+		{`{{if lt .Version 1e2}}y{{end}}`, false},
+		{"{{if since\n\"a\"}}y{{end}}", false},
+		{`{{.}}`, false},
+		{`{{.Version.X}}`, false},
+		{`{{}}`, false},
+		{`{{ /* not a comment */ }}`, false},
+		{`{{/* unclosed }}`, false},
+		{`{{if since "a" -}}`, false},
+		{`{{-1}}`, false},
+		{`{{if since 'a'}}y{{end}}`, false},
+		{`{{if since "a"}}y{{else with .Patch}}z{{end}}`, false},
+	} {
+		checkGuardParse(t, tc.src, tc.src, tc.accept)
+	}
+}
+
+// checkGuardParse parses src both ways: when the guard parser accepts it,
+// text/template must parse it to the same program; accept says whether
+// the guard parser must.
+func checkGuardParse(t *testing.T, name, src string, accept bool) {
+	t.Helper()
+	fast := parseGuards(src)
+	if (fast != nil) != accept {
+		t.Errorf("%.60q: the guard parser accepted it: %v, want %v", name, fast != nil, accept)
+	}
+	if fast == nil {
+		return
+	}
+	tmpl, err := template.New(name).Option("missingkey=error").Funcs(placeholderFuncs).Parse(src)
+	if err != nil {
+		t.Errorf("%.60q: the guard parser accepted what text/template refuses: %v", name, err)
+		return
+	}
+	slow := compileProgram(tmpl)
+	if slow == nil || !reflect.DeepEqual(fast.root, slow.root) {
+		t.Errorf("%.60q: the guard parser's program differs from text/template's", name)
+	}
+}
+
+// TestGuardParserGenerated parses generated templates of the guard
+// language (trim markers, comments, spacing, nesting), and the same with
+// one character changed, inserted or removed: whatever the guard parser
+// accepts, text/template must parse to the same program.
+func TestGuardParserGenerated(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 11))
+	pick := func(s ...string) string { return s[r.IntN(len(s))] }
+	space := func() string { return pick("", " ", "  ", "\t") }
+	var expr func(depth int) string
+	expr = func(depth int) string {
+		switch n := r.IntN(7); {
+		case n == 0 && depth < 3:
+			return pick("and", "or") + " (" + expr(depth+1) + ") (" + expr(depth+1) + ")"
+		case n == 1 && depth < 3:
+			return "not (" + expr(depth+1) + ")"
+		case n == 2:
+			return pick("lt", "le", "gt", "ge", "eq", "ne") + " .Version " + fmt.Sprint(11+r.IntN(6))
+		case n == 3:
+			return "between " + pick(`"a"`, "`b`", `"c\n"`) + " " + pick(`"a"`, `"d"`)
+		default:
+			return pick("since", "before") + " " + pick(`"a"`, `"b"`, "`c`", `"x\"y"`)
+		}
+	}
+	open := func() string { return pick("{{", "{{- ", "{{-\t") + space() }
+	closeA := func() string { return space() + pick("}}", " -}}") }
+	var body func(depth int) string
+	body = func(depth int) string {
+		var b strings.Builder
+		for range r.IntN(4) {
+			switch n := r.IntN(6); {
+			case n == 0 && depth < 3:
+				b.WriteString(open() + "if " + expr(0) + closeA() + body(depth+1))
+				if r.IntN(2) == 0 {
+					b.WriteString(open() + "else" + pick("", " if "+expr(0)) + closeA() + body(depth+1))
+				}
+				b.WriteString(open() + "end" + closeA())
+			case n == 1:
+				b.WriteString(pick("{{", "{{- ") + "/*" + pick("", " c ", "\n") + "*/" + pick("}}", " -}}"))
+			case n == 2:
+				b.WriteString(open() + pick(".Version", ".Step", ".Patch", `created "a"`, "true", "0", "12", "("+expr(0)+")") + closeA())
+			default:
+				b.WriteString(pick("text", " \n ", "\t", "a {", "} b", "\x0142\x02line\n", "") + pick("", "\n", "  "))
+			}
+		}
+		return b.String()
+	}
+	accepted := 0
+	for i := 0; i < 400; i++ {
+		src := body(0)
+		if parseGuards(src) != nil {
+			accepted++
+		}
+		checkGuardParse(t, src, src, parseGuards(src) != nil)
+		for j := 0; j < 5 && len(src) > 0; j++ {
+			k := r.IntN(len(src))
+			var m string
+			switch r.IntN(3) {
+			case 0:
+				m = src[:k] + src[k+1:]
+			case 1:
+				m = src[:k] + pick("{", "}", "-", " ", "\n", "(", ")", `"`, "x", "1", ".", "/*") + src[k:]
+			default:
+				m = src[:k] + pick("{", "}", "-", " ", "(", ")", `"`, "e") + src[k+1:]
+			}
+			checkGuardParse(t, m, m, parseGuards(m) != nil)
+		}
+	}
+	if accepted < 300 {
+		t.Errorf("the guard parser accepted %d of 400 generated templates of its language", accepted)
 	}
 }

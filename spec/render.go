@@ -187,7 +187,11 @@ func (r *Revision) executeTemplate(f *File, step int) ([]byte, int, error) {
 		}
 		created = -1 // text/template runs it again and says what stopped it
 	}
-	t, err := f.tmpl.Clone()
+	parsed, err := f.tmpl.tmpl()
+	if err != nil {
+		return nil, 0, err
+	}
+	t, err := parsed.Clone()
 	if err != nil {
 		return nil, 0, err
 	}
