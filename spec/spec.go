@@ -364,6 +364,11 @@ var notesName = lazyre.New(`^([a-z0-9][a-z0-9-]*)\.notes$`)
 type decl struct {
 	id, src string
 	tmpl    *parsedTemplate
+
+	// parsed are the patches its renders parsed to, by rendered text:
+	// most revisions render a declaration to the same text.
+	mu     sync.Mutex
+	parsed map[string]*Patch
 }
 
 // loadDecls reads every vN/<id>.patch of the spec; an id declared twice is
@@ -694,12 +699,28 @@ func (d *decl) render(v int) (*Patch, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := parsePatch(d.src, trimTrailingMarks(text))
-	if err != nil {
-		return nil, err
+	text = trimTrailingMarks(text)
+	d.mu.Lock()
+	p, ok := d.parsed[text]
+	d.mu.Unlock()
+	if !ok {
+		if p, err = parsePatch(d.src, text); err != nil {
+			return nil, err
+		}
+		p.ID = d.id
+		d.mu.Lock()
+		if d.parsed == nil {
+			d.parsed = map[string]*Patch{}
+		}
+		d.parsed[text] = p
+		d.mu.Unlock()
 	}
-	p.ID = d.id
-	return p, nil
+	// Each revision gets its own copy: loadRevision numbers it and
+	// appends the edits of the patches folded into it.
+	q := *p
+	q.Folded = slices.Clone(p.Folded)
+	q.Edits = slices.Clone(p.Edits)
+	return &q, nil
 }
 
 // execute runs the declaration's template for revision v. Its guards see
