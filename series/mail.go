@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"kpatch/plumbing/diffstat"
@@ -161,13 +162,18 @@ func (s *Series) Shortlog() string {
 // startDiffs starts the workers, one per processor, that make the diff of
 // every file change handed to the differ.
 func (s *Series) startDiffs() *differ {
-	d := &differ{files: make(chan *FileChange, 64)}
+	d := &differ{files: make(chan diffTask, 64)}
 	for range runtime.GOMAXPROCS(0) {
 		d.wg.Add(1)
 		go func() {
 			defer d.wg.Done()
-			for f := range d.files {
-				f.diff, f.stat = s.Diff(f)
+			for t := range d.files {
+				t.f.diff, t.f.stat = s.Diff(t.f)
+				// The worker that makes a patch's last diff makes its
+				// patch id, when the series lists it (a prerequisite's).
+				if t.left != nil && t.left.Add(-1) == 0 {
+					t.p.id = s.computePatchID(t.p)
+				}
 			}
 		}()
 	}
@@ -177,15 +183,28 @@ func (s *Series) startDiffs() *differ {
 // differ makes the diffs of the patches' files in the background, as
 // place hands them over patch by patch.
 type differ struct {
-	files chan *FileChange
+	files chan diffTask
 	wg    sync.WaitGroup
 	done  sync.Once
 }
 
-// add queues the diffs of one patch's files.
-func (d *differ) add(files []*FileChange) {
-	for _, f := range files {
-		d.files <- f
+// diffTask is one file of a patch to diff; left, when the patch's id is
+// wanted, counts the patch's files not diffed yet.
+type diffTask struct {
+	f    *FileChange
+	p    *Patch
+	left *atomic.Int32
+}
+
+// add queues the diffs of one patch's files, and its patch id when withID.
+func (d *differ) add(p *Patch, withID bool) {
+	var left *atomic.Int32
+	if withID && len(p.Files) > 0 {
+		left = new(atomic.Int32)
+		left.Store(int32(len(p.Files)))
+	}
+	for _, f := range p.Files {
+		d.files <- diffTask{f: f, p: p, left: left}
 	}
 }
 
@@ -283,6 +302,14 @@ func Mbox(msgs []Message) string {
 
 // patchID returns git patch-id --stable of p's diff.
 func (s *Series) patchID(p *Patch) string {
+	if p.id != "" {
+		return p.id // made beside the diffs
+	}
+	return s.computePatchID(p)
+}
+
+// computePatchID is patchID from the patch's diffs.
+func (s *Series) computePatchID(p *Patch) string {
 	var d strings.Builder
 	for _, f := range p.Files {
 		d.WriteString(s.fileDiff(f))

@@ -134,6 +134,7 @@ type Patch struct {
 	Files  []*FileChange // in git's path order
 	To, Cc []string
 	Commit string // the commit's hash (what --branch records)
+	id     string // its patch id, once made (see patchID)
 }
 
 // FileChange is the change of one file by one patch.
@@ -525,7 +526,8 @@ func place(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree, own bo
 			return nil, fmt.Errorf("patch %d (%s) changes nothing: check its edits and the templates' guards", sp.Number, sp.ID)
 		}
 		s.Patches = append(s.Patches, p)
-		diffs.add(p.Files)
+		// A stacked series lists its prerequisite's patch ids.
+		diffs.add(p, own && len(s.Patches) <= rev.Own)
 		if i == lastMaint && len(unplaced) == 0 {
 			maint = s.parseMaintainers(st)
 		}
