@@ -1,9 +1,10 @@
 package buildtest
 
 import (
-	"kpatch/internal/lazyre"
 	"strconv"
 	"strings"
+
+	"kpatch/internal/lazyre"
 )
 
 // Diag is one diagnostic of the compiler, sparse or objtool.

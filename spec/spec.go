@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"kpatch/internal/lazyre"
 	"path"
 	"slices"
 	"sort"
@@ -16,6 +15,8 @@ import (
 	"text/template"
 	"text/template/parse"
 	"time"
+
+	"kpatch/internal/lazyre"
 )
 
 // Spec is a parsed series description.

@@ -6,13 +6,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"kpatch/internal/lazyre"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"kpatch/internal/lazyre"
 )
 
 // checkpatchIDs maps checkpatch.pl's types to the verify rule that checks

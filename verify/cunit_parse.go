@@ -2,8 +2,9 @@ package verify
 
 import (
 	"fmt"
-	"kpatch/internal/lazyre"
 	"strings"
+
+	"kpatch/internal/lazyre"
 
 	"modernc.org/cc/v4"
 )

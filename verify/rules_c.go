@@ -3,11 +3,12 @@ package verify
 import (
 	"bytes"
 	"fmt"
-	"kpatch/internal/lazyre"
 	"path"
 	"regexp"
 	"sort"
 	"strings"
+
+	"kpatch/internal/lazyre"
 )
 
 var cRules = []Rule{

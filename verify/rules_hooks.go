@@ -2,10 +2,11 @@ package verify
 
 import (
 	"fmt"
-	"kpatch/internal/lazyre"
 	"regexp"
 	"sort"
 	"strings"
+
+	"kpatch/internal/lazyre"
 )
 
 var hookRules = []Rule{

@@ -4,11 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"kpatch/internal/lazyre"
 	"net/mail"
 	"os"
 	"strings"
 	"sync"
+
+	"kpatch/internal/lazyre"
 )
 
 var messageRules = []Rule{

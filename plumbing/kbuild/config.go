@@ -8,13 +8,14 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"kpatch/internal/lazyre"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
+
+	"kpatch/internal/lazyre"
 )
 
 // ParseConfig reads a .config and returns symbol (without CONFIG_) to

@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"kpatch/internal/lazyre"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"kpatch/internal/lazyre"
 )
 
 // CompileError is one "file:line: error: message" of a failed build.

@@ -4,9 +4,10 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"kpatch/internal/lazyre"
 	"strconv"
 	"strings"
+
+	"kpatch/internal/lazyre"
 )
 
 // Status is the outcome of one test.

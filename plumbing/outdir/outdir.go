@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"kpatch/internal/lazyre"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"kpatch/internal/lazyre"
 )
 
 // File is one file of a series.

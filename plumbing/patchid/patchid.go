@@ -3,9 +3,10 @@ package patchid
 import (
 	"crypto/sha1"
 	"fmt"
-	"kpatch/internal/lazyre"
 	"strconv"
 	"strings"
+
+	"kpatch/internal/lazyre"
 )
 
 var hunkCounts = lazyre.New(`^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@`)

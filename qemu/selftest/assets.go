@@ -2,6 +2,7 @@ package selftest
 
 import (
 	"embed"
+
 	"kpatch/internal/lazyre"
 )
 

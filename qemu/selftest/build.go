@@ -8,13 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"kpatch/buildtest/standin"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
+
+	"kpatch/buildtest/standin"
 
 	"kpatch/plumbing/cpio"
 	"kpatch/plumbing/kbuild"
