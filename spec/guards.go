@@ -176,9 +176,7 @@ func compilePipe(p *parse.PipeNode) (*gexpr, bool) {
 		}
 		return compileArg(args[0])
 	}
-	switch fn.Ident {
-	case "and", "or", "not", "eq", "ne", "lt", "le", "gt", "ge", "since", "before", "between", "created":
-	default:
+	if !guardFuncNames[fn.Ident] {
 		return nil, false
 	}
 	e := &gexpr{fn: fn.Ident}
