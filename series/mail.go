@@ -216,7 +216,7 @@ func (d *differ) finish() {
 	})
 }
 
-// fileDiff returns the git diff of f: the one diffAll computed, or computed
+// fileDiff returns the git diff of f: the one the diff workers made (startDiffs), or computed
 // now.
 func (s *Series) fileDiff(f *FileChange) string {
 	if f.diff != "" {
