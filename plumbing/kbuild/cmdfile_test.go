@@ -57,14 +57,7 @@ func TestParseCompileCommand(t *testing.T) {
 	}
 	// Lines are read as bufio.ScanLines reads them: a file copied with
 	// CRLF line ends, or without a final newline, gives the same command.
-	b, err := os.ReadFile(filepath.Join("testdata", "cmd", "fork.o.cmd"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := ParseCompileCommand(b, "kernel/fork.o")
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, want := forkCommand(t)
 	for name, v := range map[string][]byte{
 		"CRLF":             bytes.ReplaceAll(b, []byte("\n"), []byte("\r\n")),
 		"no final newline": bytes.TrimRight(b, "\n"),
@@ -106,14 +99,7 @@ func TestSplitCommand(t *testing.T) {
 // include, the module names of the file, its source directory for quoted
 // includes, the file last.
 func TestPreprocess(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("testdata", "cmd", "fork.o.cmd"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd, err := ParseCompileCommand(b, "kernel/fork.o")
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, cmd := forkCommand(t)
 	cmd.Dir = "/obj"
 	src := "/root/.cache/kpatch/linux-6.12"
 	ov := t.TempDir()
@@ -161,4 +147,19 @@ func TestCompiledSources(t *testing.T) {
 	if want := []string{"kernel/exit.o", "kernel/fork.o"}; !slices.Equal(got, want) {
 		t.Errorf("CompiledSources = %q, want %q", got, want)
 	}
+}
+
+// forkCommand returns testdata/cmd/fork.o.cmd (kbuild's .cmd file of
+// kernel/fork.o) and the compile command parsed from it.
+func forkCommand(t *testing.T) ([]byte, *CompileCommand) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "cmd", "fork.o.cmd"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd, err := ParseCompileCommand(b, "kernel/fork.o")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, cmd
 }
