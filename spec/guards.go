@@ -222,6 +222,27 @@ type guardFuncs struct {
 	created func(id string) error
 }
 
+// templateFuncs returns the same functions for text/template: created,
+// since, before and between, as the spec's templates call them.
+func (fns guardFuncs) templateFuncs() map[string]any {
+	return map[string]any{
+		"created": func(id string) (string, error) { return "", fns.created(id) },
+		"since":   fns.applied,
+		"before": func(id string) (bool, error) {
+			ok, err := fns.applied(id)
+			return !ok, err
+		},
+		"between": func(a, b string) (bool, error) {
+			okA, err := fns.applied(a)
+			if err != nil {
+				return false, err
+			}
+			okB, err := fns.applied(b)
+			return okA && !okB, err
+		},
+	}
+}
+
 // run renders the program for data; an error means text/template must
 // render it. The text is gathered in pieces first and copied once into
 // memory of its exact size.

@@ -161,20 +161,9 @@ func TestGuardLanguage(t *testing.T) {
 				return v, nil
 			}
 			createdAt := ""
+			fns := guardFuncs{applied: look, created: func(id string) error { createdAt = id; return nil }}
 			var want bytes.Buffer
-			wantErr := tmpl.Funcs(map[string]any{
-				"created": func(id string) (string, error) { createdAt = id; return "", nil },
-				"since":   look,
-				"before":  func(id string) (bool, error) { ok, err := look(id); return !ok, err },
-				"between": func(a, b string) (bool, error) {
-					okA, err := look(a)
-					if err != nil {
-						return false, err
-					}
-					okB, err := look(b)
-					return okA && !okB, err
-				},
-			}).Execute(&want, data)
+			wantErr := tmpl.Funcs(fns.templateFuncs()).Execute(&want, data)
 			wantAsked, wantCreated := asked, createdAt
 			p := compileProgram(tmpl)
 			if (p == nil) != tc.noProg {
@@ -184,7 +173,7 @@ func TestGuardLanguage(t *testing.T) {
 				return
 			}
 			asked, createdAt = nil, ""
-			got, err := p.run(data, guardFuncs{applied: look, created: func(id string) error { createdAt = id; return nil }})
+			got, err := p.run(data, fns)
 			if tc.fallback {
 				if err == nil {
 					t.Fatalf("the evaluator rendered %q; want it to leave the render to text/template (which says %v)", got, wantErr)

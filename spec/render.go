@@ -195,22 +195,7 @@ func (r *Revision) executeTemplate(f *File, step int) ([]byte, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	t.Funcs(map[string]any{
-		"created": func(id string) (string, error) { return "", createdBy(id) },
-		"since":   applied,
-		"before": func(id string) (bool, error) {
-			ok, err := applied(id)
-			return !ok, err
-		},
-		"between": func(a, b string) (bool, error) {
-			okA, err := applied(a)
-			if err != nil {
-				return false, err
-			}
-			okB, err := applied(b)
-			return okA && !okB, err
-		},
-	})
+	t.Funcs(guardFuncs{applied: applied, created: createdBy}.templateFuncs())
 	var buf bytes.Buffer
 	if err := t.Execute(&buf, d); err != nil {
 		return nil, 0, fmt.Errorf("spec: rendering %s: %w", f.Src, err)
