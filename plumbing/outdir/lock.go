@@ -92,9 +92,15 @@ func ReadLock(path string) (release func(), ok bool) {
 		return func() {}, true
 	}
 	ok, err = tryShared(f)
-	if err != nil || !ok {
+	if err != nil {
+		// The file system takes no locks: read as if none were held
+		// (as before ReadLock), with nothing to release.
 		f.Close()
-		return nil, err != nil
+		return func() {}, true
+	}
+	if !ok {
+		f.Close()
+		return nil, false
 	}
 	return func() { f.Close() }, true
 }
