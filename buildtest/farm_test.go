@@ -51,6 +51,14 @@ func TestCompilerFarm(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := kbuild.NewDir(filepath.Join(cache, "farm-test"))
+	// Two test runs at once (two checkouts, or a run left behind by a
+	// killed one) share this tree: one builds at a time, as kpatch test
+	// build does, instead of both making into the same O= directory.
+	unlock, err := d.Lock(os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
 	if _, err := d.UnpackBase(ctx, testenv.KernelTree(t), "v6.12"); err != nil {
 		t.Fatal(err)
 	}
