@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"kpatch/internal/lazyre"
+	"regexp"
 )
 
 // Diag is one diagnostic of the compiler, sparse or objtool.
@@ -27,8 +27,8 @@ func (d Diag) String() string {
 }
 
 var (
-	hexRE   = lazyre.New(`0x[0-9a-f]+`)
-	quoteRE = lazyre.New(`:\d+(:\d+)?`)
+	hexRE   = regexp.MustCompile(`0x[0-9a-f]+`)
+	quoteRE = regexp.MustCompile(`:\d+(:\d+)?`)
 )
 
 // Key is the diagnostic with line and column numbers (and objtool's
@@ -47,10 +47,10 @@ type objResult struct {
 }
 
 var (
-	stepLineRE = lazyre.New(`^\s{2}([A-Z][A-Z0-9_-]{1,9})(?: \[M\])?\s+(\S+)$`)
-	diagRE     = lazyre.New(`^(.+?):(\d+):(?:(\d+):)? (warning|error|fatal error): (.*)$`)
-	objtoolRE  = lazyre.New(`^(\S+\.o): (warning|error): (objtool: .*)$`)
-	makeErrRE  = lazyre.New(`\*\*\* \[[^\]]*?: ([^\]\s]+\.o)\] Error`)
+	stepLineRE = regexp.MustCompile(`^\s{2}([A-Z][A-Z0-9_-]{1,9})(?: \[M\])?\s+(\S+)$`)
+	diagRE     = regexp.MustCompile(`^(.+?):(\d+):(?:(\d+):)? (warning|error|fatal error): (.*)$`)
+	objtoolRE  = regexp.MustCompile(`^(\S+\.o): (warning|error): (objtool: .*)$`)
+	makeErrRE  = regexp.MustCompile(`\*\*\* \[[^\]]*?: ([^\]\s]+\.o)\] Error`)
 )
 
 // outputParser splits make's output (run with --output-sync=target, so a

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
-	"kpatch/internal/lazyre"
 	"kpatch/plumbing/outdir"
 	"kpatch/series"
 	"kpatch/spec"
@@ -34,10 +34,10 @@ type Result struct {
 var ErrExists = errors.New("the next revision already exists")
 
 var (
-	versionLine = lazyre.New(`(?m)^Version: .*$`)
-	baseLine    = lazyre.New(`(?m)^Base: .*$`)
-	dateLine    = lazyre.New(`(?m)^Date: .*$`)
-	changesLine = lazyre.New(`(?m)^Changes (since|in) v\d+`)
+	versionLine = regexp.MustCompile(`(?m)^Version: .*$`)
+	baseLine    = regexp.MustCompile(`(?m)^Base: .*$`)
+	dateLine    = regexp.MustCompile(`(?m)^Date: .*$`)
+	changesLine = regexp.MustCompile(`(?m)^Changes (since|in) v\d+`)
 )
 
 // New writes revision N+1 of the spec in o.SpecDir from its newest

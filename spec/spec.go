@@ -16,7 +16,7 @@ import (
 	"text/template/parse"
 	"time"
 
-	"kpatch/internal/lazyre"
+	"regexp"
 )
 
 // Spec is a parsed series description.
@@ -355,10 +355,10 @@ func splitList(v string) []string {
 }
 
 // declName matches a patch declaration, vN/<id>.patch.
-var declName = lazyre.New(`^v(\d+)/([a-z0-9][a-z0-9-]*)\.patch$`)
+var declName = regexp.MustCompile(`^v(\d+)/([a-z0-9][a-z0-9-]*)\.patch$`)
 
 // notesName matches the notes of a patch in one revision, vN/<id>.notes.
-var notesName = lazyre.New(`^([a-z0-9][a-z0-9-]*)\.notes$`)
+var notesName = regexp.MustCompile(`^([a-z0-9][a-z0-9-]*)\.notes$`)
 
 // decl is a patch declared once, in the folder of the first revision that
 // has it: its text is a template guarded by revision.
@@ -661,7 +661,7 @@ type slot struct {
 	line int
 }
 
-var idWord = lazyre.New(`^[a-z0-9][a-z0-9-]*$`)
+var idWord = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
 
 // readOrder reads an order file: one patch a line, in posting order; "a +
 // b" folds patch b into a; "#" starts a comment.
@@ -752,7 +752,7 @@ func (d *decl) execute(v int) (string, error) {
 // lineMark starts every line of a patch declaration before it is rendered,
 // so that the rendered text still says which line of the file each line
 // comes from.
-var lineMark = lazyre.New("\x01(\\d+)\x02")
+var lineMark = regexp.MustCompile("\x01(\\d+)\x02")
 
 // trimTrailingMarks removes the marks of control lines at the end of a
 // rendered file: what the regular expression (\x01\d+\x02)+$ matches

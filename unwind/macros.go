@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"regexp"
 	"sort"
 	"strings"
 	"testing/fstest"
@@ -13,7 +14,6 @@ import (
 	"modernc.org/cc/v4"
 
 	"kpatch/internal/ktypes"
-	"kpatch/internal/lazyre"
 )
 
 // MacroEnv is the build a header's frame macros are evaluated for.
@@ -42,7 +42,7 @@ func ParseFrameMacros(header []byte) (map[string]Frame, error) {
 
 // frameMacro matches the #define of an object-like ARCH_INIT_USER_*_FRAME
 // macro.
-var frameMacro = lazyre.New(`(?m)^[ \t]*#[ \t]*define[ \t]+(ARCH_INIT_USER_[A-Z0-9_]*FRAME)\b([^(]|$)`)
+var frameMacro = regexp.MustCompile(`(?m)^[ \t]*#[ \t]*define[ \t]+(ARCH_INIT_USER_[A-Z0-9_]*FRAME)\b([^(]|$)`)
 
 // ParseFrameMacrosEnv evaluates, as C compiled for env, every
 // ARCH_INIT_USER_*_FRAME macro (ARCH_INIT_USER_FP_FRAME,

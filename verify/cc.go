@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"regexp"
 	"strings"
 	"sync"
 	"testing/fstest"
@@ -13,7 +14,6 @@ import (
 	"modernc.org/cc/v4"
 
 	"kpatch/internal/ktypes"
-	"kpatch/internal/lazyre"
 )
 
 // cenv is a build the C checks evaluate the series in: an ABI and the
@@ -416,4 +416,4 @@ type cfuncType struct {
 	static bool
 }
 
-var ifdefRE = lazyre.New(`^#\s*(?:ifdef\s+(CONFIG_\w+)|if\s+(?:defined\s*\(?\s*|IS_ENABLED\s*\(\s*)(CONFIG_\w+)\s*\)?\s*$)`)
+var ifdefRE = regexp.MustCompile(`^#\s*(?:ifdef\s+(CONFIG_\w+)|if\s+(?:defined\s*\(?\s*|IS_ENABLED\s*\(\s*)(CONFIG_\w+)\s*\)?\s*$)`)

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"kpatch/internal/lazyre"
+	"regexp"
 )
 
 // checkpatchIDs maps checkpatch.pl's types to the verify rule that checks
@@ -31,7 +31,7 @@ var checkpatchIDs = map[string]string{
 
 const checkpatchWhy = "scripts/checkpatch.pl reports it, and maintainers run checkpatch on what they apply"
 
-var checkpatchLine = lazyre.New(`^(.+?):(\d+): (ERROR|WARNING|CHECK):([A-Z0-9_]+): (.*)$`)
+var checkpatchLine = regexp.MustCompile(`^(.+?):(\d+): (ERROR|WARNING|CHECK):([A-Z0-9_]+): (.*)$`)
 
 // CheckpatchTimeout is how long Checkpatch lets scripts/checkpatch.pl run
 // on n patches when Options.CheckpatchTimeout is zero: a minute, and two
@@ -162,7 +162,7 @@ func (p *Patch) checkpatchText() (string, int) {
 	return p.mail.MailText(), p.MailLine - 1
 }
 
-var hunkHeader = lazyre.New(`^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@`)
+var hunkHeader = regexp.MustCompile(`^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@`)
 
 // treeLine maps line n of the patch text checkpatch read to a file and
 // line of the tree after the patch, for added and context lines of a hunk.

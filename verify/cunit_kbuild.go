@@ -19,7 +19,6 @@ import (
 
 	"modernc.org/cc/v4"
 
-	"kpatch/internal/lazyre"
 	"kpatch/plumbing/kbuild"
 )
 
@@ -345,8 +344,8 @@ func (kb *kbuildReader) preprocess(s *Series, t *BuildTree, tc *treeCommand, pat
 }
 
 var (
-	markerRE   = lazyre.New(`^#\s*(\d+)\s+"((?:[^"\\]|\\.)*)"`)
-	ppDefineRE = lazyre.New(`^#\s*define\s+([A-Za-z_]\w*)(\()?`)
+	markerRE   = regexp.MustCompile(`^#\s*(\d+)\s+"((?:[^"\\]|\\.)*)"`)
+	ppDefineRE = regexp.MustCompile(`^#\s*define\s+([A-Za-z_]\w*)(\()?`)
 )
 
 // reducePreprocessed cuts gcc's -E -dD output of path down to what cc/v4

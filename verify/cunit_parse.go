@@ -2,9 +2,8 @@ package verify
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
-
-	"kpatch/internal/lazyre"
 
 	"modernc.org/cc/v4"
 )
@@ -12,7 +11,7 @@ import (
 // Parsing a unit with cc/v4: chunks cc/v4 cannot read are left out and
 // recorded, names used as types and iterator macros are declared.
 
-var cErrRE = lazyre.New(`^(.+?):(\d+):(\d+): (.*)$`)
+var cErrRE = regexp.MustCompile(`^(.+?):(\d+):(\d+): (.*)$`)
 
 // parseChunks parses the chunks of text kept, after the prelude for e, with
 // the series' headers at patch n. A chunk cc/v4 cannot parse is left out
@@ -79,7 +78,7 @@ func parseChunks(s *Series, path string, n int, e cenv, text []byte, keep []cChu
 
 // loopCallRE is a statement that is an invocation without a semicolon,
 // indented (inside a body): "\tname(args) {" or "\tname(args)".
-var loopCallRE = lazyre.New(`^[ \t]+([A-Za-z_]\w*)\s*\(.*\)\s*\{?\s*$`)
+var loopCallRE = regexp.MustCompile(`^[ \t]+([A-Za-z_]\w*)\s*\(.*\)\s*\{?\s*$`)
 
 // loopMacroAt returns the name of an iterator macro invoked on line (or
 // the line before, where cc/v4 stops at the loop's body), or "".

@@ -5,10 +5,10 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 
-	"kpatch/internal/lazyre"
 	"kpatch/plumbing/kernelsrc"
 )
 
@@ -18,7 +18,7 @@ var kconfigRules = []Rule{
 		check: checkKconfigSymbols},
 }
 
-var configRE = lazyre.New(`(?m)^[ \t]*(?:menu)?config[ \t]+([A-Za-z0-9_]+)`)
+var configRE = regexp.MustCompile(`(?m)^[ \t]*(?:menu)?config[ \t]+([A-Za-z0-9_]+)`)
 
 func isKconfig(p string) bool { return strings.HasPrefix(path.Base(p), "Kconfig") }
 
@@ -92,8 +92,8 @@ func kconfigSymbols(t *kernelsrc.Tree) (map[string]bool, error) {
 }
 
 var (
-	kconfigRefRE = lazyre.New(`^[ \t]*(select|imply|depends on)[ \t]+(.*)$`)
-	symbolRE     = lazyre.New(`\b[A-Z][A-Z0-9_]*\b`)
+	kconfigRefRE = regexp.MustCompile(`^[ \t]*(select|imply|depends on)[ \t]+(.*)$`)
+	symbolRE     = regexp.MustCompile(`\b[A-Z][A-Z0-9_]*\b`)
 )
 
 // checkKconfigSymbols: every symbol a patch's Kconfig lines select, imply

@@ -4,11 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"path"
-	"regexp"
 	"sort"
 	"strings"
 
-	"kpatch/internal/lazyre"
+	"regexp"
 )
 
 var cRules = []Rule{
@@ -61,8 +60,8 @@ func guardNamespace(p string) (ns, want string) {
 	return ns, ns + base
 }
 
-var guardRE = lazyre.New(`^#\s*ifndef\s+(\w+)\s*$`)
-var defineRE = lazyre.New(`^#\s*define\s+(\w+)\s*$`)
+var guardRE = regexp.MustCompile(`^#\s*ifndef\s+(\w+)\s*$`)
+var defineRE = regexp.MustCompile(`^#\s*define\s+(\w+)\s*$`)
 
 // headerGuard returns the guard of a header, the line of its #ifndef, and
 // whether the next directive #defines it.
@@ -493,7 +492,7 @@ func (c *checker) unusedInFile(p *Patch, f *File, units []*cUnit) {
 var headerHooks = map[string]bool{"pr_fmt": true, "dev_fmt": true}
 
 // maybeUnusedRE is the annotations that tell the compiler not to warn.
-var maybeUnusedRE = lazyre.New(`\b(__maybe_unused|__always_unused|__used|__attribute__\s*\(\(\s*_*(unused|used)_*)\b`)
+var maybeUnusedRE = regexp.MustCompile(`\b(__maybe_unused|__always_unused|__used|__attribute__\s*\(\(\s*_*(unused|used)_*)\b`)
 
 // written reports whether name is written on line (not made by a macro's
 // expansion, as module_init(fn) makes its initcall).
@@ -684,7 +683,7 @@ func (c *checker) seriesUses(p *Patch) map[string]int {
 	return out
 }
 
-var identWordRE = lazyre.New(`[A-Za-z_]\w*`)
+var identWordRE = regexp.MustCompile(`[A-Za-z_]\w*`)
 
 // unitsQuiet is unitsAt without reporting: for files p does not change.
 func (c *checker) unitsQuiet(p *Patch, path string) []*cUnit {

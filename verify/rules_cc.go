@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strings"
 
-	"kpatch/internal/lazyre"
 	"kpatch/unwind"
 )
 
@@ -88,7 +87,7 @@ func (uc *unitCache) evalFindings() []Finding {
 }
 
 // ccSourceRE is the position in cc/v4's own source some of its messages carry.
-var ccSourceRE = lazyre.New(` \(\w+\.go:\d+:\w+:\)`)
+var ccSourceRE = regexp.MustCompile(` \(\w+\.go:\d+:\w+:\)`)
 
 // evalDeferred evaluates exprs with cc/v4 after the preprocessor
 // directives of kernel/unwind/deferred.c (src) at patch p on ABI e; a
@@ -119,7 +118,7 @@ func changedAt(p *Patch, paths ...string) bool {
 }
 
 // lineOf returns the first line of c that matches re, or 0.
-func lineOf(c []byte, re *lazyre.Regexp) int {
+func lineOf(c []byte, re *regexp.Regexp) int {
 	if loc := re.FindIndex(c); loc != nil {
 		return 1 + strings.Count(string(c[:loc[0]]), "\n")
 	}
@@ -267,8 +266,8 @@ const (
 	x86UnwindUser = "arch/x86/include/asm/unwind_user.h"
 )
 
-var maxEntriesRE = lazyre.New(`(?m)^#\s*define\s+UNWIND_MAX_ENTRIES\b`)
-var cacheStructRE = lazyre.New(`struct\s+unwind_cache\s*\{`)
+var maxEntriesRE = regexp.MustCompile(`(?m)^#\s*define\s+UNWIND_MAX_ENTRIES\b`)
+var cacheStructRE = regexp.MustCompile(`struct\s+unwind_cache\s*\{`)
 
 // checkCachePage evaluates, on both ABIs, the bytes the per-task cache
 // takes: sizeof(struct unwind_cache) plus UNWIND_MAX_ENTRIES longs (or
@@ -307,9 +306,9 @@ func checkCachePage(c *checker) {
 }
 
 var (
-	reservedBitRE = lazyre.New(`(?m)^#\s*define\s+(UNWIND_\w+_BIT)\b`)
-	ebusyRE       = lazyre.New(`(?m)^\s*if\s*\((\w+)\s*==\s*(.+)\)\s*\n\s*return -EBUSY;`)
-	ffzRE         = lazyre.New(`=\s*ffz\((\w+)\)`)
+	reservedBitRE = regexp.MustCompile(`(?m)^#\s*define\s+(UNWIND_\w+_BIT)\b`)
+	ebusyRE       = regexp.MustCompile(`(?m)^\s*if\s*\((\w+)\s*==\s*(.+)\)\s*\n\s*return -EBUSY;`)
+	ffzRE         = regexp.MustCompile(`=\s*ffz\((\w+)\)`)
 )
 
 // checkReservedBits simulates the tracer-bit allocation of
@@ -393,7 +392,7 @@ func bitNames(rs []string) []string {
 	return out
 }
 
-var frameDefineRE = lazyre.New(`(?m)^#\s*define\s+(ARCH_INIT_USER_\w*FRAME)\b`)
+var frameDefineRE = regexp.MustCompile(`(?m)^#\s*define\s+(ARCH_INIT_USER_\w*FRAME)\b`)
 
 // checkFrameLayout evaluates the x86 frame macros with cc/v4 (package
 // unwind's evaluator) at every patch that changes them: on x86_64 with

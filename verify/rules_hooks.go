@@ -2,11 +2,10 @@ package verify
 
 import (
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 
-	"kpatch/internal/lazyre"
+	"regexp"
 )
 
 var hookRules = []Rule{
@@ -19,8 +18,8 @@ var hookRules = []Rule{
 }
 
 var (
-	hookDefaultRE  = lazyre.New(`(?m)^#\s*ifndef\s+(arch_\w+)\s*$`)
-	hookOverrideRE = lazyre.New(`(?m)^#\s*define\s+(arch_\w+)\s+(arch_\w+)\s*$`)
+	hookDefaultRE  = regexp.MustCompile(`(?m)^#\s*ifndef\s+(arch_\w+)\s*$`)
+	hookOverrideRE = regexp.MustCompile(`(?m)^#\s*define\s+(arch_\w+)\s+(arch_\w+)\s*$`)
 )
 
 // hookSite is where a hook is defaulted or overridden.
@@ -158,8 +157,8 @@ func checkArchHooks(c *checker) {
 }
 
 var (
-	fnMacroRE  = lazyre.New(`^#\s*define\s+([A-Za-z_]\w*)\(([^)]*)\)\s*(.*)$`)
-	actsLikeFn = lazyre.New(`^(?:[!~-]?\s*\(*\s*[a-z_]\w*\s*\(|\(\{|do\s*\{|for\s*\()`)
+	fnMacroRE  = regexp.MustCompile(`^#\s*define\s+([A-Za-z_]\w*)\(([^)]*)\)\s*(.*)$`)
+	actsLikeFn = regexp.MustCompile(`^(?:[!~-]?\s*\(*\s*[a-z_]\w*\s*\(|\(\{|do\s*\{|for\s*\()`)
 )
 
 // checkMacroCase reports function-like macros the patch adds in C files

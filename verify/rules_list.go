@@ -3,9 +3,9 @@ package verify
 import (
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 
-	"kpatch/internal/lazyre"
 	"kpatch/plumbing/kernelsrc"
 )
 
@@ -67,7 +67,7 @@ func CheckIgnore(ids []string, checkpatchTypes map[string]bool) error {
 
 // checkpatchTypeRE is how checkpatch.pl reports: ERROR("TYPE", ...),
 // WARN("TYPE", ...), CHK("TYPE", ...); its --list-types reads itself so.
-var checkpatchTypeRE = lazyre.New(`\b(?:ERROR|WARN|CHK)\(\s*"([A-Z0-9_]+)"`)
+var checkpatchTypeRE = regexp.MustCompile(`\b(?:ERROR|WARN|CHK)\(\s*"([A-Z0-9_]+)"`)
 
 // CheckpatchTypes returns the message types of the tree's
 // scripts/checkpatch.pl.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"kpatch/internal/lazyre"
+	"regexp"
 )
 
 var messageRules = []Rule{
@@ -50,7 +50,7 @@ func parsePerson(s string) person {
 	return person{name: normName(s)}
 }
 
-var parenthesized = lazyre.New(`\([^)]*\)`)
+var parenthesized = regexp.MustCompile(`\([^)]*\)`)
 
 func normName(n string) string {
 	n = parenthesized.ReplaceAllString(n, "")
@@ -69,7 +69,7 @@ type trailer struct {
 	key, value, text string
 }
 
-var trailerRE = lazyre.New(`^([A-Za-z][A-Za-z-]*-by|Link|Fixes|Cc|Closes):\s*(.*)$`)
+var trailerRE = regexp.MustCompile(`^([A-Za-z][A-Za-z-]*-by|Link|Fixes|Cc|Closes):\s*(.*)$`)
 
 func trailers(log string) []trailer {
 	var out []trailer
@@ -250,9 +250,9 @@ func readSpelling(data []byte, m map[string]string) {
 	}
 }
 
-var urlRE = lazyre.New(`[a-z]+://\S+`)
+var urlRE = regexp.MustCompile(`[a-z]+://\S+`)
 
-var wordRE = lazyre.New(`[A-Za-z][A-Za-z']*`)
+var wordRE = regexp.MustCompile(`[A-Za-z][A-Za-z']*`)
 
 // prose is a line of text a person wrote: commit message, changelog or
 // comment, with where to report it.
@@ -474,7 +474,7 @@ func joinInts(ns []int) string {
 }
 
 // signatureRE matches the lines checkpatch.pl takes as signatures.
-var signatureRE = lazyre.New(`(?i)^\s*(signed-off-by|co-developed-by|acked-by|tested-by|reviewed-by|reported-by|suggested-by|to|cc):`)
+var signatureRE = regexp.MustCompile(`(?i)^\s*(signed-off-by|co-developed-by|acked-by|tested-by|reviewed-by|reported-by|suggested-by|to|cc):`)
 
 // checkDuplicateSignOff reports a signature line that repeats an earlier
 // one of the same commit message, compared as checkpatch.pl does: case and

@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strings"
 
-	"kpatch/internal/lazyre"
 	"kpatch/plumbing/kbuild"
 	"kpatch/spec"
 )
@@ -63,7 +62,7 @@ func Needs(r *spec.Revision, step int) ([]Need, error) {
 	return needs, nil
 }
 
-var identRE = lazyre.New(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 func isIdent(s string) bool { return identRE.MatchString(s) }
 

@@ -8,12 +8,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"regexp"
 	"strings"
 	"syscall"
 	"time"
 
 	"kpatch/buildtest"
-	"kpatch/internal/lazyre"
 	"kpatch/plumbing/kernelsrc"
 	"kpatch/plumbing/mail"
 	"kpatch/plumbing/outdir"
@@ -376,7 +376,7 @@ func (c *checkedWriter) Write(p []byte) (int, error) {
 // error's message begins ("building: spec: ..."). The packages still
 // prefix some of their messages so; users know commands and files, not
 // packages, so the frame drops the names.
-var internalPrefix = lazyre.New(`(^|: )(buildtest|core|cpio|diffstat|gitdb|kbuild|kernelsrc|kerneltree|ktap|linediff|macros|mail|mailbody|maintainers|oracle|outdir|patchmail|qemu|rangediff|report|selftest|series|spec|symtab|trailers|unwind|verify|weave): `)
+var internalPrefix = regexp.MustCompile(`(^|: )(buildtest|core|cpio|diffstat|gitdb|kbuild|kernelsrc|kerneltree|ktap|linediff|macros|mail|mailbody|maintainers|oracle|outdir|patchmail|qemu|rangediff|report|selftest|series|spec|symtab|trailers|unwind|verify|weave): `)
 
 // userMessage is an error message without the package names in it.
 func userMessage(msg string) string {

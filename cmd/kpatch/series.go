@@ -5,16 +5,16 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 
-	"kpatch/internal/lazyre"
 	"kpatch/plumbing/mail"
 	"kpatch/plumbing/rangediff"
 	"kpatch/series"
 )
 
-var revisionArg = lazyre.New(`^v(\d+)$`)
+var revisionArg = regexp.MustCompile(`^v(\d+)$`)
 
 func cmdSeriesDiff(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("series diff", "[--tree DIR] [--base REV] [--spec DIR] [--creation-factor N] OLD NEW",

@@ -14,8 +14,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-
-	"kpatch/internal/lazyre"
 )
 
 // ParseConfig reads a .config and returns symbol (without CONFIG_) to
@@ -140,8 +138,8 @@ func Explain(src, sym string, cfg map[string]string) string {
 }
 
 var (
-	symRE = lazyre.New(`[A-Z][A-Z0-9_]+`)
-	ifRE  = lazyre.New(`\sif\s`)
+	symRE = regexp.MustCompile(`[A-Z][A-Z0-9_]+`)
+	ifRE  = regexp.MustCompile(`\sif\s`)
 )
 
 func valuesIn(exprs []string, val func(string) string) string {

@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"kpatch/internal/lazyre"
+	"regexp"
 )
 
 // CompileError is one "file:line: error: message" of a failed build.
@@ -55,9 +55,9 @@ func (e *BuildError) Error() string {
 type Progress func(done, total int, step string)
 
 var (
-	stepRE  = lazyre.New(`^\s{2}([A-Z][A-Z0-9_-]{1,9})\s+(\S.*)$`)
-	errorRE = lazyre.New(`^(.+?):(\d+):(?:\d+:)? (?:fatal )?error: (.*)$`)
-	ldRE    = lazyre.New(`^(?:ld|x86_64-linux-gnu-ld)(?:\.bfd)?: (.*)$`)
+	stepRE  = regexp.MustCompile(`^\s{2}([A-Z][A-Z0-9_-]{1,9})\s+(\S.*)$`)
+	errorRE = regexp.MustCompile(`^(.+?):(\d+):(?:\d+:)? (?:fatal )?error: (.*)$`)
+	ldRE    = regexp.MustCompile(`^(?:ld|x86_64-linux-gnu-ld)(?:\.bfd)?: (.*)$`)
 )
 
 const stepsFile = "kpatch-build-steps"

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"kpatch/internal/lazyre"
+	"regexp"
 )
 
 // Status is the outcome of one test.
@@ -105,12 +105,12 @@ func (t *Test) Counts() (pass, fail, skip, none int) {
 }
 
 var (
-	timestampRE = lazyre.New(`^\[\s*[0-9]+\.[0-9]+\] ?`)
-	versionRE   = lazyre.New(`^\s*(K?TAP) version ([0-9]+)\s*$`)
-	planRE      = lazyre.New(`^\s*1\.\.([0-9]+)\s*$`)
-	resultRE    = lazyre.New(`^\s*(ok|not ok) ([0-9]+)(?: -)?(?: ([^#]*?))?\s*(?:#\s*(.*))?$`)
-	subtestRE   = lazyre.New(`^\s*# Subtest: (.*)$`)
-	diagRE      = lazyre.New(`^\s*#`)
+	timestampRE = regexp.MustCompile(`^\[\s*[0-9]+\.[0-9]+\] ?`)
+	versionRE   = regexp.MustCompile(`^\s*(K?TAP) version ([0-9]+)\s*$`)
+	planRE      = regexp.MustCompile(`^\s*1\.\.([0-9]+)\s*$`)
+	resultRE    = regexp.MustCompile(`^\s*(ok|not ok) ([0-9]+)(?: -)?(?: ([^#]*?))?\s*(?:#\s*(.*))?$`)
+	subtestRE   = regexp.MustCompile(`^\s*# Subtest: (.*)$`)
+	diagRE      = regexp.MustCompile(`^\s*#`)
 )
 
 func indentOf(s string) int { return len(s) - len(strings.TrimLeft(s, " \t")) }

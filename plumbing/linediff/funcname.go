@@ -2,7 +2,6 @@ package linediff
 
 import (
 	"regexp"
-	"sync"
 )
 
 // DefaultFuncName is git's built-in hunk-header rule (def_ff in xdiff):
@@ -72,40 +71,33 @@ func patternFuncName(patterns []funcPattern) FuncNameFunc {
 // The funcname patterns of git 2.39's built-in diff drivers that the
 // Linux kernel's .gitattributes selects ("*.[ch] diff=cpp",
 // "*.dts diff=dts", "*.dts[io] diff=dts", "*.rs diff=rust").
-// Each is compiled on first use (a kernel patch series needs cpp only).
 var (
-	cppFuncName = sync.OnceValue(func() FuncNameFunc {
-		return patternFuncName([]funcPattern{
-			{re: regexp.MustCompile(`^[ \t]*[A-Za-z_][A-Za-z_0-9]*:[[:space:]]*($|/[/*])`), negate: true},
-			{re: regexp.MustCompile(`^((::[[:space:]]*)?[A-Za-z_].*)$`)},
-		})
+	cppFuncName = patternFuncName([]funcPattern{
+		{re: regexp.MustCompile(`^[ \t]*[A-Za-z_][A-Za-z_0-9]*:[[:space:]]*($|/[/*])`), negate: true},
+		{re: regexp.MustCompile(`^((::[[:space:]]*)?[A-Za-z_].*)$`)},
 	})
-	dtsFuncName = sync.OnceValue(func() FuncNameFunc {
-		return patternFuncName([]funcPattern{
-			{re: regexp.MustCompile(`;`), negate: true},
-			{re: regexp.MustCompile(`=`), negate: true},
-			{re: regexp.MustCompile(`^[ \t]*((/[ \t]*\{|&?[a-zA-Z_]).*)`)},
-		})
+	dtsFuncName = patternFuncName([]funcPattern{
+		{re: regexp.MustCompile(`;`), negate: true},
+		{re: regexp.MustCompile(`=`), negate: true},
+		{re: regexp.MustCompile(`^[ \t]*((/[ \t]*\{|&?[a-zA-Z_]).*)`)},
 	})
-	rustFuncName = sync.OnceValue(func() FuncNameFunc {
-		return patternFuncName([]funcPattern{
-			{re: regexp.MustCompile(`^[\t ]*((pub(\([^\)]+\))?[\t ]+)?((async|const|unsafe|extern([\t ]+"[^"]+"))[\t ]+)?(struct|enum|union|mod|trait|fn|impl|macro_rules!)[< \t]+[^;]*)$`)},
-		})
+	rustFuncName = patternFuncName([]funcPattern{
+		{re: regexp.MustCompile(`^[\t ]*((pub(\([^\)]+\))?[\t ]+)?((async|const|unsafe|extern([\t ]+"[^"]+"))[\t ]+)?(struct|enum|union|mod|trait|fn|impl|macro_rules!)[< \t]+[^;]*)$`)},
 	})
 )
 
 // CppFuncName is the hunk-header rule of git's built-in "cpp" diff driver:
 // lines starting with an identifier (or "::"), except jump labels and
 // access specifiers such as "out:" or "public:".
-func CppFuncName(line []byte) ([]byte, bool) { return cppFuncName()(line) }
+func CppFuncName(line []byte) ([]byte, bool) { return cppFuncName(line) }
 
 // DtsFuncName is the hunk-header rule of git's built-in "dts" diff driver
 // (device tree sources).
-func DtsFuncName(line []byte) ([]byte, bool) { return dtsFuncName()(line) }
+func DtsFuncName(line []byte) ([]byte, bool) { return dtsFuncName(line) }
 
 // RustFuncName is the hunk-header rule of git's built-in "rust" diff
 // driver.
-func RustFuncName(line []byte) ([]byte, bool) { return rustFuncName()(line) }
+func RustFuncName(line []byte) ([]byte, bool) { return rustFuncName(line) }
 
 // DriverFuncName returns the hunk-header rule of the named built-in git
 // diff driver ("cpp", "dts" or "rust"); any other name, including "",

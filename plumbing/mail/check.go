@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
 )
 
 // numbered is what the numbering check needs of a patch.
@@ -55,7 +54,7 @@ func sortByNumber[T any](items []T, n func(T) int) {
 
 // hunkHeaderRE is a hunk header as git apply reads it (apply.c,
 // parse_fragment_header): "@@ -OLD[,N] +NEW[,N] @@", numbers of digits.
-var hunkHeaderRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^@@ -\d+(,\d+)? \+\d+(,\d+)? @@`) })
+var hunkHeaderRE = regexp.MustCompile(`^@@ -\d+(,\d+)? \+\d+(,\d+)? @@`)
 
 // corruptHunk returns the first line of diff that starts like a hunk
 // header ("@@") but is not one git apply reads, and its index among the
@@ -63,7 +62,7 @@ var hunkHeaderRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustComp
 // patch ("corrupt patch at line N"); go-gitdiff would read some of them.
 func corruptHunk(diff string) (index int, line string, ok bool) {
 	for i, l := range strings.Split(diff, "\n") {
-		if strings.HasPrefix(l, "@@") && !hunkHeaderRE().MatchString(l) {
+		if strings.HasPrefix(l, "@@") && !hunkHeaderRE.MatchString(l) {
 			return i, l, true
 		}
 	}

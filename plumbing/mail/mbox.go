@@ -14,7 +14,7 @@ import (
 // text form: it starts with an mbox separator line.
 func isMboxThread(data []byte) bool {
 	first, _, _ := bytes.Cut(data, []byte("\n"))
-	return mboxFrom().Match(bytes.TrimSuffix(first, []byte("\r")))
+	return mboxFrom.Match(bytes.TrimSuffix(first, []byte("\r")))
 }
 
 // isGzip reports whether data is gzip-compressed (lore's t.mbox.gz).

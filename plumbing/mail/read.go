@@ -15,7 +15,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
@@ -129,10 +128,8 @@ type Series struct {
 }
 
 var (
-	fromLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^From ([0-9a-f]{40}) Mon Sep 17 00:00:00 2001$`) })
-	mboxFrom = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`^From \S+ +\w{3} \w{3} +\d{1,2} \d{1,2}:\d{2}:\d{2} \d{4}$`)
-	})
+	fromLine = regexp.MustCompile(`^From ([0-9a-f]{40}) Mon Sep 17 00:00:00 2001$`)
+	mboxFrom = regexp.MustCompile(`^From \S+ +\w{3} \w{3} +\d{1,2} \d{1,2}:\d{2}:\d{2} \d{4}$`)
 )
 
 // ErrNoPatches is returned for input that holds no patch messages.
@@ -277,7 +274,7 @@ func readMbox(data []byte, file string) ([]*Message, error) {
 	prevBlank := true
 	for sc.Scan() {
 		l := sc.Text()
-		if mboxFrom().MatchString(l) && prevBlank && (len(cur) == 0 || isHeaderStart(cur)) {
+		if mboxFrom.MatchString(l) && prevBlank && (len(cur) == 0 || isHeaderStart(cur)) {
 			if err := flush(); err != nil {
 				return nil, err
 			}
@@ -308,7 +305,7 @@ func parseMail(lines []string, file string, start int) (*Message, error) {
 	m := &Message{File: file, Line: start, Raw: strings.Join(lines, "\n") + "\n"}
 	i := 0
 	if i < len(lines) && strings.HasPrefix(lines[i], "From ") {
-		if sm := fromLine().FindStringSubmatch(lines[i]); sm != nil {
+		if sm := fromLine.FindStringSubmatch(lines[i]); sm != nil {
 			m.Commit = sm[1]
 		}
 		i++
@@ -500,7 +497,7 @@ func parsePatch(m *Message, n, total, v int, title string) (*Patch, error) {
 		first, _, _ := strings.Cut(p.Diff, "\n")
 		if d := p.LineOf("\n" + first + "\n"); d > 0 {
 			at = d + 1
-			if sm := gitdiffLine().FindStringSubmatch(msg); sm != nil {
+			if sm := gitdiffLine.FindStringSubmatch(msg); sm != nil {
 				dn, _ := strconv.Atoi(sm[1])
 				at, msg = at+dn-1, sm[2]
 			}
@@ -576,7 +573,7 @@ func stripFirst(name string) string {
 }
 
 // gitdiffLine matches go-gitdiff's parse errors.
-var gitdiffLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^gitdiff: line (\d+): (.*)$`) })
+var gitdiffLine = regexp.MustCompile(`^gitdiff: line (\d+): (.*)$`)
 
 // check fails for a patch whose title, commit message or notes are not
 // UTF-8 (the diff may be: a file of the tree may be in another charset),
@@ -600,16 +597,14 @@ func (p *Patch) check() error {
 	return nil
 }
 
-var statLine = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^ (.* \| +(\d+|Bin).*|\d+ files? changed.*|(create|delete) mode .*|rename .*|mode change .*)$`)
-})
+var statLine = regexp.MustCompile(`^ (.* \| +(\d+|Bin).*|\d+ files? changed.*|(create|delete) mode .*|rename .*|mode change .*)$`)
 
 // splitNotes splits the text between "---" and the diff into the notes and
 // the diffstat, the trailing run of diffstat lines.
 func splitNotes(head string) (notes, stat string) {
 	lines := strings.Split(strings.Trim(head, "\n"), "\n")
 	i := len(lines)
-	for i > 0 && statLine().MatchString(lines[i-1]) {
+	for i > 0 && statLine.MatchString(lines[i-1]) {
 		i--
 	}
 	if i < len(lines) {
@@ -712,13 +707,13 @@ func fromThread(data []byte, file string) (*Series, error) {
 	return s, nil
 }
 
-var sobRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^Signed-off-by: (.*)$`) })
+var sobRE = regexp.MustCompile(`(?m)^Signed-off-by: (.*)$`)
 
 func withAddress(name, log string) string {
 	if a, err := netmail.ParseAddress(name); err == nil && a.Address != "" {
 		return name
 	}
-	for _, m := range sobRE().FindAllStringSubmatch(log, -1) {
+	for _, m := range sobRE.FindAllStringSubmatch(log, -1) {
 		a, err := netmail.ParseAddress(m[1])
 		if err == nil && strings.HasPrefix(a.Name, name) {
 			return name + " <" + a.Address + ">"

@@ -4,7 +4,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 )
 
 // Subject is what the subject of a mail says about the patch it carries,
@@ -24,9 +23,9 @@ type Subject struct {
 }
 
 var (
-	replyRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*(?i:re|aw):`) })
-	numRE     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:^|\s)(\d+)/(\d+)(?:\s|$)`) })
-	versionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:^|\s)[vV](\d+)(?:\s|$)`) })
+	replyRE   = regexp.MustCompile(`^\s*(?i:re|aw):`)
+	numRE     = regexp.MustCompile(`(?:^|\s)(\d+)/(\d+)(?:\s|$)`)
+	versionRE = regexp.MustCompile(`(?:^|\s)[vV](\d+)(?:\s|$)`)
 )
 
 // ParseSubject reads a subject. The title is what git mailinfo keeps
@@ -35,7 +34,7 @@ var (
 // bracketed groups, joined, are the prefix. A subject whose prefix holds
 // no PATCH has Patch false.
 func ParseSubject(subject string) Subject {
-	s := Subject{Reply: replyRE().MatchString(subject), Number: 1, Total: 1, Version: 1}
+	s := Subject{Reply: replyRE.MatchString(subject), Number: 1, Total: 1, Version: 1}
 	rest := subject
 	var groups []string
 	for {
@@ -61,12 +60,12 @@ func ParseSubject(subject string) Subject {
 		return s
 	}
 	s.Patch = strings.Contains(strings.ToUpper(s.Prefix), "PATCH")
-	if nm := numRE().FindStringSubmatch(s.Prefix); nm != nil {
+	if nm := numRE.FindStringSubmatch(s.Prefix); nm != nil {
 		s.Numbered = true
 		s.Number, _ = strconv.Atoi(nm[1])
 		s.Total, _ = strconv.Atoi(nm[2])
 	}
-	if vm := versionRE().FindStringSubmatch(s.Prefix); vm != nil {
+	if vm := versionRE.FindStringSubmatch(s.Prefix); vm != nil {
 		s.Version, _ = strconv.Atoi(vm[1])
 	}
 	return s

@@ -3,7 +3,6 @@ package maintainers
 import (
 	"regexp"
 	"strings"
-	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -11,18 +10,13 @@ import (
 // perlS is Perl's \s on a character string, for package regexp.
 const perlS = `[\t\n\v\f\r \x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}]`
 
-// The patterns are compiled on first use: only .yaml files need them, and
-// \p{L} alone costs a millisecond of every kpatch process's start.
+// The patterns of maintainers_in_file, for the addresses in .yaml files.
 var (
 	// possibleAddress is maintainers_in_file's pattern for a name and
 	// address written in a file.
-	possibleAddress = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`[\p{L}"' ,.+-]*` + perlS + `*,*` + perlS + `*[(<{]?[A-Za-z0-9_.+-]+@[A-Za-z0-9.-]+\.[A-Za-z0-9]+[)>}]?`)
-	})
+	possibleAddress = regexp.MustCompile(`[\p{L}"' ,.+-]*` + perlS + `*,*` + perlS + `*[(<{]?[A-Za-z0-9_.+-]+@[A-Za-z0-9.-]+\.[A-Za-z0-9]+[)>}]?`)
 	// bracketedAddress is clean_file_emails' first substitution.
-	bracketedAddress = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`[(<{]?([A-Za-z0-9_.+-]+@[A-Za-z0-9.-]+)[)>}]?`)
-	})
+	bracketedAddress = regexp.MustCompile(`[(<{]?([A-Za-z0-9_.+-]+@[A-Za-z0-9.-]+)[)>}]?`)
 )
 
 // FileEmails returns the addresses get_maintainer.pl takes from the text
@@ -33,8 +27,8 @@ var (
 // the script does. text must be UTF-8, as the script decodes it.
 func FileEmails(text string) []string {
 	var out []string
-	for _, email := range possibleAddress().FindAllString(text, -1) {
-		email = bracketedAddress().ReplaceAllString(email, "<$1>")
+	for _, email := range possibleAddress.FindAllString(text, -1) {
+		email = bracketedAddress.ReplaceAllString(email, "<$1>")
 		name, addr := parseEmail(email)
 		if len(name) >= 2 && name[0] == '"' && name[len(name)-1] == '"' {
 			name = name[1 : len(name)-1]

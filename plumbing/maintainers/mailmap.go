@@ -3,7 +3,6 @@ package maintainers
 import (
 	"regexp"
 	"strings"
-	"sync"
 )
 
 // Mailmap is a .mailmap as get_maintainer.pl reads it (read_mailmap),
@@ -20,11 +19,11 @@ type Mailmap struct {
 }
 
 var (
-	mailmapComment  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`#.*$`) })
-	mailmapName     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([^<]+)<([^>]+)>$`) })
-	mailmapAddrAddr = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^<([^>]+)>\s*<([^>]+)>$`) })
-	mailmapNameAddr = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(.+)<([^>]+)>\s*<([^>]+)>$`) })
-	mailmapFull     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(.+)<([^>]+)>\s*(.+)\s*<([^>]+)>$`) })
+	mailmapComment  = regexp.MustCompile(`#.*$`)
+	mailmapName     = regexp.MustCompile(`^([^<]+)<([^>]+)>$`)
+	mailmapAddrAddr = regexp.MustCompile(`^<([^>]+)>\s*<([^>]+)>$`)
+	mailmapNameAddr = regexp.MustCompile(`^(.+)<([^>]+)>\s*<([^>]+)>$`)
+	mailmapFull     = regexp.MustCompile(`^(.+)<([^>]+)>\s*(.+)\s*<([^>]+)>$`)
 )
 
 // ParseMailmap reads a .mailmap file the way get_maintainer.pl does;
@@ -56,21 +55,21 @@ func newMailmap() *Mailmap {
 
 // addLine adds what one line of a .mailmap says.
 func (m *Mailmap) addLine(line string) {
-	line = mailmapComment().ReplaceAllString(line, "")
+	line = mailmapComment.ReplaceAllString(line, "")
 	line = strings.TrimFunc(line, isPerlSpace)
 	if line == "" {
 		return
 	}
-	if g := mailmapName().FindStringSubmatch(line); g != nil {
+	if g := mailmapName.FindStringSubmatch(line); g != nil {
 		name, addr := parseEmail(strings.TrimRightFunc(g[1], isPerlSpace) + " <" + g[2] + ">")
 		m.names[addr] = name
-	} else if g := mailmapAddrAddr().FindStringSubmatch(line); g != nil {
+	} else if g := mailmapAddrAddr.FindStringSubmatch(line); g != nil {
 		m.addresses[g[2]] = g[1]
-	} else if g := mailmapNameAddr().FindStringSubmatch(line); g != nil {
+	} else if g := mailmapNameAddr.FindStringSubmatch(line); g != nil {
 		name, addr := parseEmail(strings.TrimRightFunc(g[1], isPerlSpace) + " <" + g[2] + ">")
 		m.names[g[3]] = name
 		m.addresses[g[3]] = addr
-	} else if g := mailmapFull().FindStringSubmatch(line); g != nil {
+	} else if g := mailmapFull.FindStringSubmatch(line); g != nil {
 		name, addr := parseEmail(strings.TrimRightFunc(g[1], isPerlSpace) + " <" + g[2] + ">")
 		wrongName, wrongAddr := parseEmail(strings.TrimRightFunc(g[3], isPerlSpace) + " <" + g[4] + ">")
 		key := formatEmail(wrongName, wrongAddr)

@@ -3,12 +3,11 @@ package maintainers
 import (
 	"regexp"
 	"strings"
-	"sync"
 )
 
 // chiefPenguin is get_maintainer.pl's @penguin_chief entry; like the script,
 // it is used as a regular expression.
-var chiefPenguin = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`Linus Torvalds <torvalds@linux-foundation.org>`) })
+var chiefPenguin = regexp.MustCompile(`Linus Torvalds <torvalds@linux-foundation.org>`)
 
 // Recipients returns the recipients of a patch touching paths (relative to
 // the top of the kernel tree), as get_maintainer.pl --no-git
@@ -163,7 +162,7 @@ func (c *collector) result(mm *Mailmap, inFiles []string) (to, cc []string) {
 	}
 	var kept []string
 	for _, e := range c.to {
-		if !chiefPenguin().MatchString(e) {
+		if !chiefPenguin.MatchString(e) {
 			kept = append(kept, e)
 		}
 	}
@@ -228,20 +227,20 @@ func (d *deduplicator) dedup(email string) string {
 }
 
 var (
-	emailNameAddr = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([^<]+)<(.+@.*)>.*$`) })
-	emailAngle    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*<(.+@\S*)>.*$`) })
-	emailBare     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(.+@\S*).*$`) })
-	mustQuote     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9_ \-]`) })
+	emailNameAddr = regexp.MustCompile(`^([^<]+)<(.+@.*)>.*$`)
+	emailAngle    = regexp.MustCompile(`^\s*<(.+@\S*)>.*$`)
+	emailBare     = regexp.MustCompile(`^(.+@\S*).*$`)
+	mustQuote     = regexp.MustCompile(`[^A-Za-z0-9_ \-]`)
 )
 
 // parseEmail is get_maintainer.pl's parse_email: it splits "Name <address>"
 // and returns the name quoted if needed.
 func parseEmail(s string) (name, addr string) {
-	if m := emailNameAddr().FindStringSubmatch(s); m != nil {
+	if m := emailNameAddr.FindStringSubmatch(s); m != nil {
 		name, addr = m[1], m[2]
-	} else if m := emailAngle().FindStringSubmatch(s); m != nil {
+	} else if m := emailAngle.FindStringSubmatch(s); m != nil {
 		addr = m[1]
-	} else if m := emailBare().FindStringSubmatch(s); m != nil {
+	} else if m := emailBare.FindStringSubmatch(s); m != nil {
 		addr = m[1]
 	}
 	name = escapeName(trimQuotes(strings.TrimSpace(name)))
@@ -267,7 +266,7 @@ func trimQuotes(s string) string {
 // escapeName quotes a name holding characters other than ASCII word
 // characters, "-" and space, escaping the double quotes not yet escaped.
 func escapeName(name string) string {
-	if !mustQuote().MatchString(name) {
+	if !mustQuote.MatchString(name) {
 		return name
 	}
 	var b strings.Builder

@@ -11,7 +11,7 @@ import (
 	"sort"
 	"strings"
 
-	"kpatch/internal/lazyre"
+	"regexp"
 )
 
 // File is one file of a series.
@@ -48,7 +48,7 @@ var ErrCannotReplace = errors.New("cannot be replaced")
 
 // seriesName matches the files kpatch writes (git format-patch -v N
 // names) and the temporary files of older kpatch versions.
-var seriesName = lazyre.New(`^(v[0-9]+-[0-9]{4}-.*\.patch|\.kpatch-.*\.tmp)$`)
+var seriesName = regexp.MustCompile(`^(v[0-9]+-[0-9]{4}-.*\.patch|\.kpatch-.*\.tmp)$`)
 
 // IsSeriesFile reports whether name is the name of a file kpatch writes
 // into an output directory (or a temporary file an older kpatch left).

@@ -6,10 +6,10 @@ import (
 	"strconv"
 	"strings"
 
-	"kpatch/internal/lazyre"
+	"regexp"
 )
 
-var hunkCounts = lazyre.New(`^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@`)
+var hunkCounts = regexp.MustCompile(`^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@`)
 
 // Stable returns what git patch-id --stable prints for a diff: the sum of
 // the SHA-1s of every file's diff with whitespace removed, without index

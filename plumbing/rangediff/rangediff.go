@@ -4,9 +4,9 @@ import (
 	"container/list"
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 
-	"kpatch/internal/lazyre"
 	"kpatch/plumbing/linediff"
 )
 
@@ -42,9 +42,9 @@ type prepared struct {
 }
 
 var (
-	hunkRE   = lazyre.New(`^@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@(.*)$`)
-	modeRE   = lazyre.New(`^(old|new) mode (\d+)$`)
-	renameRE = lazyre.New(`^rename (from|to) (.*)$`)
+	hunkRE   = regexp.MustCompile(`^@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@(.*)$`)
+	modeRE   = regexp.MustCompile(`^(old|new) mode (\d+)$`)
+	renameRE = regexp.MustCompile(`^rename (from|to) (.*)$`)
 )
 
 // prepare renders a patch as git range-diff's read_patches does from the
@@ -438,7 +438,7 @@ func output(ctx context.Context, a, b []*prepared) (string, error) {
 	return out.String(), nil
 }
 
-var sectionRE = []*lazyre.Regexp{lazyre.New(`^ ## (.*) ##$`), lazyre.New(`^.?@@ (.*)$`)}
+var sectionRE = []*regexp.Regexp{regexp.MustCompile(`^ ## (.*) ##$`), regexp.MustCompile(`^.?@@ (.*)$`)}
 
 // sectionName is range-diff's hunk-header rule: a " ## section ##" line
 // or an "@@ ..." line names the hunks below it.

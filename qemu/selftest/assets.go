@@ -3,7 +3,7 @@ package selftest
 import (
 	"embed"
 
-	"kpatch/internal/lazyre"
+	"regexp"
 )
 
 // assets holds the driver and program sources that Run copies into the
@@ -30,7 +30,7 @@ var Modes = []struct{ Subtest, Program string }{
 	{"unwind_ia32", "unwind_test32"},
 }
 
-var caseRE = lazyre.New(`\{ "([a-z0-9_]+)", case_[a-z0-9_]+ \}`)
+var caseRE = regexp.MustCompile(`\{ "([a-z0-9_]+)", case_[a-z0-9_]+ \}`)
 
 // Cases returns the names of the cases in the order the programs run them,
 // read from the program's own table so the two cannot disagree.

@@ -3,10 +3,10 @@ package selftest
 import (
 	"bytes"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 
-	"kpatch/internal/lazyre"
 	"kpatch/plumbing/ktap"
 	"kpatch/unwind"
 	"kpatch/unwind/symtab"
@@ -74,9 +74,9 @@ func (a *Analysis) Passed() bool {
 	return true
 }
 
-var badRE = lazyre.New(`(WARNING:|BUG:|kernel BUG at|Oops|general protection fault|Kernel panic|Call Trace:|RIP: 0010:|stack segment:|invalid opcode:)`)
+var badRE = regexp.MustCompile(`(WARNING:|BUG:|kernel BUG at|Oops|general protection fault|Kernel panic|Call Trace:|RIP: 0010:|stack segment:|invalid opcode:)`)
 
-var expectRE = lazyre.New(`# expect: id=(\d+) bin=(\S+) exact=([01]) chain=(\S+)`)
+var expectRE = regexp.MustCompile(`# expect: id=(\d+) bin=(\S+) exact=([01]) chain=(\S+)`)
 
 // symbolize names trace entries with the symbols of the program: the first
 // entry is where the task was, the others are return addresses, looked up

@@ -5,9 +5,9 @@ import (
 	netmail "net/mail"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
-	"kpatch/internal/lazyre"
 	"kpatch/plumbing/mail"
 	"kpatch/plumbing/outdir"
 	"kpatch/plumbing/patchid"
@@ -17,7 +17,7 @@ import (
 // Kinds are the trailers collected, in the order b4 knows them.
 var Kinds = []string{"Acked-by", "Reviewed-by", "Tested-by"}
 
-var trailerRE = lazyre.New(`^(?i:(Acked-by|Reviewed-by|Tested-by)):\s*(\S.*)$`)
+var trailerRE = regexp.MustCompile(`^(?i:(Acked-by|Reviewed-by|Tested-by)):\s*(\S.*)$`)
 
 // Given is a trailer that a reply gives to a posted patch.
 type Given struct {

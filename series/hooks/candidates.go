@@ -4,7 +4,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
 
 	"kpatch/spec"
 )
@@ -37,10 +36,10 @@ func candidates(files Files, e spec.Edit) []Candidate {
 	case anchorInclude:
 		// All the includes of the file, in order, unless there are
 		// many: then the most alike, still in order.
-		pool = f.matching(func(l string) bool { return includeLine().MatchString(l) })
+		pool = f.matching(func(l string) bool { return includeLine.MatchString(l) })
 		if len(pool) > maxIncludes {
 			want = e.Args[0]
-			text = func(i int) string { return includeLine().ReplaceAllString(strings.TrimSpace(f[i]), "") }
+			text = func(i int) string { return includeLine.ReplaceAllString(strings.TrimSpace(f[i]), "") }
 			pool = mostAlike(pool, want, text, maxIncludes)
 			sort.Ints(pool)
 		}
@@ -50,7 +49,7 @@ func candidates(files Files, e spec.Edit) []Candidate {
 			return nil // the config is there, without selects
 		}
 		want = "config " + e.Args[0]
-		pool = f.matching(func(l string) bool { return kconfigSymbol().MatchString(l) })
+		pool = f.matching(func(l string) bool { return kconfigSymbol.MatchString(l) })
 	case anchorStatement:
 		sp, err := f.function(e.Args[0])
 		if err != nil {
@@ -60,7 +59,7 @@ func candidates(files Files, e spec.Edit) []Candidate {
 			break
 		}
 		want = e.Args[1]
-		if identRE().MatchString(want) {
+		if identRE.MatchString(want) {
 			want += "("
 		}
 		pool = f.statementsOf(sp)
@@ -68,7 +67,7 @@ func candidates(files Files, e spec.Edit) []Candidate {
 		start, err := f.unique(prefiltered(e.Args[0], regexp.MustCompile(`^struct\s+`+regexp.QuoteMeta(e.Args[0])+`\s*\{`)), 0, len(f))
 		if err != nil {
 			want = "struct " + e.Args[0] + " {"
-			pool = f.matching(func(l string) bool { return structStart().MatchString(l) })
+			pool = f.matching(func(l string) bool { return structStart.MatchString(l) })
 			break
 		}
 		want = e.Args[1] + ";"
@@ -142,13 +141,11 @@ func mostAlike(pool []int, want string, text func(int) string, n int) []int {
 }
 
 var (
-	includeLine   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^#\s*include\s`) })
-	kconfigSymbol = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(menu)?config\s+\S`) })
-	structStart   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^struct\s+[A-Za-z_][A-Za-z0-9_]*\s*\{`) })
-	funcNameRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_]*)\(`) })
-	memberNameRE  = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_]*)\s*(\[[^]]*\])?\s*(__[a-z_]+(\([^)]*\))?\s*)*;`)
-	})
+	includeLine   = regexp.MustCompile(`^#\s*include\s`)
+	kconfigSymbol = regexp.MustCompile(`^(menu)?config\s+\S`)
+	structStart   = regexp.MustCompile(`^struct\s+[A-Za-z_][A-Za-z0-9_]*\s*\{`)
+	funcNameRE    = regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_]*)\(`)
+	memberNameRE  = regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_]*)\s*(\[[^]]*\])?\s*(__[a-z_]+(\([^)]*\))?\s*)*;`)
 )
 
 // hasConfig reports whether the file has the entry of config sym.
@@ -192,7 +189,7 @@ func (f lines) functionStarts() []int {
 // functionName returns the name of the function a definition's first line
 // defines: the last name before "(" outside any earlier parenthesis.
 func functionName(l string) string {
-	m := funcNameRE().FindStringSubmatch(l)
+	m := funcNameRE.FindStringSubmatch(l)
 	if m == nil {
 		return ""
 	}
@@ -201,7 +198,7 @@ func functionName(l string) string {
 
 // memberName returns the name a struct member line declares.
 func memberName(l string) string {
-	m := memberNameRE().FindStringSubmatch(l)
+	m := memberNameRE.FindStringSubmatch(l)
 	if m == nil {
 		return strings.TrimSpace(l)
 	}
@@ -278,7 +275,7 @@ func Adds(text string, e spec.Edit) bool {
 			return false
 		}
 		prefix := e.Args[1]
-		if identRE().MatchString(prefix) {
+		if identRE.MatchString(prefix) {
 			prefix += "("
 		}
 		def := definition(e.Args[0])

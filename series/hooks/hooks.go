@@ -48,7 +48,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"unsafe"
 
 	"kpatch/spec"
@@ -604,9 +603,7 @@ func (f lines) section(title string) (int, error) {
 	return at, nil
 }
 
-var kconfigTop = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^(config|menuconfig|choice|endchoice|menu|endmenu|if|endif|source|comment|mainmenu)\b`)
-})
+var kconfigTop = regexp.MustCompile(`^(config|menuconfig|choice|endchoice|menu|endmenu|if|endif|source|comment|mainmenu)\b`)
 
 func (f lines) configAfter(sym string) (int, error) {
 	re := regexp.MustCompile(`^(menu)?config\s+` + regexp.QuoteMeta(sym) + `\s*$`)
@@ -615,7 +612,7 @@ func (f lines) configAfter(sym string) (int, error) {
 		return 0, err
 	}
 	j := i + 1
-	for j < len(f) && !kconfigTop().MatchString(f[j]) {
+	for j < len(f) && !kconfigTop.MatchString(f[j]) {
 		j++
 	}
 	for j > i+1 && strings.HasPrefix(f[j-1], "#") {
@@ -624,10 +621,10 @@ func (f lines) configAfter(sym string) (int, error) {
 	return j, nil
 }
 
-var selectRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*select\s+(\S+)`) })
+var selectRE = regexp.MustCompile(`^\s*select\s+(\S+)`)
 
 func (f lines) selectSorted(config, text string) (int, error) {
-	m := selectRE().FindStringSubmatch(text)
+	m := selectRE.FindStringSubmatch(text)
 	if m == nil {
 		return 0, fmt.Errorf("the text is not a select line")
 	}
@@ -637,11 +634,11 @@ func (f lines) selectSorted(config, text string) (int, error) {
 		return 0, err
 	}
 	end := i + 1
-	for end < len(f) && !kconfigTop().MatchString(f[end]) {
+	for end < len(f) && !kconfigTop.MatchString(f[end]) {
 		end++
 	}
 	return f.sortedAmong(i+1, end, m[1], func(l string) (string, bool) {
-		if s := selectRE().FindStringSubmatch(l); s != nil {
+		if s := selectRE.FindStringSubmatch(l); s != nil {
 			return s[1], true
 		}
 		return "", false
@@ -859,7 +856,7 @@ func (f lines) function(name string) (span, error) {
 	return span{}, atLines(ErrAnchorAmbiguous, fmt.Sprintf("%d definitions of %s(), at lines %%s", len(defs), name), starts...)
 }
 
-var identRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
+var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 func (f lines) statementBefore(fn, stmt string) (int, error) {
 	i, _, err := f.statement(fn, stmt)
@@ -890,7 +887,7 @@ func (f lines) statement(fn, stmt string) (int, span, error) {
 		return 0, sp, err
 	}
 	prefix := stmt
-	if identRE().MatchString(stmt) {
+	if identRE.MatchString(stmt) {
 		prefix = stmt + "("
 	}
 	i, err := f.unique(func(l string) bool { return strings.HasPrefix(strings.TrimSpace(l), prefix) }, sp.start+1, sp.end)
