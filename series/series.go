@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -22,7 +21,6 @@ import (
 
 	"kpatch/plumbing/diffstat"
 	"kpatch/plumbing/kernelsrc"
-	"kpatch/plumbing/kerneltree"
 	"kpatch/plumbing/linediff"
 	"kpatch/plumbing/mail"
 	"kpatch/plumbing/maintainers"
@@ -56,11 +54,6 @@ type Options struct {
 	SpecDir          string   // series description directory; "" means the embedded one
 	Plain            bool     // read Tree as a plain directory even if it is a git repository
 	To, Cc           []string // more recipients for every message, as git format-patch --to/--cc
-	// NoObjectCache reads every object of a git tree from the repository:
-	// by default the large ones (MAINTAINERS, kernel/fork.c) are kept
-	// inflated in kpatch's cache, objects/ beside the trees (kernelsrc's
-	// KeepObjects), and read from there on the next run.
-	NoObjectCache bool
 }
 
 // Series is a generated series.
@@ -233,7 +226,6 @@ func Generate(ctx context.Context, opt Options) (*Series, error) {
 		go func() {
 			tree, err := kernelsrc.Open(opt.Tree, opt.Base, opt.Plain)
 			if err == nil {
-				tree.KeepObjects(objectCache(opt))
 				tree.Prefetch(alwaysRead)
 			}
 			early <- opened{tree, err}
@@ -253,9 +245,6 @@ func Generate(ctx context.Context, opt Options) (*Series, error) {
 		tree, err = o.tree, o.err
 	} else {
 		tree, err = kernelsrc.Open(opt.Tree, rev.Base, opt.Plain)
-		if err == nil {
-			tree.KeepObjects(objectCache(opt))
-		}
 	}
 	if err != nil {
 		return nil, err
@@ -266,19 +255,6 @@ func Generate(ctx context.Context, opt Options) (*Series, error) {
 	}
 	s.AddRecipients(opt.To, opt.Cc)
 	return s, nil
-}
-
-// objectCache returns where the tree's large objects are kept, "" for
-// nowhere (Options.NoObjectCache, or no cache directory).
-func objectCache(opt Options) string {
-	if opt.NoObjectCache {
-		return ""
-	}
-	dir, err := kerneltree.CacheDir()
-	if err != nil {
-		return ""
-	}
-	return filepath.Join(dir, "objects")
 }
 
 // alwaysRead are the files of the base every revision reads: MAINTAINERS
