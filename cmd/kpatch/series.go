@@ -7,7 +7,6 @@ import (
 	"os"
 	"regexp"
 	"strconv"
-	"strings"
 
 	"kpatch/plumbing/mail"
 	"kpatch/plumbing/rangediff"
@@ -66,18 +65,7 @@ func loadSide(ctx context.Context, arg, tree, base, specDir string) ([]rangediff
 	if err != nil {
 		return nil, badInput(fmt.Errorf("%s: %w: give a directory of patches, an mbox, a saved thread or a revision such as v11", arg, err))
 	}
-	var out []rangediff.Patch
-	for _, p := range s.Patches {
-		c := p.Commit
-		if len(c) > 12 {
-			c = c[:12]
-		}
-		if c == "" || strings.Trim(c, "0") == "" {
-			c = p.ContentID()
-		}
-		out = append(out, rangediff.Patch{Commit: c, Author: p.Author, Message: p.CommitMessage(), Diff: p.Diff})
-	}
-	return out, nil
+	return s.RangeDiffPatches(), nil
 }
 
 func cmdSeriesImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
