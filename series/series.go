@@ -286,6 +286,11 @@ func generate(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree, own
 	}
 	if own {
 		s.ownPatches()
+		// The own patches are dated anew: their commits, which the
+		// mail's "From <sha>" lines and --branch give, with them.
+		if err := s.commits(); err != nil {
+			return nil, err
+		}
 	}
 	return s, nil
 }

@@ -242,6 +242,53 @@ func TestGenBranch(t *testing.T) {
 	}
 }
 
+// TestGenBranchMatchesMail: the "From <sha>" line of every patch kpatch
+// gen writes names the commit --branch records for it, as git
+// format-patch run on the branch would, for the main series and for a
+// stacked one (whose own patches sit on its prerequisite's commits).
+func TestGenBranchMatchesMail(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		total int // commits on the branch
+	}{
+		{"v12", []string{"-v", "12"}, 14},
+		{"x86 on v16", []string{"--stack", "x86"}, 12},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clone := filepath.Join(t.TempDir(), "linux")
+			if out, err := exec.Command("git", "clone", "-q", "--shared", "--no-checkout", debianTree(t), clone).CombinedOutput(); err != nil {
+				t.Fatalf("git clone: %v\n%s", err, out)
+			}
+			out := filepath.Join(t.TempDir(), "out")
+			var stdout, stderr bytes.Buffer
+			args := append([]string{"gen", "--tree", clone, "--base", "v6.12", "--branch", "b", "-o", out}, tc.args...)
+			if code := run(args, &stdout, &stderr); code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr.String())
+			}
+			commits := strings.Fields(gitIn(t, clone, "rev-list", "--reverse", "v6.12..b"))
+			if len(commits) != tc.total {
+				t.Fatalf("branch has %d commits, want %d", len(commits), tc.total)
+			}
+			files := strings.Fields(stdout.String())
+			own := commits[len(commits)-(len(files)-1):]
+			for i, f := range files {
+				b, err := os.ReadFile(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := own[len(own)-1] // the cover letter names the tip
+				if i > 0 {
+					want = own[i-1]
+				}
+				if first, _, _ := strings.Cut(string(b), "\n"); first != "From "+want+" Mon Sep 17 00:00:00 2001" {
+					t.Errorf("%s: %q, the branch has %s", filepath.Base(f), first, want)
+				}
+			}
+		})
+	}
+}
+
 // TestHelp checks git's conventions: help that is asked for ("--help",
 // "kpatch help CMD") goes to stdout with status 0, a usage error to stderr
 // with status 2 and nothing on stdout.
