@@ -3,11 +3,8 @@ package series
 import (
 	"fmt"
 	netmail "net/mail"
-	"runtime"
 	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"kpatch/plumbing/diffstat"
@@ -159,64 +156,7 @@ func (s *Series) Shortlog() string {
 	return b.String()
 }
 
-// startDiffs starts the workers, one per processor, that make the diff of
-// every file change handed to the differ.
-func (s *Series) startDiffs() *differ {
-	d := &differ{files: make(chan diffTask, 64)}
-	for range runtime.GOMAXPROCS(0) {
-		d.wg.Add(1)
-		go func() {
-			defer d.wg.Done()
-			for t := range d.files {
-				t.f.diff, t.f.stat = s.Diff(t.f)
-				// The worker that makes a patch's last diff makes its
-				// patch id, when the series lists it (a prerequisite's).
-				if t.left != nil && t.left.Add(-1) == 0 {
-					t.p.id = s.computePatchID(t.p)
-				}
-			}
-		}()
-	}
-	return d
-}
-
-// differ makes the diffs of the patches' files in the background, as
-// place hands them over patch by patch.
-type differ struct {
-	files chan diffTask
-	wg    sync.WaitGroup
-	done  sync.Once
-}
-
-// diffTask is one file of a patch to diff; left, when the patch's id is
-// wanted, counts the patch's files not diffed yet.
-type diffTask struct {
-	f    *FileChange
-	p    *Patch
-	left *atomic.Int32
-}
-
-// add queues the diffs of one patch's files, and its patch id when withID.
-func (d *differ) add(p *Patch, withID bool) {
-	var left *atomic.Int32
-	if withID && len(p.Files) > 0 {
-		left = new(atomic.Int32)
-		left.Store(int32(len(p.Files)))
-	}
-	for _, f := range p.Files {
-		d.files <- diffTask{f: f, p: p, left: left}
-	}
-}
-
-// finish waits for every diff queued; nothing may be added after.
-func (d *differ) finish() {
-	d.done.Do(func() {
-		close(d.files)
-		d.wg.Wait()
-	})
-}
-
-// fileDiff returns the git diff of f: the one the diff workers made (startDiffs), or computed
+// fileDiff returns the git diff of f: the one place made, or computed
 // now.
 func (s *Series) fileDiff(f *FileChange) string {
 	if f.diff != "" {
@@ -303,7 +243,7 @@ func Mbox(msgs []Message) string {
 // patchID returns git patch-id --stable of p's diff.
 func (s *Series) patchID(p *Patch) string {
 	if p.id != "" {
-		return p.id // made beside the diffs
+		return p.id // made as the patch was placed
 	}
 	return s.computePatchID(p)
 }

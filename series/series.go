@@ -213,24 +213,6 @@ func Generate(ctx context.Context, opt Options) (*Series, error) {
 	if opt.Tree == "" {
 		opt.Tree = "."
 	}
-	// With the base given, the tree is opened, and the files every
-	// revision reads start inflating, while the spec loads; a spec error
-	// is still the one reported first.
-	type opened struct {
-		tree *kernelsrc.Tree
-		err  error
-	}
-	var early chan opened
-	if opt.Base != "" {
-		early = make(chan opened, 1)
-		go func() {
-			tree, err := kernelsrc.Open(opt.Tree, opt.Base, opt.Plain)
-			if err == nil {
-				tree.Prefetch(alwaysRead)
-			}
-			early <- opened{tree, err}
-		}()
-	}
 	sp, err := LoadSpec(opt.SpecDir)
 	if err != nil {
 		return nil, err
@@ -239,13 +221,11 @@ func Generate(ctx context.Context, opt Options) (*Series, error) {
 	if err != nil {
 		return nil, err
 	}
-	var tree *kernelsrc.Tree
-	if early != nil {
-		o := <-early
-		tree, err = o.tree, o.err
-	} else {
-		tree, err = kernelsrc.Open(opt.Tree, rev.Base, opt.Plain)
+	base := opt.Base
+	if base == "" {
+		base = rev.Base
 	}
+	tree, err := kernelsrc.Open(opt.Tree, base, opt.Plain)
 	if err != nil {
 		return nil, err
 	}
@@ -256,10 +236,6 @@ func Generate(ctx context.Context, opt Options) (*Series, error) {
 	s.AddRecipients(opt.To, opt.Cc)
 	return s, nil
 }
-
-// alwaysRead are the files of the base every revision reads: MAINTAINERS
-// (edited, and read for the recipients) and .mailmap (for the recipients).
-var alwaysRead = []string{"MAINTAINERS", ".mailmap"}
 
 // GenerateRevision renders revision v of s's spec against the tree and
 // base s was rendered on, without opening the tree again: the earlier
@@ -273,10 +249,9 @@ func (s *Series) GenerateRevision(ctx context.Context, v int) (*Series, error) {
 	return generate(ctx, rev, s.Tree, true)
 }
 
-// generate builds rev on tree, reading the files it needs in the
-// background first; own keeps only a stacked series' own patches.
+// generate builds rev on tree; own keeps only a stacked series' own
+// patches.
 func generate(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree, own bool) (*Series, error) {
-	tree.Prefetch(filesRead(rev))
 	s, err := build(ctx, rev, tree, own)
 	if derr := tree.Err(); derr != nil {
 		return nil, derr // damage is the cause of whatever Build saw
@@ -391,17 +366,10 @@ func Build(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree) (*Seri
 // kept (ownPatches), so the prerequisite's recipients are not looked up.
 func build(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree, own bool) (*Series, error) {
 	created := rev.Spec().CreatedFiles()
-	// The created files must not be in the base. They are looked up while
-	// the edits are placed (the base's directories inflate meanwhile,
-	// include/linux's 1,300 entries among them), and a file in the way is
-	// still the error reported, whatever placing the edits met.
-	checked := make(chan error, 1)
-	go func() { checked <- checkCreated(tree, created) }()
-	s, err := place(ctx, rev, tree, own, created)
-	if cerr := <-checked; cerr != nil {
-		return nil, cerr
+	if err := checkCreated(tree, created); err != nil {
+		return nil, err
 	}
-	return s, err
+	return place(ctx, rev, tree, own, created)
 }
 
 // checkCreated refuses a base that already has one of the files the series
@@ -426,22 +394,8 @@ func place(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree, own bo
 		st.files[p] = nil
 	}
 	ed := hooks.NewEditor(st) // keeps the edited files split in lines
-	// The created files depend on the spec only: they are rendered in
-	// the background while the edits are placed.
-	rendered := renderAhead(rev, created)
-	defer rendered.stop()
-	// A patch's diffs are made while the next patches are placed.
-	diffs := s.startDiffs()
-	defer diffs.finish()
-	// MAINTAINERS is parsed for the recipients as soon as no later patch
-	// edits it (before the first one when none does).
-	lastMaint := lastEditOf(rev, "MAINTAINERS")
-	var maint chan parsedMaintainers
-	if lastMaint < 0 {
-		maint = s.parseMaintainers(st)
-	}
 	var unplaced []*Unplaced
-	for i, sp := range rev.Patches {
+	for _, sp := range rev.Patches {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -476,8 +430,8 @@ func place(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree, own bo
 				unplaced = append(unplaced, u)
 			}
 		}
-		for j, path := range created {
-			c, exists, err := rendered.get(i, j)
+		for _, path := range created {
+			c, exists, err := rev.Render(path, sp.Number)
 			if err != nil {
 				return nil, fmt.Errorf("patch %d (%s): %w", sp.Number, sp.ID, err)
 			}
@@ -506,97 +460,35 @@ func place(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree, own bo
 		if len(p.Files) == 0 {
 			return nil, fmt.Errorf("patch %d (%s) changes nothing: check its edits and the templates' guards", sp.Number, sp.ID)
 		}
+		for _, f := range p.Files {
+			f.diff, f.stat = s.Diff(f)
+		}
 		s.Patches = append(s.Patches, p)
 		// A stacked series lists its prerequisite's patch ids.
-		diffs.add(p, own && len(s.Patches) <= rev.Own)
-		if i == lastMaint && len(unplaced) == 0 {
-			maint = s.parseMaintainers(st)
+		if own && len(s.Patches) <= rev.Own {
+			p.id = s.computePatchID(p)
 		}
 	}
 	if len(unplaced) > 0 {
 		return nil, &UnplacedError{Base: tree.Base, Edits: unplaced}
 	}
 	s.final = st.files
-	pm := <-maint
-	if pm.err != nil {
-		return nil, pm.err
+	mf, err := s.parseMaintainers(st)
+	if err != nil {
+		return nil, err
 	}
-	// Two jobs besides the diffs: recipients (MAINTAINERS matching) and
-	// the commit objects.
-	var wg sync.WaitGroup
-	var recErr, comErr error
-	wg.Add(2)
 	skip := 0 // patches whose recipients nobody reads
 	if own {
 		skip = min(rev.Own, len(s.Patches))
 	}
-	go func() { defer wg.Done(); recErr = s.recipients(pm.file, skip) }()
-	go func() { defer wg.Done(); comErr = s.commits() }()
-	diffs.finish()
-	wg.Wait()
-	if recErr != nil {
-		return nil, recErr
+	if err := s.recipients(mf, skip); err != nil {
+		return nil, err
 	}
-	if comErr != nil {
-		return nil, comErr
+	if err := s.commits(); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
-
-// renders are the created files of a revision after each of its patches,
-// rendered in the background, each file by its own goroutine in patch
-// order (a file's renders share its cache).
-type renders struct {
-	done  [][]chan struct{} // done[i][j] is closed when out[i][j] is set
-	out   [][]render        // out[i][j]: created[j] after patch i
-	quit  chan struct{}
-	close sync.Once
-}
-
-type render struct {
-	content []byte
-	exists  bool
-	err     error
-}
-
-// renderAhead starts rendering every created file after every patch of
-// rev.
-func renderAhead(rev *spec.Revision, created []string) *renders {
-	r := &renders{quit: make(chan struct{})}
-	for range rev.Patches {
-		done := make([]chan struct{}, len(created))
-		for j := range done {
-			done[j] = make(chan struct{})
-		}
-		r.done = append(r.done, done)
-		r.out = append(r.out, make([]render, len(created)))
-	}
-	for j, path := range created {
-		go func() {
-			for i, sp := range rev.Patches {
-				select {
-				case <-r.quit:
-					return
-				default:
-				}
-				o := &r.out[i][j]
-				o.content, o.exists, o.err = rev.Render(path, sp.Number)
-				close(r.done[i][j])
-			}
-		}()
-	}
-	return r
-}
-
-// get returns created[j] after patch i, as rev.Render does.
-func (r *renders) get(i, j int) ([]byte, bool, error) {
-	<-r.done[i][j]
-	o := r.out[i][j]
-	return o.content, o.exists, o.err
-}
-
-// stop ends the rendering (Build returns).
-func (r *renders) stop() { r.close.Do(func() { close(r.quit) }) }
 
 // recipients fills To and Cc from MAINTAINERS as it stands after the series
 // (so that sections the series adds count) and from the revision, for the
@@ -642,51 +534,23 @@ func (s *Series) recipients(mf *maintainers.File, skip int) error {
 	return nil
 }
 
-// parsedMaintainers is MAINTAINERS as the series leaves it, parsed for the
-// recipients, with the tree's .mailmap.
-type parsedMaintainers struct {
-	file *maintainers.File
-	err  error
-}
-
-// parseMaintainers parses MAINTAINERS as st has it now in the background.
-// It reads the file here (st is not safe for concurrent use); a tree
-// without it is an error.
-func (s *Series) parseMaintainers(st *state) chan parsedMaintainers {
-	ch := make(chan parsedMaintainers, 1)
+// parseMaintainers parses MAINTAINERS as st has it now, with the tree's
+// .mailmap; a tree without it is an error.
+func (s *Series) parseMaintainers(st *state) (*maintainers.File, error) {
 	m, err := st.Get("MAINTAINERS")
 	if err != nil {
-		ch <- parsedMaintainers{err: err}
-		return ch
+		return nil, err
 	}
-	go func() {
-		mf, err := maintainers.ParseLazy(m) // only the sections the paths may match are parsed
-		if err != nil {
-			ch <- parsedMaintainers{err: fmt.Errorf("MAINTAINERS of %s: %w", s.Tree.Base, err)}
-			return
-		}
-		mf.IsDir = s.Tree.IsDir
-		mf.ReadFile = s.Tree.ReadFile // get_maintainer.pl takes the addresses in .yaml files
-		if mm, err := s.Tree.ReadFile(".mailmap"); err == nil {
-			mf.Mailmap = maintainers.ParseMailmapLazy(mm) // only the lines of the addresses mapped are parsed
-		}
-		ch <- parsedMaintainers{file: mf}
-	}()
-	return ch
-}
-
-// lastEditOf returns the index in rev.Patches of the last patch that edits
-// path, -1 if none does.
-func lastEditOf(rev *spec.Revision, path string) int {
-	last := -1
-	for i, p := range rev.Patches {
-		for _, e := range p.Edits {
-			if e.Path == path || e.Op == "move-function" && len(e.Args) > 1 && e.Args[1] == path {
-				last = i
-			}
-		}
+	mf, err := maintainers.ParseLazy(m) // only the sections the paths may match are parsed
+	if err != nil {
+		return nil, fmt.Errorf("MAINTAINERS of %s: %w", s.Tree.Base, err)
 	}
-	return last
+	mf.IsDir = s.Tree.IsDir
+	mf.ReadFile = s.Tree.ReadFile // get_maintainer.pl takes the addresses in .yaml files
+	if mm, err := s.Tree.ReadFile(".mailmap"); err == nil {
+		mf.Mailmap = maintainers.ParseMailmapLazy(mm) // only the lines of the addresses mapped are parsed
+	}
+	return mf, nil
 }
 
 // merge returns the addresses of a followed by those of b that a does not
