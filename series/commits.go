@@ -25,17 +25,17 @@ type objectSink func(t kernelsrc.ObjectType, content []byte) (kernelsrc.Hash, er
 // series touches (there is no base tree to start from).
 func (s *Series) commits() error {
 	_, err := s.writeCommits(func(t kernelsrc.ObjectType, content []byte) (kernelsrc.Hash, error) {
-		if t == kernelsrc.BlobObject {
-			return s.blobs.id(content), nil
-		}
 		return kernelsrc.HashObject(t, content), nil
-	})
+	}, true)
 	return err
 }
 
-func (s *Series) writeCommits(store objectSink) (kernelsrc.Hash, error) {
+// writeCommits makes the commit of every patch, handing each object to
+// store; inMemory says that store keeps nothing, so the blobs, whose ids
+// the file changes know, are not handed over.
+func (s *Series) writeCommits(store objectSink, inMemory bool) (kernelsrc.Hash, error) {
 	var parent []kernelsrc.Hash
-	tb := &treeBuilder{store: store, base: s.Tree, dirs: map[string]*dirState{}}
+	tb := &treeBuilder{store: store, inMemory: inMemory, base: s.Tree, dirs: map[string]*dirState{}}
 	if s.Tree.IsGit() {
 		parent = []kernelsrc.Hash{s.Tree.Commit}
 	}
@@ -50,7 +50,7 @@ func (s *Series) writeCommits(store objectSink) (kernelsrc.Hash, error) {
 					return last, fmt.Errorf("patch %d (%s) creates %s, but %w", p.Number, p.ID, f.Path, err)
 				}
 			}
-			if err := tb.set(f.Path, f.New); err != nil {
+			if err := tb.set(f.Path, f.New, f.id); err != nil {
 				return last, fmt.Errorf("patch %d (%s): %s: %w", p.Number, p.ID, f.Path, err)
 			}
 		}
@@ -95,10 +95,11 @@ func signature(addr string, when time.Time) string {
 // base tree, and after each patch writes only the trees that changed: the
 // directories of the files the patch changed and their parents.
 type treeBuilder struct {
-	store objectSink
-	base  *kernelsrc.Tree      // a plain directory contributes no entries
-	dirs  map[string]*dirState // by path, "" for the root, "a/b/" below it
-	buf   []byte               // tree encoding buffer, reused
+	store    objectSink
+	inMemory bool                 // store keeps nothing: blobs are not handed to it
+	base     *kernelsrc.Tree      // a plain directory contributes no entries
+	dirs     map[string]*dirState // by path, "" for the root, "a/b/" below it
+	buf      []byte               // tree encoding buffer, reused
 }
 
 type dirState struct {
@@ -214,8 +215,9 @@ func (tb *treeBuilder) checkCreate(path string) error {
 	return nil
 }
 
-// set records a file's new content (nil removes it).
-func (tb *treeBuilder) set(path string, content []byte) error {
+// set records a file's new content (nil removes it), whose blob id is
+// id().
+func (tb *treeBuilder) set(path string, content []byte, id func() kernelsrc.Hash) error {
 	i := strings.LastIndexByte(path, '/')
 	dirPath, name := path[:i+1], path[i+1:]
 	d, err := tb.dir(dirPath)
@@ -225,9 +227,11 @@ func (tb *treeBuilder) set(path string, content []byte) error {
 	if content == nil {
 		d.remove(name)
 	} else {
-		h, err := tb.store(kernelsrc.BlobObject, content)
-		if err != nil {
-			return err
+		h := id()
+		if !tb.inMemory {
+			if _, err := tb.store(kernelsrc.BlobObject, content); err != nil {
+				return err
+			}
 		}
 		mode := uint32(0o100644)
 		if i := d.find(name); i >= 0 {
@@ -378,7 +382,7 @@ func (s *Series) CreateBranch(name string) error {
 	if err := s.CheckBranch(name); err != nil {
 		return err
 	}
-	tip, err := s.writeCommits(s.Tree.WriteObject)
+	tip, err := s.writeCommits(s.Tree.WriteObject, false)
 	if err != nil {
 		return err
 	}

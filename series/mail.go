@@ -35,13 +35,13 @@ func (s *Series) Diff(f *FileChange) (text string, stat diffstat.File) {
 	var b strings.Builder
 	b.Grow(len(hunks) + 4*len(f.Path) + 160) // the header lines and the hunks, in one piece
 	fmt.Fprintf(&b, "diff --git a/%s b/%s\n", f.Path, f.Path)
-	newHash := s.blobs.id(f.New).String()[:abbrev]
+	newHash := f.id().String()[:abbrev]
 	stat = diffstat.File{Path: f.Path, Created: f.Created, Mode: "100644"}
 	if f.Created {
 		fmt.Fprintf(&b, "new file mode 100644\nindex %s..%s\n--- /dev/null\n", strings.Repeat("0", abbrev), newHash)
 	} else {
 		stat.Mode = s.Tree.Mode(f.Path)
-		fmt.Fprintf(&b, "index %s..%s %s\n--- a/%s\n", s.blobs.id(f.Old).String()[:abbrev], newHash, stat.Mode, f.Path)
+		fmt.Fprintf(&b, "index %s..%s %s\n--- a/%s\n", f.oldID().String()[:abbrev], newHash, stat.Mode, f.Path)
 	}
 	fmt.Fprintf(&b, "+++ b/%s\n", f.Path)
 	b.WriteString(hunks)
@@ -199,7 +199,7 @@ func (s *Series) totalStat() []diffstat.File {
 			out = append(out, f.stat) // one patch: its diff is the series'
 			continue
 		}
-		_, st := s.Diff(&FileChange{Path: path, Old: f.Old, New: s.final[path], Created: f.Created})
+		_, st := s.Diff(&FileChange{Path: path, Old: f.Old, New: s.final[path], Created: f.Created, prev: f.prev, baseID: f.baseID, haveBase: f.haveBase})
 		out = append(out, st)
 	}
 	return out

@@ -71,53 +71,6 @@ type Series struct {
 	total         []diffstat.File // see TotalStat
 	totalDone     bool
 	totalMu       sync.Mutex
-	blobs         blobIDs // the blob ids of the contents diffed and committed
-}
-
-// blobIDs remembers the blob id of each content a series holds, by the
-// content's identity (its first byte's address and its length: the
-// contents are never changed in place, see state): a file's content after
-// one patch is its content before the next, and the commits hash the same
-// contents the diffs' "index" lines show. The base's files take the ids
-// the base's trees record. Safe for concurrent use.
-type blobIDs struct {
-	mu sync.Mutex
-	m  map[blobKey]kernelsrc.Hash
-}
-
-type blobKey struct {
-	first *byte
-	n     int
-}
-
-// id returns the blob id of content.
-func (b *blobIDs) id(content []byte) kernelsrc.Hash {
-	if len(content) == 0 {
-		return kernelsrc.HashObject(kernelsrc.BlobObject, content)
-	}
-	k := blobKey{&content[0], len(content)}
-	b.mu.Lock()
-	h, ok := b.m[k]
-	b.mu.Unlock()
-	if ok {
-		return h
-	}
-	h = kernelsrc.HashObject(kernelsrc.BlobObject, content)
-	b.known(content, h)
-	return h
-}
-
-// known records that content has the blob id h.
-func (b *blobIDs) known(content []byte, h kernelsrc.Hash) {
-	if len(content) == 0 {
-		return
-	}
-	b.mu.Lock()
-	if b.m == nil {
-		b.m = map[blobKey]kernelsrc.Hash{}
-	}
-	b.m[blobKey{&content[0], len(content)}] = h
-	b.mu.Unlock()
 }
 
 // Patch is one generated patch.
@@ -135,9 +88,33 @@ type FileChange struct {
 	Path     string
 	Old, New []byte // Old nil for a created file
 	Created  bool
+	// prev is the change of the same file by an earlier patch, whose New
+	// is this one's Old; nil when Old is the base's.
+	prev     *FileChange
+	baseID   kernelsrc.Hash // the base's blob id of Old, when prev is nil and the tree knows it
+	haveBase bool
+	idOnce   sync.Once
+	newID    kernelsrc.Hash
 
 	diff string        // the git diff, from "diff --git" on
 	stat diffstat.File // its diffstat entry
+}
+
+// oldID returns the blob id of the file before the change.
+func (f *FileChange) oldID() kernelsrc.Hash {
+	switch {
+	case f.prev != nil:
+		return f.prev.id()
+	case f.haveBase:
+		return f.baseID
+	}
+	return kernelsrc.HashObject(kernelsrc.BlobObject, f.Old)
+}
+
+// id returns the blob id of the file after the change.
+func (f *FileChange) id() kernelsrc.Hash {
+	f.idOnce.Do(func() { f.newID = kernelsrc.HashObject(kernelsrc.BlobObject, f.New) })
+	return f.newID
 }
 
 // state is the tree as the series is applied, loading files lazily.
@@ -145,7 +122,6 @@ type state struct {
 	tree  *kernelsrc.Tree
 	files map[string][]byte // nil value: known absent
 	base  map[string][]byte // the files as the tree has them
-	blobs *blobIDs          // told the base's blob ids as files are read
 }
 
 func (s *state) Get(path string) ([]byte, error) {
@@ -161,11 +137,6 @@ func (s *state) Get(path string) ([]byte, error) {
 	}
 	s.files[path] = c
 	s.base[path] = c
-	if s.blobs != nil {
-		if h, ok := s.tree.BlobHash(path); ok {
-			s.blobs.known(c, h)
-		}
-	}
 	return c, nil
 }
 
@@ -389,7 +360,8 @@ func checkCreated(tree *kernelsrc.Tree, created []string) error {
 // place is build after the check of the created files.
 func place(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree, own bool, created []string) (*Series, error) {
 	s := &Series{Revision: rev, Tree: tree}
-	st := &state{tree: tree, files: map[string][]byte{}, base: map[string][]byte{}, blobs: &s.blobs}
+	st := &state{tree: tree, files: map[string][]byte{}, base: map[string][]byte{}}
+	last := map[string]*FileChange{} // the latest change of each file
 	for _, p := range created {
 		st.files[p] = nil
 	}
@@ -452,7 +424,12 @@ func place(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree, own bo
 			if bytes.Equal(old, cur) && old != nil {
 				continue
 			}
-			p.Files = append(p.Files, &FileChange{Path: path, Old: old, New: cur, Created: old == nil})
+			f := &FileChange{Path: path, Old: old, New: cur, Created: old == nil, prev: last[path]}
+			if f.prev == nil && !f.Created {
+				f.baseID, f.haveBase = tree.BlobHash(path)
+			}
+			last[path] = f
+			p.Files = append(p.Files, f)
 		}
 		if len(unplaced) > 0 {
 			continue // nothing is written: only the other edits still count
