@@ -13,10 +13,12 @@ import (
 	"kpatch/templates/linux"
 )
 
-func benchRun(b *testing.B, o Options) *Report {
+// benchRun builds v11, from the spec copy specDir ("" the built-in one).
+func benchRun(b *testing.B, specDir string, o Options) *Report {
 	b.Helper()
-	o.Tree, o.Base, o.Version, o.Jobs, o.Log = benchTree(b), "v6.12", 11, 2, testWriter{nil}
-	rep, err := Run(context.Background(), o)
+	o.Jobs, o.Log = 2, testWriter{nil}
+	s, _ := v11(b, specDir)
+	rep, err := Run(context.Background(), s, o)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -84,7 +86,7 @@ func BenchmarkMatrix(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			root := filepath.Join(b.TempDir(), "build")
 			b.ReportMetric(loadavg(), "load")
-			benchRun(b, Options{BuildRoot: root})
+			benchRun(b, "", Options{BuildRoot: root})
 		}
 	})
 	b.Run("ccache", func(b *testing.B) {
@@ -101,7 +103,7 @@ func BenchmarkMatrix(b *testing.B) {
 			exec.Command("ccache", "-z").Run()
 			b.ReportMetric(loadavg(), "load"+strconv.Itoa(run))
 			start := time.Now()
-			benchRun(b, Options{BuildRoot: root, Configs: []string{"i386"}, Patches: 1, CC: "ccache gcc"})
+			benchRun(b, "", Options{BuildRoot: root, Configs: []string{"i386"}, Patches: 1, CC: "ccache gcc"})
 			b.ReportMetric(time.Since(start).Seconds(), "run"+strconv.Itoa(run)+"-s")
 			hits, misses := ccacheStats(b)
 			b.ReportMetric(float64(hits), "run"+strconv.Itoa(run)+"-hits")
@@ -112,11 +114,11 @@ func BenchmarkMatrix(b *testing.B) {
 		}
 	})
 	b.Run("warm", func(b *testing.B) {
-		benchRun(b, Options{}) // from built trees: not timed
+		benchRun(b, "", Options{}) // from built trees: not timed
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
 			b.ReportMetric(loadavg(), "load")
-			benchRun(b, Options{})
+			benchRun(b, "", Options{})
 		}
 	})
 	b.Run("one_line", func(b *testing.B) {
@@ -139,7 +141,7 @@ func BenchmarkMatrix(b *testing.B) {
 			os.WriteFile(p, []byte(changed), 0o644)
 			b.ReportMetric(loadavg(), "load")
 			b.StartTimer()
-			rep := benchRun(b, Options{SpecDir: dir})
+			rep := benchRun(b, dir, Options{})
 			b.StopTimer()
 			compiled := 0
 			for _, c := range rep.Configs {

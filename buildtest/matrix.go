@@ -24,23 +24,6 @@ import (
 
 // Options configures Run.
 type Options struct {
-	Tree    string // kernel git repository (or a plain directory with Plain)
-	Base    string // base revision; "" = the series' recorded base
-	SpecDir string // series description; "" = the embedded one
-	Version int    // revision of the series; 0 = the newest
-	// Stack names a series stacked on the main one ("x86"): Version is
-	// then its revision, and its prerequisite's patches are built first,
-	// numbered with its own as one series.
-	Stack string
-	// On lays Stack on this revision of the main series instead of the
-	// one it was posted on (0: that one).
-	On    int
-	Plain bool // read Tree as a plain directory
-	// Series is the generated series; nil generates it from the above.
-	// Given, it brings its own spec (the template sources the report
-	// names come from it), and a Version or Base that differs from its
-	// own is refused.
-	Series *series.Series
 	// BuildRoot holds the build trees (BuildRoot/matrix-<config>);
 	// "" means <cache>/build.
 	BuildRoot string
@@ -59,10 +42,11 @@ type Options struct {
 	Verbose int // 0: a line per step and every 200 make steps; 1: every 50; 2: make's output
 }
 
-// Run builds every patch of the series in every configuration and
-// returns the table. An error means the test could not run (no series, a
-// broken build tree); build failures are in the report.
-func Run(ctx context.Context, o Options) (*Report, error) {
+// Run builds every patch of the series s (a stacked series with its
+// prerequisite, as series.Generate gives it) in every configuration and
+// returns the table. An error means the test could not run (a broken
+// build tree); build failures are in the report.
+func Run(ctx context.Context, s *series.Series, o Options) (*Report, error) {
 	if err := o.Check(); err != nil {
 		return nil, err
 	}
@@ -72,17 +56,6 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		logw = io.Discard
 	}
 	o.Log = &lockedWriter{w: logw}
-	s := o.Series
-	if s == nil {
-		var err error
-		s, err = series.Generate(ctx, series.Options{Tree: o.Tree, Base: o.Base, Version: o.Version, Stack: o.Stack, On: o.On, WithPrerequisite: true, SpecDir: o.SpecDir, Plain: o.Plain})
-		if err != nil {
-			return nil, err
-		}
-	}
-	if err := o.checkGiven(s); err != nil {
-		return nil, err
-	}
 	if err := o.checkSeries(len(s.Patches)); err != nil {
 		return nil, err
 	}
@@ -348,22 +321,19 @@ func inherit(cells []Cell) {
 // unpack fills the source tree with the base and returns how to read the
 // base's files.
 func (r *runner) unpack(ctx context.Context) (kbuild.BaseFile, string, error) {
-	if r.o.Plain {
-		commit, err := r.d.UnpackPlain(ctx, r.o.Tree)
+	t := r.st.s.Tree
+	if !t.IsGit() {
+		commit, err := r.d.UnpackPlain(ctx, t.Dir)
 		if err != nil {
 			return nil, "", err
 		}
-		return kbuild.PlainBaseFile(r.o.Tree), commit, nil
+		return kbuild.PlainBaseFile(t.Dir), commit, nil
 	}
-	base := r.o.Base
-	if base == "" {
-		base = r.st.s.Revision.Base
-	}
-	commit, err := r.d.UnpackBase(ctx, r.o.Tree, base)
+	commit, err := r.d.UnpackBase(ctx, t.Dir, t.Base)
 	if err != nil {
 		return nil, "", err
 	}
-	return kbuild.GitBaseFile(ctx, r.o.Tree, commit), commit, nil
+	return kbuild.GitBaseFile(ctx, t.Dir, commit), commit, nil
 }
 
 // parserVersion changes when the diagnostics kept from a base build

@@ -51,10 +51,9 @@ func runMatrix(t *testing.T, specDir string, from, patches int, configs ...strin
 	if os.Getenv("KPATCH_BUILD_MATRIX") == "" {
 		t.Skip("builds kernels in three configurations (cold: half an hour and more on 2 cores): set KPATCH_BUILD_MATRIX=1 to run it")
 	}
-	s, tree := v11(t, specDir)
-	rep, err := Run(context.Background(), Options{
-		Tree: tree, Base: "v6.12", SpecDir: specDir, Series: s, Configs: configs, From: from, Patches: patches,
-		Jobs: 2, Log: testWriter{t},
+	s, _ := v11(t, specDir)
+	rep, err := Run(context.Background(), s, Options{
+		Configs: configs, From: from, Patches: patches, Jobs: 2, Log: testWriter{t},
 	})
 	if err != nil {
 		t.Fatal(err)

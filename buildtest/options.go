@@ -5,8 +5,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-
-	"kpatch/series"
 )
 
 // MaxJobs is the most make jobs Run starts: each is a compiler process,
@@ -119,20 +117,6 @@ func (o Options) checkCC() error {
 	}
 	if _, err := lookPath(f[1]); err != nil {
 		return optionsError("--cc %q: the compiler %s is not installed (or not in $PATH)", o.CC, f[1])
-	}
-	return nil
-}
-
-// checkGiven refuses a Series given with options that name another
-// revision or base than the one it was generated at (Run would build the
-// Series and report the options' names).
-func (o Options) checkGiven(s *series.Series) error {
-	switch {
-	case o.Series == nil:
-	case o.Version != 0 && o.Version != s.Revision.Version:
-		return optionsError("the series given is v%d, the options say v%d", s.Revision.Version, o.Version)
-	case o.Base != "" && s.Tree != nil && o.Base != s.Tree.Base:
-		return optionsError("the series given was generated on %s, the options say --base %s", s.Tree.Base, o.Base)
 	}
 	return nil
 }

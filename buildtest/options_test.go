@@ -5,9 +5,6 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
-
-	"kpatch/series"
-	"kpatch/spec"
 )
 
 // TestOptionsCheck: every refusal is an *OptionsError naming the flag,
@@ -71,26 +68,6 @@ func TestOptionsCheck(t *testing.T) {
 		{Options{From: 14}, ""},
 	} {
 		err := tc.o.checkSeries(14)
-		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
-			t.Errorf("%+v: %v, want %q", tc.o, err, tc.want)
-		}
-	}
-}
-
-// TestOptionsSeriesGiven: a Series given with options naming another
-// revision or base is refused.
-func TestOptionsSeriesGiven(t *testing.T) {
-	s := &series.Series{Revision: &spec.Revision{Version: 12}}
-	for _, tc := range []struct {
-		o    Options
-		want string
-	}{
-		{Options{Series: s}, ""},
-		{Options{Series: s, Version: 12}, ""},
-		{Options{Series: s, Version: 11}, "the series given is v12, the options say v11"},
-		{Options{Version: 11}, ""},
-	} {
-		err := tc.o.checkGiven(s)
 		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("%+v: %v, want %q", tc.o, err, tc.want)
 		}

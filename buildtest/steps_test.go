@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"kpatch/internal/seriestest"
 	"kpatch/internal/testenv"
 	"kpatch/plumbing/kbuild"
 	"kpatch/series"
@@ -16,7 +17,7 @@ import (
 func v11(t testing.TB, specDir string) (*series.Series, string) {
 	t.Helper()
 	tree := testenv.KernelTree(t)
-	s, err := series.Generate(context.Background(), series.Options{Tree: tree, Base: "v6.12", Version: 11, SpecDir: specDir})
+	s, err := seriestest.Generate(context.Background(), seriestest.Options{Tree: tree, Base: "v6.12", Version: 11, SpecDir: specDir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +169,7 @@ func TestOverlayStandIns(t *testing.T) {
 		v, step int // step -1: the last patch
 		want    bool
 	}{{14, -1, true}, {14, 1, false}, {13, -1, false}} {
-		s, err := series.Generate(context.Background(), series.Options{Tree: tree, Base: "v6.12", Version: tc.v})
+		s, err := seriestest.Generate(context.Background(), seriestest.Options{Tree: tree, Base: "v6.12", Version: tc.v})
 		if err != nil {
 			t.Fatal(err)
 		}

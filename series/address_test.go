@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"kpatch/internal/gittest"
+	"kpatch/internal/seriestest"
 	"kpatch/series"
 	"kpatch/templates/linux"
 )
@@ -103,7 +104,7 @@ func addressSeries(t *testing.T) (*series.Series, map[string][]string) {
 	for _, r := range optCc {
 		cc = append(cc, r.in)
 	}
-	s, err := series.Generate(context.Background(), series.Options{Tree: tree, Base: "v6.12", Version: 11, SpecDir: dir, To: to, Cc: cc})
+	s, err := seriestest.Generate(context.Background(), seriestest.Options{Tree: tree, Base: "v6.12", Version: 11, SpecDir: dir, To: to, Cc: cc})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +149,7 @@ func headerOf(t *testing.T, m series.Message) mail.Header {
 // in every message.
 func TestAddressHeadersParse(t *testing.T) {
 	s, names := addressSeries(t)
-	msgs := s.Messages()
+	msgs := seriestest.Messages(t, s)
 	seen := map[string]int{}
 	for _, m := range msgs {
 		h := headerOf(t, m)
@@ -213,7 +214,7 @@ func contains(list []string, s string) bool {
 func TestSendEmailDryRun(t *testing.T) {
 	gittest.Require(t)
 	s, names := addressSeries(t)
-	msgs := s.Messages()
+	msgs := seriestest.Messages(t, s)
 	dir := t.TempDir()
 	var files []string
 	for _, m := range msgs {
@@ -349,7 +350,7 @@ func TestHeadersMatchGitFormatPatch(t *testing.T) {
 	for _, r := range optCc {
 		cc = append(cc, r.in)
 	}
-	s, err := series.Generate(context.Background(), series.Options{Tree: clone, Base: "v6.12", Version: 11, SpecDir: spec, To: to, Cc: cc})
+	s, err := seriestest.Generate(context.Background(), seriestest.Options{Tree: clone, Base: "v6.12", Version: 11, SpecDir: spec, To: to, Cc: cc})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -361,7 +362,7 @@ func TestHeadersMatchGitFormatPatch(t *testing.T) {
 		"format-patch", "-q", "--cover-letter", "--thread", "-v", "11", "--base=v6.12", "-o", out}
 	// git writes --to and --cc as it gets them: give it the addresses as
 	// kpatch's cover letter writes them (folded where they are long).
-	msgs := s.Messages()
+	msgs := seriestest.Messages(t, s)
 	for _, key := range []string{"To", "Cc"} {
 		block := regexp.MustCompile(`(?m)^` + key + `: (.*\n([ \t].*\n)*)`).FindStringSubmatch(msgs[0].Text)
 		if block == nil {
@@ -438,7 +439,7 @@ func TestSpecBadAddress(t *testing.T) {
 			t.Fatal(err)
 		}
 		editSpec(t, dir, "series", "\n"+tc.field+": ", "\n"+tc.field+": "+tc.bad+", ")
-		s, err := series.Generate(context.Background(), series.Options{Tree: tree, Base: "v6.12", Version: 11, SpecDir: dir})
+		s, err := seriestest.Generate(context.Background(), seriestest.Options{Tree: tree, Base: "v6.12", Version: 11, SpecDir: dir})
 		want := "series description v11, " + tc.field + ": \"" + tc.bad + "\" is not a mail address"
 		if err == nil || !strings.Contains(err.Error(), want) || s != nil {
 			t.Errorf("%s %q: %v, want an error saying %s", tc.field, tc.bad, err, want)

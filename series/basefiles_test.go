@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"kpatch/internal/seriestest"
 	"kpatch/series"
 )
 
@@ -23,7 +24,7 @@ func TestBaseFiles(t *testing.T) {
 	// firstOnly, it stops at the first (whether any fails is the question).
 	generates := func(dir string, firstOnly bool) (failed []int) {
 		for _, rev := range sp.Revisions {
-			if _, err := series.Generate(context.Background(), series.Options{Tree: dir, Base: "synthetic", Version: rev.Version}); err != nil {
+			if _, err := seriestest.Generate(context.Background(), seriestest.Options{Tree: dir, Base: "synthetic", Version: rev.Version}); err != nil {
 				failed = append(failed, rev.Version)
 				if firstOnly {
 					break

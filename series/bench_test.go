@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"kpatch/internal/seriestest"
 	"kpatch/internal/testenv"
 	"kpatch/series"
 )
@@ -28,11 +29,11 @@ func BenchmarkGenerate(b *testing.B) {
 			out := b.TempDir()
 			want := 0
 			for i := 0; i < b.N; i++ {
-				s, err := series.Generate(context.Background(), series.Options{Tree: dir, Base: "v6.12", Version: c.version, Stack: c.stack})
+				s, err := seriestest.Generate(context.Background(), seriestest.Options{Tree: dir, Base: "v6.12", Version: c.version, Stack: c.stack})
 				if err != nil {
 					b.Fatal(err)
 				}
-				files, err := series.WriteDir(out, s.Messages())
+				files, err := series.WriteDir(out, seriestest.Messages(b, s))
 				if want == 0 {
 					want = len(s.Patches) + 1
 				}
@@ -54,7 +55,7 @@ func BenchmarkGitFormatPatch(b *testing.B) {
 	if out, err := exec.Command("git", "clone", "-q", "--shared", "--no-checkout", dir, clone).CombinedOutput(); err != nil {
 		b.Fatalf("%v: %s", err, out)
 	}
-	s, err := series.Generate(context.Background(), series.Options{Tree: clone, Base: "v6.12", Version: 11})
+	s, err := seriestest.Generate(context.Background(), seriestest.Options{Tree: clone, Base: "v6.12", Version: 11})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -86,17 +87,17 @@ func benchTree(b *testing.B) string {
 // Compare with git range-diff on the two branches in BenchmarkGitRangeDiff.
 func BenchmarkRangeDiff(b *testing.B) {
 	dir := benchTree(b)
-	s11, err := series.Generate(context.Background(), series.Options{Tree: dir, Base: "v6.12", Version: 11})
+	s11, err := seriestest.Generate(context.Background(), seriestest.Options{Tree: dir, Base: "v6.12", Version: 11})
 	if err != nil {
 		b.Fatal(err)
 	}
-	s12, err := series.Generate(context.Background(), series.Options{Tree: dir, Base: "v6.12", Version: 12})
+	s12, err := seriestest.Generate(context.Background(), seriestest.Options{Tree: dir, Base: "v6.12", Version: 12})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if out := series.RangeDiff(s11, s12); len(out) == 0 {
+		if out := seriestest.RangeDiff(b, s11, s12); len(out) == 0 {
 			b.Fatal("empty range-diff")
 		}
 	}
@@ -111,7 +112,7 @@ func BenchmarkGitRangeDiff(b *testing.B) {
 		b.Fatalf("%v: %s", err, out)
 	}
 	for _, v := range []int{11, 12} {
-		s, err := series.Generate(context.Background(), series.Options{Tree: clone, Base: "v6.12", Version: v})
+		s, err := seriestest.Generate(context.Background(), seriestest.Options{Tree: clone, Base: "v6.12", Version: v})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -30,6 +30,19 @@ func (s *Series) commits() error {
 	return err
 }
 
+// Commits returns the commit of every patch, in order, as the "From
+// <sha>" lines of the mail and --branch give them.
+func (s *Series) Commits() ([]string, error) {
+	if err := s.prepareMail(); err != nil {
+		return nil, err
+	}
+	out := make([]string, len(s.Patches))
+	for i, p := range s.Patches {
+		out[i] = p.commit
+	}
+	return out, nil
+}
+
 // writeCommits makes the commit of every patch, handing each object to
 // store; inMemory says that store keeps nothing, so the blobs, whose ids
 // the file changes know, are not handed over.
@@ -70,7 +83,7 @@ func (s *Series) writeCommits(store objectSink, inMemory bool) (kernelsrc.Hash, 
 		if err != nil {
 			return last, err
 		}
-		p.Commit = last.String()
+		p.commit = last.String()
 		s.tipTree = th.String()
 		parent = []kernelsrc.Hash{last}
 	}
@@ -395,4 +408,9 @@ func (s *Series) CreateBranch(name string) error {
 }
 
 // TipTree returns the hash of the tree after the last patch.
-func (s *Series) TipTree() string { return s.tipTree }
+func (s *Series) TipTree() (string, error) {
+	if err := s.prepareMail(); err != nil {
+		return "", err
+	}
+	return s.tipTree, nil
+}

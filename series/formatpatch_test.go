@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"kpatch/internal/seriestest"
 	"kpatch/series"
 )
 
@@ -48,7 +49,7 @@ func matchesGitFormatPatch(t *testing.T, version int, stack string) {
 			t.Fatalf("git clone: %v\n%s", err, out)
 		}
 		var err error
-		s, err = series.Generate(context.Background(), series.Options{Tree: clone, Base: "v6.12", Version: version, Stack: stack})
+		s, err = seriestest.Generate(context.Background(), seriestest.Options{Tree: clone, Base: "v6.12", Version: version, Stack: stack})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,7 +63,7 @@ func matchesGitFormatPatch(t *testing.T, version int, stack string) {
 			t.Fatal(err)
 		}
 	}
-	if stack != "" && !strings.Contains(s.Messages()[0].Text, "\nprerequisite-patch-id: ") {
+	if stack != "" && !strings.Contains(seriestest.Messages(t, s)[0].Text, "\nprerequisite-patch-id: ") {
 		t.Errorf("the stacked series' cover letter names no prerequisite")
 	}
 	out := t.TempDir()
@@ -82,7 +83,7 @@ func matchesGitFormatPatch(t *testing.T, version int, stack string) {
 	// The cover letter: git writes a blurb placeholder where kpatch writes
 	// the revision's text; the shortlog, diffstat and base-commit that
 	// follow must be the same.
-	cover := s.Messages()[0]
+	cover := seriestest.Messages(t, s)[0]
 	gb, err := os.ReadFile(filepath.Join(out, cover.Filename))
 	if err != nil {
 		t.Fatal(err)
@@ -95,7 +96,7 @@ func matchesGitFormatPatch(t *testing.T, version int, stack string) {
 	if !ok || !ok2 || gitTail != ourTail {
 		t.Errorf("cover letter shortlog/diffstat/base-commit differ from git's:\n%s", firstDiff(ourTail, gitTail))
 	}
-	for _, m := range s.Messages()[1:] {
+	for _, m := range seriestest.Messages(t, s)[1:] {
 		gb, err := os.ReadFile(filepath.Join(out, m.Filename))
 		if err != nil {
 			t.Errorf("git did not write %s: %v", m.Filename, err)

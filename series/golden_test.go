@@ -12,6 +12,7 @@ import (
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
+	"kpatch/internal/seriestest"
 	"kpatch/internal/testenv"
 	"kpatch/plumbing/mail"
 	"kpatch/plumbing/oracle"
@@ -38,7 +39,7 @@ func seed(t *testing.T) *mail.Thread {
 // parsed is one patch mail of the generated series, parsed like the seed.
 func parseMessages(t *testing.T, s *series.Series) (*mail.Thread, []series.Message) {
 	t.Helper()
-	msgs := s.Messages()
+	msgs := seriestest.Messages(t, s)
 	// Render the messages in the seed's thread layout so the same parser
 	// reads both: subject, blank, [sender], blank, body.
 	var b strings.Builder
@@ -107,7 +108,7 @@ var moved = map[int][]string{13: {"static unsigned long get_segment_base(", "uns
 
 func TestGoldenV11AgainstDebian612(t *testing.T) {
 	dir := debianTree(t)
-	s, err := series.Generate(context.Background(), series.Options{Tree: dir, Base: "v6.12", Version: 11})
+	s, err := seriestest.Generate(context.Background(), seriestest.Options{Tree: dir, Base: "v6.12", Version: 11})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,12 +198,12 @@ func fragments(f *gitdiff.File) string {
 // are compared, not the graph; the files a moved function touches differ
 // with the base.
 func TestGoldenCoverLetter(t *testing.T) {
-	s, err := series.Generate(context.Background(), series.Options{Tree: debianTree(t), Base: "v6.12", Version: 11})
+	s, err := seriestest.Generate(context.Background(), seriestest.Options{Tree: debianTree(t), Base: "v6.12", Version: 11})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := seed(t).Cover.Body
-	got := s.Messages()[0].Text
+	got := seriestest.Messages(t, s)[0].Text
 	_, got, _ = strings.Cut(got, "\n\n") // the body
 	// The text: the seed's, up to the shortlog, without the note about the
 	// v10..v11 diff it appended (kpatch has no v10 to diff against).
@@ -296,7 +297,7 @@ func TestGoldenOnShiftedBase(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s, err := series.Generate(context.Background(), series.Options{Tree: dir, Base: "shifted", Version: 11})
+	s, err := seriestest.Generate(context.Background(), seriestest.Options{Tree: dir, Base: "shifted", Version: 11})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"kpatch/internal/seriestest"
 	"kpatch/series"
 )
 
@@ -25,7 +26,7 @@ func TestRevisionStepsMatchGit(t *testing.T) {
 	}
 	gen := map[int]*series.Series{}
 	for v := 12; v <= 16; v++ {
-		s, err := series.Generate(context.Background(), series.Options{Tree: clone, Base: "v6.12", Version: v})
+		s, err := seriestest.Generate(context.Background(), seriestest.Options{Tree: clone, Base: "v6.12", Version: v})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -36,7 +37,7 @@ func TestRevisionStepsMatchGit(t *testing.T) {
 	}
 	for v := 13; v <= 16; v++ {
 		t.Run(fmt.Sprintf("v%d-v%d", v-1, v), func(t *testing.T) {
-			got := series.RangeDiff(gen[v-1], gen[v])
+			got := seriestest.RangeDiff(t, gen[v-1], gen[v])
 			want := gitIn(t, clone, "range-diff", "--no-color", fmt.Sprintf("v6.12..v%d", v-1), fmt.Sprintf("v6.12..v%d", v))
 			if got != want {
 				t.Errorf("range-diff differs from git range-diff:\n%s", firstDiff(got, want))

@@ -13,6 +13,7 @@ import (
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
+	"kpatch/internal/seriestest"
 	"kpatch/plumbing/oracle"
 	"kpatch/series"
 )
@@ -49,7 +50,7 @@ func makeTwoRevisions(dir string) (clone string, s11, s12 *series.Series, err er
 		return "", nil, nil, fmt.Errorf("git clone: %v\n%s", err, out)
 	}
 	gen := func(v int) (*series.Series, error) {
-		s, err := series.Generate(context.Background(), series.Options{Tree: clone, Base: "v6.12", Version: v})
+		s, err := seriestest.Generate(context.Background(), seriestest.Options{Tree: clone, Base: "v6.12", Version: v})
 		if err != nil {
 			return nil, err
 		}
@@ -107,7 +108,7 @@ func TestInterdiffMatchesGit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cover := series.AppendToCover(s12.Messages()[0], series.InterdiffTitle(11), got)
+	cover := series.AppendToCover(seriestest.Messages(t, s12)[0], series.InterdiffTitle(11), got)
 	tailOf := func(s string) string {
 		_, after, _ := strings.Cut(s, "files changed")
 		after, _, _ = strings.Cut(after, "\n-- \n")
@@ -137,7 +138,7 @@ func TestInterdiffReproducesSeed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s11, err := series.Generate(context.Background(), series.Options{Tree: debianTree(t), Base: "v6.12", Version: 11})
+	s11, err := seriestest.Generate(context.Background(), seriestest.Options{Tree: debianTree(t), Base: "v6.12", Version: 11})
 	if err != nil {
 		t.Fatal(err)
 	}

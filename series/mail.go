@@ -27,8 +27,15 @@ type Message struct {
 	Text     string // the whole message, starting with the "From <sha>" line
 }
 
-// Diff returns the git diff of one file change, from "diff --git" on.
+// Diff returns the git diff of one file change, from "diff --git" on, and
+// its diffstat entry. It is made on first use and kept.
 func (s *Series) Diff(f *FileChange) (text string, stat diffstat.File) {
+	f.once.Do(func() { f.diff, f.stat = s.makeDiff(f) })
+	return f.diff, f.stat
+}
+
+// makeDiff is Diff without keeping the result.
+func (s *Series) makeDiff(f *FileChange) (text string, stat diffstat.File) {
 	opt := linediff.DefaultOptions()
 	opt.FuncName = linediff.DriverFuncName(linediff.KernelDriver(f.Path))
 	hunks, add, del := linediff.UnifiedWith(f.Old, f.New, opt)
@@ -75,15 +82,17 @@ func (s *Series) header(sha string, n int, from string, date time.Time, prefix, 
 	return h
 }
 
-// PatchMessage renders patch p as git format-patch writes it.
-func (s *Series) PatchMessage(p *Patch) Message {
+// patchMessage renders patch p as git format-patch writes it, once the
+// mail is prepared (prepareMail).
+func (s *Series) patchMessage(p *Patch) Message {
 	var diffs strings.Builder
 	var stats []diffstat.File
 	for _, f := range p.Files {
-		diffs.WriteString(f.diff)
-		stats = append(stats, f.stat)
+		d, st := s.Diff(f)
+		diffs.WriteString(d)
+		stats = append(stats, st)
 	}
-	h := s.header(p.Commit, p.Number, p.Author, p.Date, s.subjectPrefix(p.Number), p.Subject, p.To, p.Cc, !mail.IsASCII(p.Subject+p.Log))
+	h := s.header(p.commit, p.Number, p.Author, p.Date, s.subjectPrefix(p.Number), p.Subject, p.To, p.Cc, !mail.IsASCII(p.Subject+p.Log))
 	text := mail.FormatPatch(h, mail.Body{Log: p.Log, Notes: p.Changelog, Diffstat: diffstat.Format(stats, diffstat.MailWidth),
 		Diff: diffs.String(), Signature: Signature})
 	return Message{Number: p.Number, Filename: s.filename(p.Number, p.Subject), Text: text}
@@ -94,14 +103,15 @@ func (s *Series) filename(n int, subject string) string {
 	return mail.Filename(s.Revision.Version, n, subject)
 }
 
-// CoverMessage renders the cover letter: the revision's text, the shortlog
-// grouped by author, the diffstat of the whole series and the base commit.
-func (s *Series) CoverMessage() Message {
+// coverMessage renders the cover letter, once the mail is prepared
+// (prepareMail): the revision's text, the shortlog grouped by author, the
+// diffstat of the whole series and the base commit.
+func (s *Series) coverMessage() Message {
 	r := s.Revision
 	var b strings.Builder
 	tip := ""
 	if n := len(s.Patches); n > 0 {
-		tip = s.Patches[n-1].Commit
+		tip = s.Patches[n-1].commit
 	}
 	// git marks the cover letter 8-bit when any commit is not ASCII.
 	eightBit := !mail.IsASCII(r.From + r.Subject + r.Cover)
@@ -120,7 +130,7 @@ func (s *Series) CoverMessage() Message {
 		// A stacked series names the patches it needs between the base and
 		// its first patch, as git format-patch --base does (and b4 reads).
 		for _, p := range s.prerequisites {
-			fmt.Fprintf(&b, "prerequisite-patch-id: %s\n", s.patchID(p))
+			fmt.Fprintf(&b, "prerequisite-patch-id: %s\n", s.PatchID(p))
 		}
 	}
 	b.WriteString("-- \n" + Signature + "\n\n")
@@ -156,29 +166,8 @@ func (s *Series) Shortlog() string {
 	return b.String()
 }
 
-// fileDiff returns the git diff of f: the one place made, or computed
-// now.
-func (s *Series) fileDiff(f *FileChange) string {
-	if f.diff != "" {
-		return f.diff
-	}
-	text, _ := s.Diff(f)
-	return text
-}
-
 // TotalStat returns the diffstat entries of the whole series: base to tip.
-// They are computed on first use (a stacked series keeps fewer patches
-// than it built).
 func (s *Series) TotalStat() []diffstat.File {
-	s.totalMu.Lock()
-	defer s.totalMu.Unlock()
-	if !s.totalDone {
-		s.total, s.totalDone = s.totalStat(), true
-	}
-	return s.total
-}
-
-func (s *Series) totalStat() []diffstat.File {
 	first := map[string]*FileChange{}
 	touches := map[string]int{}
 	var paths []string
@@ -196,22 +185,27 @@ func (s *Series) totalStat() []diffstat.File {
 	for _, path := range paths {
 		f := first[path]
 		if touches[path] == 1 {
-			out = append(out, f.stat) // one patch: its diff is the series'
+			_, st := s.Diff(f) // one patch: its diff is the series'
+			out = append(out, st)
 			continue
 		}
-		_, st := s.Diff(&FileChange{Path: path, Old: f.Old, New: s.final[path], Created: f.Created, prev: f.prev, baseID: f.baseID, haveBase: f.haveBase})
+		_, st := s.makeDiff(&FileChange{Path: path, Old: f.Old, New: s.final[path], Created: f.Created, prev: f.prev, baseID: f.baseID, haveBase: f.haveBase})
 		out = append(out, st)
 	}
 	return out
 }
 
-// Messages returns the cover letter and the patches, in order.
-func (s *Series) Messages() []Message {
-	out := []Message{s.CoverMessage()}
-	for _, p := range s.Patches {
-		out = append(out, s.PatchMessage(p))
+// Messages returns the cover letter and the patches, in order, as git
+// format-patch --cover-letter --thread writes them.
+func (s *Series) Messages() ([]Message, error) {
+	if err := s.prepareMail(); err != nil {
+		return nil, err
 	}
-	return out
+	out := []Message{s.coverMessage()}
+	for _, p := range s.Patches {
+		out = append(out, s.patchMessage(p))
+	}
+	return out, nil
 }
 
 // Files returns the messages as the files of an output directory.
@@ -240,19 +234,15 @@ func Mbox(msgs []Message) string {
 	return b.String()
 }
 
-// patchID returns git patch-id --stable of p's diff.
-func (s *Series) patchID(p *Patch) string {
-	if p.id != "" {
-		return p.id // made as the patch was placed
-	}
-	return s.computePatchID(p)
-}
-
-// computePatchID is patchID from the patch's diffs.
-func (s *Series) computePatchID(p *Patch) string {
-	var d strings.Builder
-	for _, f := range p.Files {
-		d.WriteString(s.fileDiff(f))
-	}
-	return patchid.Stable(d.String())
+// PatchID returns git patch-id --stable of p's diff.
+func (s *Series) PatchID(p *Patch) string {
+	p.idOnce.Do(func() {
+		var d strings.Builder
+		for _, f := range p.Files {
+			text, _ := s.Diff(f)
+			d.WriteString(text)
+		}
+		p.id = patchid.Stable(d.String())
+	})
+	return p.id
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
+	"kpatch/internal/seriestest"
 	"kpatch/series"
 )
 
@@ -121,11 +122,11 @@ func TestPostedRevisions(t *testing.T) {
 	for _, v := range []int{12, 13, 14} {
 		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
 			want := readPostedPatches(t, postedDir(t, v))
-			s, err := series.Generate(context.Background(), series.Options{Tree: tree, Base: "v6.12", Version: v})
+			s, err := seriestest.Generate(context.Background(), seriestest.Options{Tree: tree, Base: "v6.12", Version: v})
 			if err != nil {
 				t.Fatal(err)
 			}
-			msgs := s.Messages()[1:]
+			msgs := seriestest.Messages(t, s)[1:]
 			if len(msgs) != len(want) {
 				t.Fatalf("%d patches, %d posted", len(msgs), len(want))
 			}
@@ -203,12 +204,12 @@ func TestGitAmEveryRevision(t *testing.T) {
 	gen := map[int]*series.Series{}
 	paths := map[string]bool{}
 	for _, r := range sp.Revisions {
-		s, err := series.Generate(context.Background(), series.Options{Tree: dir, Base: "v6.12", Version: r.Version})
+		s, err := seriestest.Generate(context.Background(), seriestest.Options{Tree: dir, Base: "v6.12", Version: r.Version})
 		if err != nil {
 			t.Fatal(err)
 		}
 		gen[r.Version] = s
-		for _, m := range s.Messages() {
+		for _, m := range seriestest.Messages(t, s) {
 			for _, l := range regexp.MustCompile(`(?m)^diff --git a/(\S+) `).FindAllStringSubmatch(m.Text, -1) {
 				paths["/"+l[1]] = true
 			}
@@ -222,7 +223,7 @@ func TestGitAmEveryRevision(t *testing.T) {
 	for _, r := range sp.Revisions {
 		t.Run(fmt.Sprintf("v%d", r.Version), func(t *testing.T) {
 			s := gen[r.Version]
-			files, err := series.WriteDir(filepath.Join(out, fmt.Sprintf("v%d", r.Version)), s.Messages())
+			files, err := series.WriteDir(filepath.Join(out, fmt.Sprintf("v%d", r.Version)), seriestest.Messages(t, s))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -231,8 +232,8 @@ func TestGitAmEveryRevision(t *testing.T) {
 			if n := strings.TrimSpace(run(t, work, "git", "rev-list", "--count", "v6.12..HEAD")); n != fmt.Sprint(len(r.Patches)) {
 				t.Fatalf("git am applied %s commits, want %d", n, len(r.Patches))
 			}
-			if head := strings.TrimSpace(run(t, work, "git", "rev-parse", "HEAD^{tree}")); head != s.TipTree() {
-				t.Errorf("git am tree %s, kpatch computed %s", head, s.TipTree())
+			if head := strings.TrimSpace(run(t, work, "git", "rev-parse", "HEAD^{tree}")); head != seriestest.TipTree(t, s) {
+				t.Errorf("git am tree %s, kpatch computed %s", head, seriestest.TipTree(t, s))
 			}
 		})
 	}

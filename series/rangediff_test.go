@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"kpatch/internal/seriestest"
 	"kpatch/series"
 )
 
@@ -15,7 +16,7 @@ import (
 // git format-patch --range-diff's.
 func TestRangeDiffMatchesGit(t *testing.T) {
 	clone, s11, s12 := twoRevisions(t)
-	got := series.RangeDiff(s11, s12)
+	got := seriestest.RangeDiff(t, s11, s12)
 	want := gitIn(t, clone, "range-diff", "--no-color", "v6.12..v11", "v6.12..v12")
 	if got != want {
 		t.Errorf("range-diff differs from git range-diff:\n%s\n--- got:\n%s", firstDiff(got, want), got)
@@ -31,7 +32,7 @@ func TestRangeDiffMatchesGit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cover := series.AppendToCover(s12.Messages()[0], series.RangeDiffTitle(11), got)
+	cover := series.AppendToCover(seriestest.Messages(t, s12)[0], series.RangeDiffTitle(11), got)
 	tailOf := func(s string) string {
 		_, after, _ := strings.Cut(s, "files changed")
 		after, _, _ = strings.Cut(after, "\n-- \n")

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"kpatch/internal/seriestest"
 	"kpatch/internal/testenv"
 	"kpatch/series"
 )
@@ -56,12 +57,12 @@ func TestRealTreeGitAmAndBuild(t *testing.T) {
 
 func realTreeGitAmAndBuild(t *testing.T, version int, objects []string) {
 	dir := debianTree(t)
-	s, err := series.Generate(context.Background(), series.Options{Tree: dir, Base: "v6.12", Version: version})
+	s, err := seriestest.Generate(context.Background(), seriestest.Options{Tree: dir, Base: "v6.12", Version: version})
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := t.TempDir()
-	files, err := series.WriteDir(filepath.Join(out, "patches"), s.Messages())
+	files, err := series.WriteDir(filepath.Join(out, "patches"), seriestest.Messages(t, s))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,8 +75,8 @@ func realTreeGitAmAndBuild(t *testing.T, version int, objects []string) {
 		t.Fatalf("git am applied %s commits, want 14", n)
 	}
 	// The tree git am produced is the one kpatch computed for --branch.
-	if head := strings.TrimSpace(run(t, work, "git", "rev-parse", "HEAD^{tree}")); head != s.TipTree() {
-		t.Errorf("git am tree %s, kpatch computed %s", head, s.TipTree())
+	if head := strings.TrimSpace(run(t, work, "git", "rev-parse", "HEAD^{tree}")); head != seriestest.TipTree(t, s) {
+		t.Errorf("git am tree %s, kpatch computed %s", head, seriestest.TipTree(t, s))
 	}
 
 	build := filepath.Join(out, "build")
@@ -137,16 +138,16 @@ func tail(s string, n int) string {
 // hashes on the "From <sha>" lines.
 func TestPlainDirectoryMatchesGit(t *testing.T) {
 	dir := debianTree(t)
-	g, err := series.Generate(context.Background(), series.Options{Tree: dir, Base: "v6.12"})
+	g, err := seriestest.Generate(context.Background(), seriestest.Options{Tree: dir, Base: "v6.12"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := series.Generate(context.Background(), series.Options{Tree: dir, Base: "v6.12", Plain: true})
+	p, err := seriestest.Generate(context.Background(), seriestest.Options{Tree: dir, Base: "v6.12", Plain: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	strip := regexp.MustCompile(`(?m)^(From [0-9a-f]{40} Mon Sep 17 00:00:00 2001|\nbase-commit: [0-9a-f]{40})\n`)
-	gm, pm := g.Messages(), p.Messages()
+	gm, pm := seriestest.Messages(t, g), seriestest.Messages(t, p)
 	if len(gm) != len(pm) {
 		t.Fatalf("%d messages from git, %d from the directory", len(gm), len(pm))
 	}

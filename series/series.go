@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -24,53 +23,41 @@ import (
 	"kpatch/plumbing/linediff"
 	"kpatch/plumbing/mail"
 	"kpatch/plumbing/maintainers"
-	"kpatch/plumbing/outdir"
 	"kpatch/series/hooks"
 	"kpatch/spec"
-	"kpatch/templates/linux"
 )
 
 // ErrAlreadyApplied is returned when the tree already has the series.
 var ErrAlreadyApplied = errors.New("the tree already has the series")
 
-// Options selects what Generate works on.
-type Options struct {
-	Tree    string // kernel tree: a git repository or a plain directory
-	Base    string // revision of the tree; "" means the revision's recorded base
-	Version int    // revision of the series; 0 means the newest
-	// Stack names a series stacked on a revision of the main one (the
-	// spec's NAME-vN folders, "x86"): Version is then its revision, the
-	// prerequisite revision's patches are applied first and the series
-	// holds the stacked one's own patches only.
-	Stack string
-	// On lays the stacked series on this revision of the main one instead
-	// of the one it was posted on (0: that one); see spec.Revision.On.
-	On int
-	// WithPrerequisite keeps a stacked series' prerequisite in it: the
-	// series is then the prerequisite's patches followed by the stacked
-	// one's, numbered as one series, as kpatch test and verify build,
-	// boot and check it (a stacked series does not build alone).
-	WithPrerequisite bool
-	SpecDir          string   // series description directory; "" means the embedded one
-	Plain            bool     // read Tree as a plain directory even if it is a git repository
-	To, Cc           []string // more recipients for every message, as git format-patch --to/--cc
-}
-
-// Series is a generated series.
+// Series is a generated series: the revision, the tree it was generated
+// on, and its patches with every file's content before and after each.
+// What the mail adds (diffs, recipients, commits, patch ids) is computed
+// when first asked for (Messages, Commit, PatchID), so a stage that only
+// builds or boots the files pays for none of it. Safe for concurrent use.
 type Series struct {
 	Revision *spec.Revision
 	Tree     *kernelsrc.Tree
-	Patches  []*Patch
-	To, Cc   []string // recipients of the whole series (cover letter)
-	// state after each step: files[step][path]; absent = not in the tree.
-	final   map[string][]byte
-	tipTree string
-	// prerequisites are, for a series stacked on a prerequisite revision,
-	// the patches of that revision, in order (see ownPatches).
+	// Patches are every patch applied to the tree, in order: for a
+	// stacked series its prerequisite's first (Revision.Own of them),
+	// numbered with its own as one series, as test and verify build and
+	// check it; Own gives the series as posted.
+	Patches []*Patch
+	// final is every touched file's content after the last patch (nil:
+	// absent).
+	final map[string][]byte
+	// prerequisites are, in a series Own returned, the patches of the
+	// prerequisite revision, whose commits are the parents of the first
+	// own one and whose patch ids the cover letter lists.
 	prerequisites []*Patch
-	total         []diffstat.File // see TotalStat
-	totalDone     bool
-	totalMu       sync.Mutex
+	// extraTo and extraCc are added to every message (AddRecipients).
+	extraTo, extraCc []string
+	// mailOnce computes what only the mail needs: the commits and the
+	// recipients.
+	mailOnce sync.Once
+	mailErr  error
+	To, Cc   []string // recipients of the cover letter, once mailOnce has run
+	tipTree  string
 }
 
 // Patch is one generated patch.
@@ -78,9 +65,10 @@ type Patch struct {
 	*spec.Patch
 	Date   time.Time
 	Files  []*FileChange // in git's path order
-	To, Cc []string
-	Commit string // the commit's hash (what --branch records)
-	id     string // its patch id, once made (see patchID)
+	To, Cc []string      // its recipients, once the series' mail is made
+	commit string
+	idOnce sync.Once
+	id     string
 }
 
 // FileChange is the change of one file by one patch.
@@ -93,11 +81,12 @@ type FileChange struct {
 	prev     *FileChange
 	baseID   kernelsrc.Hash // the base's blob id of Old, when prev is nil and the tree knows it
 	haveBase bool
-	idOnce   sync.Once
-	newID    kernelsrc.Hash
 
-	diff string        // the git diff, from "diff --git" on
-	stat diffstat.File // its diffstat entry
+	idOnce sync.Once
+	newID  kernelsrc.Hash
+	once   sync.Once
+	diff   string        // the git diff, from "diff --git" on
+	stat   diffstat.File // its diffstat entry
 }
 
 // oldID returns the blob id of the file before the change.
@@ -168,102 +157,48 @@ func (s *state) BaseLine(path string, line int) (int, bool) {
 	return line + shift, true
 }
 
-// LoadSpec loads the embedded series description, or the one in dir.
-func LoadSpec(dir string) (*spec.Spec, error) {
-	if dir == "" {
-		return spec.Load(linux.FS)
+// Generate renders the selected revision against the selection's tree,
+// which must be open (Selection.OpenTree). A stacked series comes with its
+// prerequisite's patches (see Series.Patches and Own).
+func Generate(ctx context.Context, sel *Selection) (*Series, error) {
+	if sel.Tree == nil {
+		return nil, errors.New("no kernel tree to generate the series on: give --tree")
 	}
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return nil, fmt.Errorf("--spec %s: %w", dir, outdir.ErrNotDir)
-	}
-	return spec.Load(os.DirFS(dir))
+	return generate(ctx, sel.Revision, sel.Tree)
 }
 
-// Generate renders the series against the tree.
-func Generate(ctx context.Context, opt Options) (*Series, error) {
-	if opt.Tree == "" {
-		opt.Tree = "."
-	}
-	sp, err := LoadSpec(opt.SpecDir)
-	if err != nil {
-		return nil, err
-	}
-	rev, err := sp.Select(opt.Version, opt.Stack, opt.On)
-	if err != nil {
-		return nil, err
-	}
-	base := opt.Base
-	if base == "" {
-		base = rev.Base
-	}
-	tree, err := kernelsrc.Open(opt.Tree, base, opt.Plain)
-	if err != nil {
-		return nil, err
-	}
-	s, err := generate(ctx, rev, tree, !opt.WithPrerequisite)
-	if err != nil {
-		return nil, err
-	}
-	s.AddRecipients(opt.To, opt.Cc)
-	return s, nil
-}
-
-// GenerateRevision renders revision v of s's spec against the tree and
-// base s was rendered on, without opening the tree again: the earlier
-// revision kpatch gen --interdiff and --range-diff compare s with. It adds
-// no recipients (those diffs do not show them).
-func (s *Series) GenerateRevision(ctx context.Context, v int) (*Series, error) {
-	rev, err := s.Revision.Spec().Revision(v)
-	if err != nil {
-		return nil, err
-	}
-	return generate(ctx, rev, s.Tree, true)
-}
-
-// generate builds rev on tree; own keeps only a stacked series' own
-// patches.
-func generate(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree, own bool) (*Series, error) {
-	s, err := build(ctx, rev, tree, own)
+// generate builds rev on tree.
+func generate(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree) (*Series, error) {
+	s, err := Build(ctx, rev, tree)
 	if derr := tree.Err(); derr != nil {
 		return nil, derr // damage is the cause of whatever Build saw
 	}
 	if err != nil {
 		return nil, err
 	}
-	if own {
-		s.ownPatches()
-		// The own patches are dated anew: their commits, which the
-		// mail's "From <sha>" lines and --branch give, with them.
-		if err := s.commits(); err != nil {
-			return nil, err
-		}
-	}
 	return s, nil
 }
 
-// ownPatches keeps, for a series stacked on a prerequisite revision, its
-// own patches, numbered from 1 and dated from its cover letter: the
-// prerequisite's were applied to reach the state they apply to (their
-// commits stay the parents of the first own commit). The cover letter's
-// recipients become those of the own patches.
-func (s *Series) ownPatches() {
+// Own returns the series as it is posted: for a series stacked on a
+// prerequisite revision its own patches, numbered from 1 and dated from
+// its cover letter, after the prerequisite's (their commits stay the
+// parents of the first own commit, and the cover letter lists their patch
+// ids); the series itself for the main one.
+func (s *Series) Own() *Series {
 	own := s.Revision.Own
 	if own == 0 {
-		return
+		return s
 	}
-	s.prerequisites = s.Patches[:own]
-	s.Patches = s.Patches[own:]
-	s.To, s.Cc = nil, nil
-	for _, p := range s.Patches {
+	o := &Series{Revision: s.Revision, Tree: s.Tree, final: s.final, extraTo: s.extraTo, extraCc: s.extraCc}
+	for _, p := range s.Patches[:own] {
+		o.prerequisites = append(o.prerequisites, &Patch{Patch: p.Patch, Date: p.Date, Files: p.Files})
+	}
+	for _, p := range s.Patches[own:] {
 		sp := *p.Patch
 		sp.Number -= own
-		p.Patch = &sp
-		p.Date = s.Revision.Date.Add(time.Duration(sp.Number) * time.Second)
-		s.To = merge(s.To, p.To)
-		s.Cc = merge(s.Cc, p.Cc)
+		o.Patches = append(o.Patches, &Patch{Patch: &sp, Date: s.Revision.Date.Add(time.Duration(sp.Number) * time.Second), Files: p.Files})
 	}
-	s.Cc = minus(s.Cc, s.To)
-	s.totalDone = false // TotalStat counts the own patches only
+	return o
 }
 
 // BaseFiles lists the files of a kernel tree that Generate reads for any
@@ -315,57 +250,30 @@ func filesRead(rev *spec.Revision) []string {
 }
 
 // AddRecipients adds addresses to every message (the cover letter and each
-// patch), skipping ones already there; an address in To leaves Cc.
+// patch), skipping ones already there; an address in To leaves Cc. Call it
+// before the mail is made (Messages).
 func (s *Series) AddRecipients(to, cc []string) {
-	add := func(pto, pcc *[]string) {
-		*pto = merge(*pto, to)
-		*pcc = minus(merge(*pcc, cc), *pto)
-	}
-	add(&s.To, &s.Cc)
-	for _, p := range s.Patches {
-		add(&p.To, &p.Cc)
-	}
+	s.extraTo = append(s.extraTo, to...)
+	s.extraCc = append(s.extraCc, cc...)
 }
 
 // Build applies rev step by step to tree. When edits cannot be placed, it
 // goes on with the others and returns them all in an *UnplacedError.
 func Build(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree) (*Series, error) {
-	return build(ctx, rev, tree, false)
-}
-
-// build is Build; own says that only a stacked series' own patches will be
-// kept (ownPatches), so the prerequisite's recipients are not looked up.
-func build(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree, own bool) (*Series, error) {
 	created := rev.Spec().CreatedFiles()
 	if err := checkCreated(tree, created); err != nil {
 		return nil, err
 	}
-	return place(ctx, rev, tree, own, created)
-}
-
-// checkCreated refuses a base that already has one of the files the series
-// creates.
-func checkCreated(tree *kernelsrc.Tree, created []string) error {
-	for _, p := range created {
-		if tree.Exists(p) && tree.IsGit() {
-			return fmt.Errorf("%s already exists at %s: %w (Linux 6.17 and later include it); choose an older --base", p, tree.Base, ErrAlreadyApplied)
-		}
-		if tree.Exists(p) {
-			return fmt.Errorf("%s already exists in %s: %w (Linux 6.17 and later include it); give the directory of an older kernel with --tree, or remove %s there if it is left from an earlier try", p, tree.Dir, ErrAlreadyApplied, p)
-		}
+	if err := checkRecipients(rev); err != nil {
+		return nil, err
 	}
-	return nil
-}
-
-// place is build after the check of the created files.
-func place(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree, own bool, created []string) (*Series, error) {
 	s := &Series{Revision: rev, Tree: tree}
 	st := &state{tree: tree, files: map[string][]byte{}, base: map[string][]byte{}}
-	last := map[string]*FileChange{} // the latest change of each file
 	for _, p := range created {
 		st.files[p] = nil
 	}
-	ed := hooks.NewEditor(st) // keeps the edited files split in lines
+	ed := hooks.NewEditor(st)        // keeps the edited files split in lines
+	last := map[string]*FileChange{} // the latest change of each file
 	var unplaced []*Unplaced
 	for _, sp := range rev.Patches {
 		if err := ctx.Err(); err != nil {
@@ -437,58 +345,73 @@ func place(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree, own bo
 		if len(p.Files) == 0 {
 			return nil, fmt.Errorf("patch %d (%s) changes nothing: check its edits and the templates' guards", sp.Number, sp.ID)
 		}
-		for _, f := range p.Files {
-			f.diff, f.stat = s.Diff(f)
-		}
 		s.Patches = append(s.Patches, p)
-		// A stacked series lists its prerequisite's patch ids.
-		if own && len(s.Patches) <= rev.Own {
-			p.id = s.computePatchID(p)
-		}
 	}
 	if len(unplaced) > 0 {
 		return nil, &UnplacedError{Base: tree.Base, Edits: unplaced}
 	}
 	s.final = st.files
-	mf, err := s.parseMaintainers(st)
-	if err != nil {
-		return nil, err
-	}
-	skip := 0 // patches whose recipients nobody reads
-	if own {
-		skip = min(rev.Own, len(s.Patches))
-	}
-	if err := s.recipients(mf, skip); err != nil {
-		return nil, err
-	}
-	if err := s.commits(); err != nil {
-		return nil, err
-	}
 	return s, nil
 }
 
-// recipients fills To and Cc from MAINTAINERS as it stands after the series
-// (so that sections the series adds count) and from the revision, for the
-// patches after the first skip (a stacked series' prerequisite, which
-// ownPatches drops; the series' own To and Cc are then those of the
-// patches it keeps, as ownPatches sets them).
-func (s *Series) recipients(mf *maintainers.File, skip int) error {
+// checkCreated refuses a base that already has one of the files the series
+// creates.
+func checkCreated(tree *kernelsrc.Tree, created []string) error {
+	for _, p := range created {
+		if tree.Exists(p) && tree.IsGit() {
+			return fmt.Errorf("%s already exists at %s: %w (Linux 6.17 and later include it); choose an older --base", p, tree.Base, ErrAlreadyApplied)
+		}
+		if tree.Exists(p) {
+			return fmt.Errorf("%s already exists in %s: %w (Linux 6.17 and later include it); give the directory of an older kernel with --tree, or remove %s there if it is left from an earlier try", p, tree.Dir, ErrAlreadyApplied, p)
+		}
+	}
+	return nil
+}
+
+// checkRecipients refuses a revision whose To or Cc holds something that
+// is not a mail address.
+func checkRecipients(rev *spec.Revision) error {
 	for _, f := range []struct {
 		field string
 		list  []string
-	}{{"To", s.Revision.To}, {"Cc", s.Revision.Cc}} {
-		field := f.field
+	}{{"To", rev.To}, {"Cc", rev.Cc}} {
 		for _, a := range f.list {
 			if _, _, err := mail.ParseAddress(a); err != nil {
-				return fmt.Errorf("series description v%d, %s: %w", s.Revision.Version, field, err)
+				return fmt.Errorf("series description v%d, %s: %w", rev.Version, f.field, err)
 			}
 		}
+	}
+	return nil
+}
+
+// prepareMail computes, once, what the mail needs beyond the diffs: every
+// patch's commit and the recipients.
+func (s *Series) prepareMail() error {
+	s.mailOnce.Do(func() {
+		if err := s.commits(); err != nil {
+			s.mailErr = err
+			return
+		}
+		s.mailErr = s.recipients()
+	})
+	return s.mailErr
+}
+
+// recipients fills To and Cc from MAINTAINERS as it stands after the
+// series (so that sections the series adds count), from the revision and
+// from AddRecipients: each patch's from the files it changes; the cover
+// letter's from all of them, or for a stacked series as posted (Own) from
+// its own patches' recipients.
+func (s *Series) recipients() error {
+	mf, err := s.maintainers()
+	if err != nil {
+		return err
 	}
 	// Match each path once; patches share paths.
 	sections := map[string][]*maintainers.Section{}
 	var all [][]*maintainers.Section
 	var allPaths []string
-	for _, p := range s.Patches[skip:] {
+	for _, p := range s.Patches {
 		var secs [][]*maintainers.Section
 		var paths []string
 		for _, f := range p.Files {
@@ -505,18 +428,40 @@ func (s *Series) recipients(mf *maintainers.File, skip int) error {
 		p.Cc = merge(cc, s.Revision.Cc)
 		p.Cc = minus(p.Cc, p.To)
 	}
-	to, cc := mf.RecipientsOfPaths(allPaths, all)
-	s.To = merge(to, s.Revision.To)
-	s.Cc = minus(merge(cc, s.Revision.Cc), s.To)
+	if s.prerequisites != nil {
+		s.To, s.Cc = nil, nil
+		for _, p := range s.Patches {
+			s.To = merge(s.To, p.To)
+			s.Cc = merge(s.Cc, p.Cc)
+		}
+		s.Cc = minus(s.Cc, s.To)
+	} else {
+		to, cc := mf.RecipientsOfPaths(allPaths, all)
+		s.To = merge(to, s.Revision.To)
+		s.Cc = minus(merge(cc, s.Revision.Cc), s.To)
+	}
+	if len(s.extraTo)+len(s.extraCc) > 0 {
+		add := func(pto, pcc *[]string) {
+			*pto = merge(*pto, s.extraTo)
+			*pcc = minus(merge(*pcc, s.extraCc), *pto)
+		}
+		add(&s.To, &s.Cc)
+		for _, p := range s.Patches {
+			add(&p.To, &p.Cc)
+		}
+	}
 	return nil
 }
 
-// parseMaintainers parses MAINTAINERS as st has it now, with the tree's
+// maintainers parses MAINTAINERS as the series leaves it, with the tree's
 // .mailmap; a tree without it is an error.
-func (s *Series) parseMaintainers(st *state) (*maintainers.File, error) {
-	m, err := st.Get("MAINTAINERS")
-	if err != nil {
-		return nil, err
+func (s *Series) maintainers() (*maintainers.File, error) {
+	m, ok := s.final["MAINTAINERS"]
+	if !ok {
+		var err error
+		if m, err = s.Tree.ReadFile("MAINTAINERS"); err != nil {
+			return nil, err
+		}
 	}
 	mf, err := maintainers.ParseLazy(m) // only the sections the paths may match are parsed
 	if err != nil {

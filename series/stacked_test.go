@@ -9,6 +9,7 @@ import (
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
+	"kpatch/internal/seriestest"
 	"kpatch/series"
 )
 
@@ -29,7 +30,7 @@ func TestStackedX86Series(t *testing.T) {
 		{15, 15, "x86 v2 on v15 (posted on v16)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			x86, err := series.Generate(ctx, series.Options{Tree: dir, Base: "v6.12", Stack: "x86", Version: 2, On: tc.on})
+			x86, err := seriestest.Generate(ctx, seriestest.Options{Tree: dir, Base: "v6.12", Stack: "x86", Version: 2, On: tc.on})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -37,7 +38,7 @@ func TestStackedX86Series(t *testing.T) {
 			if len(x86.Patches) != 2 || r.Prerequisite == nil || r.Prerequisite.Version != tc.prerequisite || r.PostedOn.Version != 16 || r.Name() != tc.name {
 				t.Fatalf("%d patches on %v, named %q", len(x86.Patches), r.Prerequisite, r.Name())
 			}
-			msgs := x86.Messages()
+			msgs := seriestest.Messages(t, x86)
 			if !strings.Contains(msgs[0].Text, "Subject: [PATCH v2 0/2] x86: Enable the deferred unwinding infrastructure") ||
 				!strings.Contains(msgs[1].Text, "Subject: [PATCH v2 1/2] unwind_user/x86: Enable frame pointer unwinding on x86") {
 				t.Errorf("subjects:\n%s\n%s", lineStarting(msgs[0].Text, "Subject:"), lineStarting(msgs[1].Text, "Subject:"))
@@ -51,7 +52,7 @@ func TestStackedX86Series(t *testing.T) {
 			if testing.Short() {
 				return
 			}
-			pre, err := series.Generate(ctx, series.Options{Tree: dir, Base: "v6.12", Version: tc.prerequisite})
+			pre, err := seriestest.Generate(ctx, seriestest.Options{Tree: dir, Base: "v6.12", Version: tc.prerequisite})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -61,7 +62,7 @@ func TestStackedX86Series(t *testing.T) {
 			run(t, work, "git", "sparse-checkout", "set", "--no-cone", "/kernel/", "/include/", "/arch/x86/", "/arch/Kconfig", "/MAINTAINERS")
 			run(t, work, "git", "checkout", "-q", "-b", "stacked", "v6.12")
 			for i, s := range []*series.Series{pre, x86} { // in this order
-				files, err := series.WriteDir(filepath.Join(out, fmt.Sprint(i)), s.Messages())
+				files, err := series.WriteDir(filepath.Join(out, fmt.Sprint(i)), seriestest.Messages(t, s))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -70,8 +71,8 @@ func TestStackedX86Series(t *testing.T) {
 			if n := strings.TrimSpace(run(t, work, "git", "rev-list", "--count", "v6.12..HEAD")); n != fmt.Sprint(len(pre.Patches)+2) {
 				t.Errorf("git am applied %s commits, want %d", n, len(pre.Patches)+2)
 			}
-			if head := strings.TrimSpace(run(t, work, "git", "rev-parse", "HEAD^{tree}")); head != x86.TipTree() {
-				t.Errorf("git am tree %s, kpatch computed %s", head, x86.TipTree())
+			if head := strings.TrimSpace(run(t, work, "git", "rev-parse", "HEAD^{tree}")); head != seriestest.TipTree(t, x86) {
+				t.Errorf("git am tree %s, kpatch computed %s", head, seriestest.TipTree(t, x86))
 			}
 		})
 	}

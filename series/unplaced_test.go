@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"kpatch/internal/seriestest"
 	"kpatch/series"
 	"kpatch/series/hooks"
 )
@@ -86,7 +87,7 @@ func TestUnplacedAllAtOnce(t *testing.T) {
 		}
 		return b
 	})
-	s, err := series.Generate(context.Background(), series.Options{Tree: dir, Base: "synthetic", Version: 11})
+	s, err := seriestest.Generate(context.Background(), seriestest.Options{Tree: dir, Base: "synthetic", Version: 11})
 	if s != nil {
 		t.Error("a series came back with the error")
 	}
@@ -160,7 +161,7 @@ func TestDuplicateAnchorBaseLines(t *testing.T) {
 		return b
 	})
 	first := lineOf(t, dir, "kernel/exit.c", strings.TrimSuffix(stmt, "\n"))
-	_, err := series.Generate(context.Background(), series.Options{Tree: dir, Base: "synthetic", Version: 11})
+	_, err := seriestest.Generate(context.Background(), seriestest.Options{Tree: dir, Base: "synthetic", Version: 11})
 	var ue *series.UnplacedError
 	if !errors.As(err, &ue) || len(ue.Edits) != 1 {
 		t.Fatalf("got %v, want one unplaced edit", err)

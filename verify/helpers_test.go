@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"kpatch/internal/seriestest"
 	"kpatch/internal/testenv"
 	"kpatch/plumbing/oracle"
 	"kpatch/series"
@@ -20,7 +21,7 @@ func debianTree(t testing.TB) string {
 // generate generates v11 (or the spec in specDir) on Debian 6.12.
 func generate(t testing.TB, specDir string) *Series {
 	t.Helper()
-	g, err := series.Generate(context.Background(), series.Options{Tree: debianTree(t), Base: "v6.12", Version: 11, SpecDir: specDir})
+	g, err := seriestest.Generate(context.Background(), seriestest.Options{Tree: debianTree(t), Base: "v6.12", Version: 11, SpecDir: specDir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +61,7 @@ func v11Generated(t testing.TB) *Series {
 func v11Generator(t testing.TB) *series.Series {
 	t.Helper()
 	v11GenOnce.Do(func() {
-		v11Gen, v11GenErr = series.Generate(context.Background(), series.Options{Tree: debianTree(t), Base: "v6.12", Version: 11})
+		v11Gen, v11GenErr = seriestest.Generate(context.Background(), seriestest.Options{Tree: debianTree(t), Base: "v6.12", Version: 11})
 	})
 	if v11GenErr != nil {
 		t.Fatal(v11GenErr)

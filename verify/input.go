@@ -147,8 +147,12 @@ func (s *Series) Patch(n int) *Patch {
 func FromGenerated(g *series.Series) (*Series, error) {
 	s := &Series{Sender: g.Revision.From, Tree: g.Tree,
 		Source: fmt.Sprintf("%s generated on %s", g.Revision.Name(), g.Tree.Base)}
+	gm, err := g.Messages()
+	if err != nil {
+		return nil, err
+	}
 	var msgs []*mail.Message
-	for _, m := range g.Messages() {
+	for _, m := range gm {
 		ms, err := mail.ReadMbox([]byte(m.Text))
 		if err != nil {
 			return nil, fmt.Errorf("the generated mail %s: %w", m.Filename, err)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"kpatch/internal/seriestest"
 	"kpatch/plumbing/kernelsrc"
 	"kpatch/plumbing/oracle"
 	"kpatch/series"
@@ -39,7 +40,7 @@ func keys(s *Series, fs []Finding) map[key]int {
 func TestMailInputs(t *testing.T) {
 	dir := t.TempDir()
 	g := v11Generator(t)
-	msgs := g.Messages()
+	msgs := seriestest.Messages(t, g)
 	if _, err := series.WriteDir(filepath.Join(dir, "out"), msgs); err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +258,7 @@ func TestBadMail(t *testing.T) {
 // before.
 func TestHunkNotApplying(t *testing.T) {
 	g := v11Generator(t)
-	mbox := series.Mbox(g.Messages())
+	mbox := series.Mbox(seriestest.Messages(t, g))
 	i := strings.Index(mbox, "diff --git a/arch/x86/Kconfig b/arch/x86/Kconfig\n")
 	if i < 0 {
 		t.Fatal("no edit of arch/x86/Kconfig in v11")

@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"kpatch/internal/gittest"
+	"kpatch/internal/seriestest"
 	"kpatch/internal/testenv"
 	"kpatch/plumbing/kerneltree"
-	"kpatch/series"
 )
 
 // preparedTree returns a prepared x86_64 build tree of Debian's 6.12
@@ -77,7 +77,7 @@ func findingKey(f Finding) string {
 func TestKbuildV16(t *testing.T) {
 	testenv.Full(t, "prepares a kernel build tree once")
 	tree := preparedTree(t)
-	g, err := series.Generate(context.Background(), series.Options{Tree: debianTree(t), Base: "v6.12", Version: 16})
+	g, err := seriestest.Generate(context.Background(), seriestest.Options{Tree: debianTree(t), Base: "v6.12", Version: 16})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"kpatch/internal/seriestest"
 	"kpatch/plumbing/kernelsrc"
 	"kpatch/series"
 )
@@ -24,7 +25,7 @@ var gitHeaderRE = regexp.MustCompile(`(?m)^(diff --git |index [0-9a-f]+\.\.|new 
 // does not apply is PATCH_APPLY at the hunk's line.
 func TestQuiltSeries(t *testing.T) {
 	g := v11Generator(t)
-	mbox := series.Mbox(g.Messages())
+	mbox := series.Mbox(seriestest.Messages(t, g))
 	quilt := gitHeaderRE.ReplaceAllString(mbox, "")
 	if strings.Contains(quilt, "diff --git") || strings.Count(quilt, "\n--- a/") < 10 {
 		t.Fatal("the quilt form still has git's headers, or lost the diffs")

@@ -3,11 +3,10 @@ package verify
 import (
 	"context"
 	"fmt"
+	"kpatch/internal/seriestest"
 	"sort"
 	"strings"
 	"testing"
-
-	"kpatch/series"
 )
 
 // reviewPoint is a problem the v11 review (or checkpatch) raised: verify
@@ -142,7 +141,7 @@ func TestV11IngoPoints(t *testing.T) {
 // none of them on v12, while it still reports what v12 left as posted (the
 // Co-developed-by order of patches 5 and 6).
 func TestV12ResolvesIngoPoints(t *testing.T) {
-	g, err := series.Generate(context.Background(), series.Options{Tree: debianTree(t), Base: "v6.12", Version: 12})
+	g, err := seriestest.Generate(context.Background(), seriestest.Options{Tree: debianTree(t), Base: "v6.12", Version: 12})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +185,7 @@ var noinstrAccessPoints = map[int][]reviewPoint{
 func TestNoinstrAccess(t *testing.T) {
 	for _, v := range []int{11, 12} {
 		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
-			g, err := series.Generate(context.Background(), series.Options{Tree: debianTree(t), Base: "v6.12", Version: v})
+			g, err := seriestest.Generate(context.Background(), seriestest.Options{Tree: debianTree(t), Base: "v6.12", Version: v})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"kpatch/internal/seriestest"
 	"kpatch/series"
 )
 
@@ -48,7 +49,7 @@ func shiftedBase(t *testing.T) string {
 func TestFixedVariantShiftedBase(t *testing.T) {
 	dir := shiftedBase(t)
 	for _, fixed := range []bool{true, false} {
-		g, err := series.Generate(context.Background(), series.Options{Tree: dir, Base: "shifted", Version: 11, SpecDir: specCopy(t, fixed)})
+		g, err := seriestest.Generate(context.Background(), seriestest.Options{Tree: dir, Base: "shifted", Version: 11, SpecDir: specCopy(t, fixed)})
 		if err != nil {
 			t.Fatal(err)
 		}

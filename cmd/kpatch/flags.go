@@ -179,15 +179,27 @@ func (f *flagSet) jsonFlag() *bool {
 	return f.Bool("json", false, `print the result as JSON; a refusal is then also {"error": "...", "exit": N} on standard output`)
 }
 
-// checkRevision refuses a -v or --stack the spec does not have, before a
-// command waits for a build directory or builds anything.
-func (sf *seriesFlags) checkRevision() error {
-	sp, err := series.LoadSpec(*sf.specDir)
+// selection makes the flags' one series value: the series description
+// loaded once and the revision selected (a -v, --stack or --on the spec
+// does not have is refused here, before a command waits for a build
+// directory or builds anything), and with openTree the tree opened at
+// --base (default: the revision's recorded base).
+func (sf *seriesFlags) selection(openTree bool) (*series.Selection, error) {
+	sel, err := series.Select(*sf.specDir, *sf.version, *sf.stack, int(*sf.on))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	_, err = sp.Select(*sf.version, *sf.stack, int(*sf.on))
-	return err
+	if openTree {
+		if err := sf.openTree(sel); err != nil {
+			return nil, err
+		}
+	}
+	return sel, nil
+}
+
+// openTree opens --tree at --base as sel's tree.
+func (sf *seriesFlags) openTree(sel *series.Selection) error {
+	return sel.OpenTree(*sf.tree, *sf.base, *sf.plain)
 }
 
 // revisionValue is a flag naming a revision of the main series, "v15" or

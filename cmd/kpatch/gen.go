@@ -52,18 +52,21 @@ the series applies to bases it was not posted against.`)
 			return err
 		}
 	}
-	opt := series.Options{Tree: *sf.tree, Base: *sf.base, Version: *sf.version, Stack: *sf.stack, On: int(*sf.on), SpecDir: *sf.specDir, Plain: *sf.plain, To: to, Cc: cc}
-	s, err := series.Generate(ctx, opt)
+	sel, s, err := generateAsPosted(ctx, sf)
 	if err != nil {
 		return genFailed(err, *jsonOut, stdout, stderr)
 	}
+	s.AddRecipients(to, cc)
 	if *branch != "" {
 		if err := s.CheckBranch(*branch); err != nil {
 			return err
 		}
 	}
-	msgs := s.Messages()
-	if err := revDiff.apply(ctx, s, msgs); err != nil {
+	msgs, err := s.Messages()
+	if err != nil {
+		return err
+	}
+	if err := revDiff.apply(ctx, sel, s, msgs); err != nil {
 		return err
 	}
 	if *stdoutFlag {
@@ -83,15 +86,43 @@ the series applies to bases it was not posted against.`)
 		if err := s.CreateBranch(*branch); err != nil {
 			return err
 		}
-		fmt.Fprintf(stderr, "kpatch gen: branch %s records the %d patches on %s\n", *branch, len(s.Patches), s.Tree.Base)
+		fmt.Fprintf(stderr, "kpatch gen: branch %s %s\n", *branch, branchContents(s))
 	}
 	return nil
+}
+
+// generateAsPosted generates the series the flags name as kpatch gen
+// writes it: a stacked series' own patches (series.Series.Own).
+func generateAsPosted(ctx context.Context, sf *seriesFlags) (*series.Selection, *series.Series, error) {
+	sel, err := sf.selection(true)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := series.Generate(ctx, sel)
+	if err != nil {
+		return nil, nil, err
+	}
+	return sel, s.Own(), nil
+}
+
+// branchContents says what --branch recorded: the series' commits on the
+// base, a stacked series' after those of its prerequisite.
+func branchContents(s *series.Series) string {
+	n, r := len(s.Patches), s.Revision
+	if r.Prerequisite == nil {
+		return fmt.Sprintf("records the %d patches on %s", n, s.Tree.Base)
+	}
+	return fmt.Sprintf("records %d commits on %s: the %d patches of v%d, then the %d of %s", r.Own+n, s.Tree.Base, r.Own, r.Prerequisite.Version, n, r.Name())
 }
 
 // genReport prints the files written, one a line, or the JSON summary; a
 // write error (a full disk, a closed pipe) is an error, as for the series.
 func genReport(stdout io.Writer, s *series.Series, files []string, branch string, asJSON bool) error {
 	if asJSON {
+		commits, err := s.Commits()
+		if err != nil {
+			return err
+		}
 		type patch struct {
 			Number  int      `json:"number"`
 			Subject string   `json:"subject"`
@@ -112,7 +143,7 @@ func genReport(stdout io.Writer, s *series.Series, files []string, branch string
 			rep.BaseCommit = s.Tree.Commit.String()
 		}
 		for i, p := range s.Patches {
-			rep.Patches = append(rep.Patches, patch{p.Number, p.Subject, files[i+1], p.Commit, p.To, p.Cc})
+			rep.Patches = append(rep.Patches, patch{p.Number, p.Subject, files[i+1], commits[i], p.To, p.Cc})
 		}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")

@@ -22,10 +22,11 @@ func addRevDiffFlags(fs *flag.FlagSet) revDiffFlags {
 	}
 }
 
-// apply generates the earlier revisions on the tree s was generated on
-// (opened once, for all of them) and adds the sections to the cover
-// letter, msgs[0]. A revision both flags name is generated once.
-func (f revDiffFlags) apply(ctx context.Context, s *series.Series, msgs []series.Message) error {
+// apply generates the earlier revisions of the series sel names (the main
+// series, or the same stacked one) on its tree, opened once for all of
+// them, and adds the sections to the cover letter of s, msgs[0]. A
+// revision both flags name is generated once.
+func (f revDiffFlags) apply(ctx context.Context, sel *series.Selection, s *series.Series, msgs []series.Message) error {
 	done := map[int]*series.Series{}
 	prev := func(v int) (*series.Series, error) {
 		if v == s.Revision.Version {
@@ -34,12 +35,16 @@ func (f revDiffFlags) apply(ctx context.Context, s *series.Series, msgs []series
 		if p, ok := done[v]; ok {
 			return p, nil
 		}
-		p, err := s.GenerateRevision(ctx, v)
+		psel, err := sel.WithVersion(v)
+		if err != nil {
+			return nil, err
+		}
+		p, err := series.Generate(ctx, psel)
 		if err != nil {
 			return nil, fmt.Errorf("revision v%d: %w", v, err)
 		}
-		done[v] = p
-		return p, nil
+		done[v] = p.Own()
+		return done[v], nil
 	}
 	if *f.interdiff != 0 {
 		p, err := prev(*f.interdiff)
@@ -53,7 +58,11 @@ func (f revDiffFlags) apply(ctx context.Context, s *series.Series, msgs []series
 		if err != nil {
 			return fmt.Errorf("--range-diff: %w", err)
 		}
-		msgs[0] = series.AppendToCover(msgs[0], series.RangeDiffTitle(p.Revision.Version), series.RangeDiff(p, s))
+		rd, err := series.RangeDiff(p, s)
+		if err != nil {
+			return fmt.Errorf("--range-diff: %w", err)
+		}
+		msgs[0] = series.AppendToCover(msgs[0], series.RangeDiffTitle(p.Revision.Version), rd)
 	}
 	return nil
 }

@@ -24,15 +24,19 @@ OLD and NEW are each a directory of patch files, an mbox, a thread saved as
 text, or a revision of the series description (v11, v12), generated against
 --tree at --base (default: each revision's recorded base).`)
 	sf := fs.seriesFlags(seriesFlagSpec{tree: ".", treeHelp: "kernel tree to generate spec revisions against (a git repository)", noPlain: true, noVer: true})
-	tree, base, specDir := sf.tree, sf.base, sf.specDir
+	tree, base := sf.tree, sf.base
 	factor := fs.Int("creation-factor", rangediff.DefaultCreationFactor, "percentage by which creating or deleting a patch is cheaper than pairing it (git range-diff --creation-factor)")
 	pos, err := fs.parse(args, 2, 2)
 	if err != nil {
 		return err
 	}
+	sel, err := sf.selection(false)
+	if err != nil {
+		return err
+	}
 	var sides [2][]rangediff.Patch
 	for i, a := range pos {
-		if sides[i], err = loadSide(ctx, a, *tree, *base, *specDir); err != nil {
+		if sides[i], err = loadSide(ctx, a, sel, *tree, *base); err != nil {
 			return err
 		}
 	}
@@ -44,28 +48,51 @@ text, or a revision of the series description (v11, v12), generated against
 	return err
 }
 
-// loadSide reads one side of a range-diff: a spec revision ("v12", when no
-// file of that name exists) or a posted series.
-func loadSide(ctx context.Context, arg, tree, base, specDir string) ([]rangediff.Patch, error) {
+// loadSide reads one side of a range-diff: a revision of the series sel
+// names ("v12", when no file of that name exists), generated on tree at
+// base (the tree opened once for both sides), or a posted series.
+func loadSide(ctx context.Context, arg string, sel *series.Selection, tree, base string) ([]rangediff.Patch, error) {
 	if m := revisionArg.FindStringSubmatch(arg); m != nil {
 		if _, err := os.Stat(arg); err != nil {
 			v, _ := strconv.Atoi(m[1])
 			if v == 0 {
-				// series.Options reads version 0 as "the newest".
-				return nil, fmt.Errorf("%s: %w", arg, noRevision(specDir, v))
+				// Selection.WithVersion reads version 0 as "the newest".
+				return nil, fmt.Errorf("%s: %w", arg, noRevision(sel.Spec))
 			}
-			s, err := series.Generate(ctx, series.Options{Tree: tree, Base: base, Version: v, SpecDir: specDir})
+			s, err := generateSide(ctx, sel, v, tree, base)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", arg, err)
 			}
-			return s.RangeDiffPatches(), nil
+			return s.RangeDiffPatches()
 		}
 	}
 	s, err := mail.Load(arg)
 	if err != nil {
 		return nil, badInput(fmt.Errorf("%s: %w: give a directory of patches, an mbox, a saved thread or a revision such as v11", arg, err))
 	}
-	return s.RangeDiffPatches(), nil
+	return rangediff.FromMail(s), nil
+}
+
+// generateSide generates revision v of the series sel names, opening the
+// tree the first time a side needs it.
+func generateSide(ctx context.Context, sel *series.Selection, v int, tree, base string) (*series.Series, error) {
+	rsel, err := sel.WithVersion(v)
+	if err != nil {
+		return nil, err
+	}
+	if rsel.Tree == nil {
+		if err := rsel.OpenTree(tree, base, false); err != nil {
+			return nil, err
+		}
+		if base != "" { // the same tree serves the other side
+			sel.Tree = rsel.Tree
+		}
+	}
+	s, err := series.Generate(ctx, rsel)
+	if err != nil {
+		return nil, err
+	}
+	return s.Own(), nil
 }
 
 func cmdSeriesImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {

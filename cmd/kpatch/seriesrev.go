@@ -8,17 +8,12 @@ import (
 	"strings"
 
 	"kpatch/plumbing/rangediff"
-	"kpatch/series"
 	"kpatch/spec"
 )
 
 // noRevision is the error for a revision the series description lacks,
 // naming those it has.
-func noRevision(specDir string, v int) error {
-	sp, err := series.LoadSpec(specDir)
-	if err != nil {
-		return err
-	}
+func noRevision(sp *spec.Spec) error {
 	var have []string
 	for _, r := range sp.Revisions {
 		have = append(have, "v"+strconv.Itoa(r.Version))

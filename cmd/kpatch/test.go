@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"time"
 
 	"kpatch/qemu"
 	"kpatch/qemu/selftest"
+	"kpatch/series"
 )
 
 const testQEMUAbout = `Builds an x86_64 kernel (tinyconfig + IA32 emulation) with the generated
@@ -59,22 +61,30 @@ func cmdTestQEMU(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	case *verbose < 0 || *verbose > 2:
 		return badUsage("--verbose %d: must be 0, 1 or 2", *verbose)
 	}
-	if err := sf.checkRevision(); err != nil {
+	sel, err := sf.selection(false)
+	if err != nil {
 		return err
 	}
+	if err := selftest.CheckTools(ctx, true); err != nil { // before the tree is read
+		return err
+	}
+	if err := sf.openTree(sel); err != nil {
+		return err
+	}
+	s, err := series.Generate(ctx, sel)
+	if err != nil {
+		return fmt.Errorf("generating the series: %w", err)
+	}
 	o := selftest.Options{
-		BuildOptions: selftest.BuildOptions{
-			Tree: *sf.tree, Base: *sf.base, SpecDir: *sf.specDir, Version: *sf.version, Stack: *sf.stack, On: int(*sf.on), BuildDir: *buildDir,
-			Log: stderr, Verbose: *verbose,
-		},
-		Accel:       a,
-		BootTimeout: *timeout,
-		Extra:       *extra,
+		BuildOptions: selftest.BuildOptions{BuildDir: *buildDir, Log: stderr, Verbose: *verbose},
+		Accel:        a,
+		BootTimeout:  *timeout,
+		Extra:        *extra,
 	}
 	if *verbose >= 2 {
 		o.Console = stderr
 	}
-	rep, err := selftest.Run(ctx, o)
+	rep, err := selftest.Run(ctx, s, o)
 	if err != nil {
 		return err
 	}

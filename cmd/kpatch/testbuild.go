@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"kpatch/buildtest"
+	"kpatch/series"
 )
 
 // cmdTestBuild implements "kpatch test build" (and "kpatch test --build").
@@ -56,17 +57,21 @@ unpacked or built. "kpatch test --build" is the same command.`)
 		}
 	}
 	o := buildtest.Options{
-		Tree: *sf.tree, Base: *sf.base, SpecDir: *sf.specDir, Version: *sf.version, Stack: *sf.stack, On: int(*sf.on), Plain: *sf.plain,
 		BuildRoot: *buildRoot, Configs: cfgs, Patches: *patches, From: *from, Jobs: *jobs, CC: *cc, Sparse: *sparse,
 		Log: stderr, Verbose: *verbose,
 	}
 	if err := o.Check(); err != nil { // before the series is generated
 		return err
 	}
-	if err := sf.checkRevision(); err != nil {
+	sel, err := sf.selection(true)
+	if err != nil {
 		return err
 	}
-	rep, err := buildtest.Run(ctx, o)
+	s, err := series.Generate(ctx, sel)
+	if err != nil {
+		return err
+	}
+	rep, err := buildtest.Run(ctx, s, o)
 	if err != nil {
 		return err
 	}

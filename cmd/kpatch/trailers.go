@@ -3,16 +3,16 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"kpatch/plumbing/mail"
 	"kpatch/plumbing/outdir"
-	"kpatch/plumbing/patchid"
 	"kpatch/revision/trailers"
 	"kpatch/series"
+	"kpatch/spec"
 )
 
 func cmdTrailers(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -26,7 +26,7 @@ when --tree is given and the replied-to patch is in FILE, else by subject.
 Trailers a patch already has are not added again.`)
 	sf := fs.seriesFlags(seriesFlagSpec{treeHelp: "kernel tree to generate the revision against, for patch-id matching (a git repository)",
 		specHelp: "the spec copy to edit (required; kpatch spec -o DIR writes one)", noPlain: true, noStack: true})
-	specDir, version, tree, base := sf.specDir, sf.version, sf.tree, sf.base
+	specDir, tree, base := sf.specDir, sf.tree, sf.base
 	dry := fs.Bool("dry-run", false, "report what would be added, change nothing")
 	jsonOut := fs.jsonFlag()
 	files, err := fs.parse(args, 0, -1)
@@ -45,14 +45,14 @@ Trailers a patch already has are not added again.`)
 		}
 		defer unlock()
 	}
-	sp, err := series.LoadSpec(*specDir)
+	sel, err := sf.selection(false)
+	if errors.Is(err, spec.ErrNoRevision) {
+		return err
+	}
 	if err != nil {
 		return fmt.Errorf("%w: write a copy to edit with kpatch spec -o DIR", err)
 	}
-	rev, err := sp.Revision(*version)
-	if err != nil {
-		return err
-	}
+	rev := sel.Revision
 	var msgs []*mail.Message
 	for _, f := range files {
 		ms, err := mail.LoadMessages(f)
@@ -64,18 +64,16 @@ Trailers a patch already has are not added again.`)
 	given := trailers.Collect(msgs)
 	var ids map[int]string
 	if *tree != "" {
-		s, err := series.Generate(ctx, series.Options{Tree: *tree, Base: *base, Version: rev.Version, SpecDir: *specDir})
+		if err := sel.OpenTree(*tree, *base, false); err != nil {
+			return err
+		}
+		s, err := series.Generate(ctx, sel)
 		if err != nil {
 			return err
 		}
 		ids = map[int]string{}
 		for _, p := range s.Patches {
-			var d strings.Builder
-			for _, f := range p.Files {
-				text, _ := s.Diff(f)
-				d.WriteString(text)
-			}
-			ids[p.Number] = patchid.Stable(d.String())
+			ids[p.Number] = s.PatchID(p)
 		}
 	}
 	added, unmatched := trailers.Plan(rev, given, ids)

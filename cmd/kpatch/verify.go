@@ -7,7 +7,6 @@ import (
 	"io"
 	"strings"
 
-	"kpatch/plumbing/kernelsrc"
 	"kpatch/series"
 	"kpatch/verify"
 )
@@ -37,7 +36,7 @@ Exit status: 0 no errors (warnings only or clean), 1 errors found,
 		treeHelp: "kernel tree: a git repository or a plain directory with --plain (default \".\" without FILE)",
 		specHelp: "series description directory (an edited copy of templates/linux); with FILE, its series rules apply",
 	})
-	tree, base, version, specDir, plain := sf.tree, sf.base, sf.version, sf.specDir, sf.plain
+	tree, base, specDir, plain := sf.tree, sf.base, sf.specDir, sf.plain
 	jsonOut := fs.jsonFlag()
 	ignore := fs.String("ignore", "", "comma-separated rule IDs (verify's or checkpatch's types) to leave out")
 	checkpatch := fs.Bool("checkpatch", false, "also run the tree's scripts/checkpatch.pl on every patch and merge its findings")
@@ -78,28 +77,18 @@ Exit status: 0 no errors (warnings only or clean), 1 errors found,
 	defer verify.CloseBuildTrees(trees) // a test build waiting for them goes on
 	var s *verify.Series
 	var seriesRules *verify.SeriesRules
+	sel, err := sf.selection(false)
+	if err != nil {
+		return refuse(err)
+	}
 	if len(files) == 1 {
-		var t *kernelsrc.Tree
 		if *tree != "" {
-			b := *base
-			if b == "" {
-				sp, err := series.LoadSpec(*specDir)
-				if err != nil {
-					return refuse(err)
-				}
-				rev, err := sp.Select(*version, *sf.stack, int(*sf.on))
-				if err != nil {
-					return refuse(err)
-				}
-				b = rev.Base
-			}
-			var err error
-			if t, err = kernelsrc.Open(*tree, b, *plain); err != nil {
+			if err := sel.OpenTree(*tree, *base, *plain); err != nil {
 				return refuse(err)
 			}
 		}
 		err := interruptible(ctx, func() (err error) {
-			s, err = verify.ReadMail(files[0], t)
+			s, err = verify.ReadMail(files[0], sel.Tree)
 			return err
 		})
 		if errors.Is(err, context.Canceled) {
@@ -114,10 +103,10 @@ Exit status: 0 no errors (warnings only or clean), 1 errors found,
 			}
 		}
 	} else {
-		if *tree == "" {
-			*tree = "."
+		if err := sel.OpenTree(*tree, *base, *plain); err != nil {
+			return refuse(err)
 		}
-		g, err := series.Generate(ctx, series.Options{Tree: *tree, Base: *base, Version: *version, Stack: *sf.stack, On: int(*sf.on), WithPrerequisite: true, SpecDir: *specDir, Plain: *plain})
+		g, err := series.Generate(ctx, sel)
 		if err != nil {
 			return refuse(err)
 		}

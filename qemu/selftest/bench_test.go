@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"kpatch/internal/seriestest"
 	"kpatch/qemu"
 	"kpatch/series"
 )
@@ -34,9 +35,9 @@ func reportGuest(b *testing.B, rep *Report) {
 	}
 }
 
-func benchRun(b *testing.B, ctx context.Context, tree, dir string, s SeriesFiles) *Report {
-	rep, err := Run(ctx, Options{
-		BuildOptions: BuildOptions{Tree: tree, Base: "v6.12", BuildDir: dir, Series: s, Log: testLog{b}},
+func benchRun(b *testing.B, ctx context.Context, dir string, s *series.Series, files map[string][]byte) *Report {
+	rep, err := Run(ctx, s, Options{
+		BuildOptions: BuildOptions{BuildDir: dir, Files: files, Log: testLog{b}},
 		Accel:        qemu.AccelTCG,
 		BootTimeout:  5 * time.Minute,
 	})
@@ -60,7 +61,7 @@ func BenchmarkQEMU(b *testing.B) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Minute)
 	defer cancel()
 	tree := requireTools(b, ctx)
-	s, err := Generate(ctx, series.Options{Tree: tree, Base: "v6.12", Version: bootRevision, Stack: bootStack})
+	s, err := seriestest.Generate(ctx, seriestest.Options{Tree: tree, Base: "v6.12", Version: bootRevision, Stack: bootStack, WithPrerequisite: true})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -72,16 +73,16 @@ func BenchmarkQEMU(b *testing.B) {
 		cold := filepath.Join(filepath.Dir(dir), "x86_64-unwind-bench-cold")
 		for i := 0; i < b.N; i++ {
 			os.RemoveAll(cold)
-			rep := benchRun(b, ctx, tree, cold, s)
+			rep := benchRun(b, ctx, cold, s, nil)
 			b.ReportMetric(rep.BuildTime.Seconds(), "build-s")
 			b.ReportMetric(rep.BootTime.Seconds(), "boot-s")
 		}
 		os.RemoveAll(cold)
 	})
-	benchRun(b, ctx, tree, dir, s) // make sure the warm runs start from a built tree
+	benchRun(b, ctx, dir, s, nil) // make sure the warm runs start from a built tree
 	b.Run("warm", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
-			rep := benchRun(b, ctx, tree, dir, s)
+			rep := benchRun(b, ctx, dir, s, nil)
 			b.ReportMetric(rep.BuildTime.Seconds(), "build-s")
 			b.ReportMetric(rep.BootTime.Seconds(), "boot-s")
 			reportGuest(b, rep)
@@ -92,11 +93,11 @@ func BenchmarkQEMU(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			changed := append(append([]byte{}, s.FinalFiles()[f]...), []byte("/* kpatch bench "+strconv.Itoa(i)+" */\n")...)
 			b.StartTimer()
-			rep := benchRun(b, ctx, tree, dir, Override{SeriesFiles: s, Files: map[string][]byte{f: changed}})
+			rep := benchRun(b, ctx, dir, s, map[string][]byte{f: changed})
 			b.StopTimer()
 			b.ReportMetric(rep.BuildTime.Seconds(), "build-s")
 			b.ReportMetric(rep.BootTime.Seconds(), "boot-s")
 		}
-		benchRun(b, ctx, tree, dir, s) // put deferred.c back
+		benchRun(b, ctx, dir, s, nil) // put deferred.c back
 	})
 }

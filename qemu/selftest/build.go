@@ -22,44 +22,6 @@ import (
 	"kpatch/series"
 )
 
-// SeriesFiles is what the harness needs from a generated series.
-// *series.Series implements it.
-type SeriesFiles interface {
-	// FinalFiles returns the content after the last patch of every file
-	// the series creates or modifies.
-	FinalFiles() map[string][]byte
-	// PatchesTouching returns the numbers of the patches that touch path.
-	PatchesTouching(path string) []int
-}
-
-// Generate returns the series opt names (a revision of the main series,
-// or of a series stacked on it), a stacked one always with the patches it
-// depends on, as one series. It is the one place that knows where the
-// patched files come from.
-func Generate(ctx context.Context, opt series.Options) (SeriesFiles, error) {
-	opt.WithPrerequisite = true
-	return series.Generate(ctx, opt)
-}
-
-// Override is a SeriesFiles with some final files replaced, for negative
-// tests (a deliberately broken template) without an edited spec copy.
-type Override struct {
-	SeriesFiles
-	Files map[string][]byte
-}
-
-// FinalFiles returns the series' files with Files laid over them.
-func (o Override) FinalFiles() map[string][]byte {
-	m := map[string][]byte{}
-	for k, v := range o.SeriesFiles.FinalFiles() {
-		m[k] = v
-	}
-	for k, v := range o.Files {
-		m[k] = v
-	}
-	return m
-}
-
 // FactsHeader is the header, written next to the driver and the programs,
 // that gives them the revision's Expectations as C macros.
 const FactsHeader = "kpatch_unwind_facts.h"
@@ -101,17 +63,13 @@ var Required = map[string]string{
 
 // BuildOptions configures Build.
 type BuildOptions struct {
-	Tree     string      // kernel git repository
-	Base     string      // base revision ("" = the series' recorded base)
-	BuildDir string      // reused between runs
-	Series   SeriesFiles // the series; nil means Generate(Tree, Base, SpecDir, Version, Stack, On)
-	SpecDir  string
-	Version  int       // revision of the series; 0 = the newest
-	Stack    string    // a series stacked on the main one ("x86"), built with its prerequisite
-	On       int       // the main series' revision to lay Stack on; 0: the one it was posted on
-	Jobs     int       // make -j; 0 = NumCPU+1
-	Log      io.Writer // progress
-	Verbose  int       // 0: progress every 200 steps; 1: every 50; 2+: full make output
+	BuildDir string // reused between runs
+	// Files replace some of the series' final files, for negative tests
+	// (a deliberately broken template) without an edited spec copy.
+	Files   map[string][]byte
+	Jobs    int       // make -j; 0 = NumCPU+1
+	Log     io.Writer // progress
+	Verbose int       // 0: progress every 200 steps; 1: every 50; 2+: full make output
 }
 
 // Artifacts are the products of Build.
@@ -171,17 +129,16 @@ func joinInts(v []int) string {
 // into the top-level Kbuild and Kconfig.
 // applyStandIns adds to files the stand-ins for what the revision needs of
 // its base and the base lacks (package standin), after its last patch.
-func applyStandIns(s SeriesFiles, files map[string][]byte, base kbuild.BaseFile) ([]standin.Need, error) {
-	r, ok := unwrap(s).(*series.Series)
-	if !ok || r.Revision == nil {
-		return nil, nil
-	}
-	return standin.Apply(r.Revision, len(r.Revision.Patches), files, base)
+func applyStandIns(s *series.Series, files map[string][]byte, base kbuild.BaseFile) ([]standin.Need, error) {
+	return standin.Apply(s.Revision, len(s.Revision.Patches), files, base)
 }
 
-func overlay(s SeriesFiles, base kbuild.BaseFile, factsHeader []byte) (map[string][]byte, error) {
+func overlay(s *series.Series, replaced map[string][]byte, base kbuild.BaseFile, factsHeader []byte) (map[string][]byte, error) {
 	files := map[string][]byte{}
 	for k, v := range s.FinalFiles() {
+		files[k] = v
+	}
+	for k, v := range replaced {
 		files[k] = v
 	}
 	for _, n := range []string{"kpatch_unwind_test.c", "kpatch_unwind.h", "Kconfig", "Makefile"} {
@@ -213,23 +170,23 @@ func overlay(s SeriesFiles, base kbuild.BaseFile, factsHeader []byte) (map[strin
 // the build directory and builds the kernel, the test programs and the
 // initramfs. It holds the build directory's lock (see
 // Lock) while it works.
-func Build(ctx context.Context, o BuildOptions) (*Artifacts, SeriesFiles, error) {
+func Build(ctx context.Context, s *series.Series, o BuildOptions) (*Artifacts, error) {
 	if err := CheckTools(ctx, false); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if o.BuildDir == "" {
 		d, err := DefaultBuildDir()
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		o.BuildDir = d
 	}
 	unlock, err := Lock(o.BuildDir, o.Log)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	defer unlock()
-	return build(ctx, o)
+	return build(ctx, s, o)
 }
 
 // Lock takes an exclusive lock on the build directory dir (creating it),
@@ -240,52 +197,39 @@ func Lock(dir string, log io.Writer) (func(), error) {
 	return kbuild.NewDir(dir).Lock(log)
 }
 
-func build(ctx context.Context, o BuildOptions) (*Artifacts, SeriesFiles, error) {
+func build(ctx context.Context, s *series.Series, o BuildOptions) (*Artifacts, error) {
 	logw := o.Log
 	if logw == nil {
 		logw = io.Discard
 	}
 	d := kbuild.NewDir(o.BuildDir)
-	s := o.Series
-	if s == nil {
-		var err error
-		if s, err = Generate(ctx, series.Options{Tree: o.Tree, Base: o.Base, SpecDir: o.SpecDir, Version: o.Version, Stack: o.Stack, On: o.On}); err != nil {
-			return nil, nil, fmt.Errorf("generating the series: %w", err)
-		}
+	if !s.Tree.IsGit() {
+		return nil, fmt.Errorf("%s is a plain directory: the boot test unpacks its base from git, give a git repository with --tree", s.Tree.Dir)
 	}
-	base := o.Base
-	if base == "" {
-		if r, ok := s.(*series.Series); ok && r.Revision != nil {
-			base = r.Revision.Base
-		}
-	}
-	if base == "" {
-		return nil, s, errors.New("selftest: no base revision: give --base")
-	}
-	exp, err := expectationsOf(s)
+	exp, err := ExpectationsOf(s.Revision)
 	if err != nil {
-		return nil, s, err
+		return nil, err
 	}
-	fmt.Fprintf(logw, "kbuild: source tree %s (base %s of %s)\n", d.Src, base, o.Tree)
-	commit, err := d.UnpackBase(ctx, o.Tree, base)
+	fmt.Fprintf(logw, "kbuild: source tree %s (base %s of %s)\n", d.Src, s.Tree.Base, s.Tree.Dir)
+	commit, err := d.UnpackBase(ctx, s.Tree.Dir, s.Tree.Base)
 	if err != nil {
-		return nil, s, err
+		return nil, err
 	}
-	baseFile := kbuild.GitBaseFile(ctx, o.Tree, commit)
-	files, err := overlay(s, baseFile, exp.Header())
+	baseFile := kbuild.GitBaseFile(ctx, s.Tree.Dir, commit)
+	files, err := overlay(s, o.Files, baseFile, exp.Header())
 	if err != nil {
-		return nil, s, err
+		return nil, err
 	}
 	standIns, err := applyStandIns(s, files, baseFile)
 	if err != nil {
-		return nil, s, err
+		return nil, err
 	}
 	for _, n := range standIns {
 		fmt.Fprintf(logw, "kbuild: stand-in: %s\n", n)
 	}
 	changed, err := d.Sync(files, baseFile)
 	if err != nil {
-		return nil, s, err
+		return nil, err
 	}
 	a := &Artifacts{Changed: changed, Programs: map[string]string{}, StandIns: standIns}
 	if len(changed) > 0 {
@@ -295,7 +239,7 @@ func build(ctx context.Context, o BuildOptions) (*Artifacts, SeriesFiles, error)
 	}
 	a.Config, err = d.Configure(ctx, Arch, Fragment, exp.required())
 	if err != nil {
-		return nil, s, err
+		return nil, err
 	}
 	jobs := o.Jobs
 	if jobs <= 0 {
@@ -318,16 +262,16 @@ func build(ctx context.Context, o BuildOptions) (*Artifacts, SeriesFiles, error)
 			for _, ce := range be.Errors {
 				pk.Patches[ce.File] = s.PatchesTouching(ce.File)
 			}
-			return nil, s, pk
+			return nil, pk
 		}
-		return nil, s, err
+		return nil, err
 	}
 	a.Kernel = filepath.Join(d.Obj, "arch/x86/boot/bzImage")
 	a.Vmlinux = filepath.Join(d.Obj, "vmlinux")
 	if err := buildUserland(ctx, o.BuildDir, a, exp.Header()); err != nil {
-		return nil, s, err
+		return nil, err
 	}
-	return a, s, nil
+	return a, nil
 }
 
 func first(v []string, n int) []string {

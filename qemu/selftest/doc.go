@@ -12,9 +12,9 @@
 //     BootTools, a static -m64 and -m32 gcc, libelf's header for objtool)
 //     must be there before anything is unpacked; a missing one is named
 //     with its Debian package;
-//   - the series' final files (SeriesFiles, from series.Generate by
-//     default, or any implementation, e.g. with an edited file for a
-//     negative test) and the driver in driver/ are laid over the base tree
+//   - the series' final files (of the series series.Generate made, with
+//     BuildOptions.Files replacing some of them for a negative test) and
+//     the driver in driver/ are laid over the base tree
 //     in the build directory (package kbuild: only changed files are
 //     rewritten, so a second run recompiles nothing). The build directory
 //     is locked (Lock), so that concurrent runs wait for each other;
@@ -76,8 +76,9 @@
 // a tool missing, without the kernel tarball, or with -short.
 // TestQEMUBrokenTemplate breaks ra_off in the x86 unwind_user.h template of
 // an edited spec copy (linux.Export, as kpatch spec -o writes it) and
-// requires the 64-bit cases to fail on the walker comparison; Override
-// serves the build-error test and the benchmark's one-line change.
+// requires the 64-bit cases to fail on the walker comparison;
+// BuildOptions.Files serves the build-error test and the benchmark's
+// one-line change.
 // BenchmarkQEMU measures warm and incremental runs (cold with
 // KPATCH_BENCH_COLD=1); the bench case prints the guest's own costs per
 // frame and per system call, meaningful only relative to each other under

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"kpatch/series"
 	"kpatch/spec"
 	"kpatch/unwind"
 )
@@ -121,15 +120,6 @@ func ExpectationsOf(r *spec.Revision) (Expectations, error) {
 	return e, nil
 }
 
-// expectationsOf returns the expectations of the series' revision.
-func expectationsOf(s SeriesFiles) (Expectations, error) {
-	r, ok := unwrap(s).(*series.Series)
-	if !ok || r.Revision == nil {
-		return Expectations{}, fmt.Errorf("selftest: the series has no revision to take the self-test's expectations from")
-	}
-	return ExpectationsOf(r.Revision)
-}
-
 // Runs reports whether case name runs by default.
 func (e Expectations) Runs(name string) bool {
 	for _, c := range e.ExtraCases {
@@ -175,16 +165,4 @@ func (e Expectations) required() map[string]string {
 		m[k] = v
 	}
 	return m
-}
-
-// unwrap returns the generated series under an Override: its revision's
-// facts are still the series' (only some files were replaced).
-func unwrap(s SeriesFiles) SeriesFiles {
-	for {
-		o, ok := s.(Override)
-		if !ok {
-			return s
-		}
-		s = o.SeriesFiles
-	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"kpatch/internal/seriestest"
 	"kpatch/internal/testenv"
 	"kpatch/qemu"
 	"kpatch/series"
@@ -47,10 +48,10 @@ func buildDir(t testing.TB) string {
 
 // runOnce runs the harness (TCG: the run must not depend on KVM) and logs
 // the report.
-func runOnce(t testing.TB, ctx context.Context, tree string, s SeriesFiles) *Report {
+func runOnce(t testing.TB, ctx context.Context, s *series.Series) *Report {
 	t.Helper()
-	rep, err := Run(ctx, Options{
-		BuildOptions: BuildOptions{Tree: tree, Base: "v6.12", Version: bootRevision, Stack: bootStack, BuildDir: buildDir(t), Series: s, Log: testLog{t}},
+	rep, err := Run(ctx, s, Options{
+		BuildOptions: BuildOptions{BuildDir: buildDir(t), Log: testLog{t}},
 		Accel:        qemu.AccelTCG,
 		BootTimeout:  5 * time.Minute,
 	})
@@ -79,7 +80,11 @@ func TestQEMU(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
 	defer cancel()
 	tree := requireTools(t, ctx)
-	rep := runOnce(t, ctx, tree, nil)
+	s, err := seriestest.Generate(ctx, seriestest.Options{Tree: tree, Base: "v6.12", Version: bootRevision, Stack: bootStack, WithPrerequisite: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := runOnce(t, ctx, s)
 	if !rep.Passed {
 		t.Errorf("self-tests failed; console log %s", rep.ConsoleLog)
 	}
@@ -116,14 +121,14 @@ func TestQEMUBrokenTemplate(t *testing.T) {
 	if err := os.WriteFile(tmpl, []byte(bad), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s, err := Generate(ctx, series.Options{Tree: tree, Base: "v6.12", SpecDir: spec, Version: bootRevision, Stack: bootStack})
+	s, err := seriestest.Generate(ctx, seriestest.Options{Tree: tree, Base: "v6.12", SpecDir: spec, Version: bootRevision, Stack: bootStack, WithPrerequisite: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if h := string(s.FinalFiles()["arch/x86/include/asm/unwind_user.h"]); !strings.Contains(h, ".ra_off\t\t= (s32)sizeof(long) * -2,") {
 		t.Fatalf("the booted series' x86 unwind_user.h does not have the broken ra_off:\n%s", h)
 	}
-	rep := runOnce(t, ctx, tree, s)
+	rep := runOnce(t, ctx, s)
 	if rep.Passed {
 		t.Fatal("the run passed with a broken ra_off")
 	}
@@ -145,14 +150,13 @@ func TestQEMUBuildErrorNamesPatches(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
 	defer cancel()
 	tree := requireTools(t, ctx)
-	s, err := Generate(ctx, series.Options{Tree: tree, Base: "v6.12", Version: bootRevision, Stack: bootStack})
+	s, err := seriestest.Generate(ctx, seriestest.Options{Tree: tree, Base: "v6.12", Version: bootRevision, Stack: bootStack, WithPrerequisite: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	const f = "kernel/unwind/deferred.c"
 	broken := append(append([]byte{}, s.FinalFiles()[f]...), "\nint kpatch_broken(void) { return undeclared_kpatch_symbol; }\n"...)
-	_, _, err = Build(ctx, BuildOptions{Tree: tree, Base: "v6.12", BuildDir: buildDir(t), Log: testLog{t},
-		Series: Override{SeriesFiles: s, Files: map[string][]byte{f: broken}}})
+	_, err = Build(ctx, s, BuildOptions{BuildDir: buildDir(t), Log: testLog{t}, Files: map[string][]byte{f: broken}})
 	var be *BuildKernelError
 	if !errors.As(err, &be) {
 		t.Fatalf("Build = %v, want a *BuildKernelError", err)

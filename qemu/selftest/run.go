@@ -99,20 +99,16 @@ func Cmdline(extra bool) string {
 
 // walkerConfig is the Go walker's model of the kernel the series built:
 // the spec's walker facts after its last patch.
-func walkerConfig(s SeriesFiles) (unwind.Config, error) {
-	r, ok := unwrap(s).(*series.Series)
-	if !ok || r.Revision == nil {
-		return unwind.Config{}, fmt.Errorf("selftest: the series has no revision to take the walker's model from")
-	}
-	return unwind.X86_64At(r.Revision, len(r.Revision.Patches))
+func walkerConfig(s *series.Series) (unwind.Config, error) {
+	return unwind.X86_64At(s.Revision, len(s.Revision.Patches))
 }
 
 // RevisionRunsExtra reports whether the series' revision must pass, by
 // its self-test facts (extra-cases), cases beyond the default list
 // (faultable_sync once the USED bit fixes it): the guest then runs them as
 // with Options.Extra.
-func RevisionRunsExtra(s SeriesFiles) bool {
-	e, err := expectationsOf(s)
+func RevisionRunsExtra(s *series.Series) bool {
+	e, err := ExpectationsOf(s.Revision)
 	return err == nil && len(e.ExtraCases) > 0
 }
 
@@ -120,7 +116,7 @@ func RevisionRunsExtra(s SeriesFiles) bool {
 // everything, boots the guest and checks the console. The error is for
 // missing tools and failures to build or boot; a run whose tests fail returns
 // a Report with Passed false and a nil error.
-func Run(ctx context.Context, o Options) (*Report, error) {
+func Run(ctx context.Context, s *series.Series, o Options) (*Report, error) {
 	logw := o.Log
 	if logw == nil {
 		logw = io.Discard
@@ -147,15 +143,13 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	defer unlock()
 	t0 := time.Now()
-	art, s, err := build(ctx, o.BuildOptions)
+	art, err := build(ctx, s, o.BuildOptions)
 	if err != nil {
 		return nil, err
 	}
 	extra := o.Extra || RevisionRunsExtra(s)
 	rep := &Report{Changed: art.Changed, BuildTime: time.Since(t0)}
-	if g, ok := unwrap(s).(*series.Series); ok && g.Revision != nil {
-		rep.Series = g.Revision.Name()
-	}
+	rep.Series = s.Revision.Name()
 	for _, n := range art.StandIns {
 		rep.StandIns = append(rep.StandIns, n.String())
 	}
@@ -190,17 +184,17 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	syms := map[string]*symtab.Table{}
 	for _, m := range Modes {
-		s := new(symtab.Table)
-		if serr := s.AddFile(art.Programs[m.Program], 0); serr != nil {
+		tab := new(symtab.Table)
+		if serr := tab.AddFile(art.Programs[m.Program], 0); serr != nil {
 			return nil, serr
 		}
-		syms[m.Subtest] = s
+		syms[m.Subtest] = tab
 	}
 	cfg, err := walkerConfig(s)
 	if err != nil {
 		return nil, err
 	}
-	exp, err := expectationsOf(s)
+	exp, err := ExpectationsOf(s.Revision)
 	if err != nil {
 		return nil, err
 	}

@@ -1,8 +1,12 @@
-package mail
+package rangediff
 
-import "testing"
+import (
+	"testing"
 
-func TestRangeDiffPatchesCommit(t *testing.T) {
+	"kpatch/plumbing/mail"
+)
+
+func TestFromMailCommit(t *testing.T) {
 	for _, tc := range []struct {
 		name, commit, want string
 	}{
@@ -12,14 +16,14 @@ func TestRangeDiffPatchesCommit(t *testing.T) {
 		{"all zeros (git format-patch --zero-commit): content id", "0000000000000000000000000000000000000000", "content"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := &Patch{Message: Message{Commit: tc.commit}, Author: "A U Thor <a@example.org>", Title: "t", Log: "body\n", Diff: "diff --git a/x b/x\n"}
-			got := (&Series{Patches: []*Patch{p}}).RangeDiffPatches()
+			p := &mail.Patch{Message: mail.Message{Commit: tc.commit}, Author: "A U Thor <a@example.org>", Title: "t", Log: "body\n", Diff: "diff --git a/x b/x\n"}
+			got := FromMail(&mail.Series{Patches: []*mail.Patch{p}})
 			want := tc.want
 			if want == "content" {
 				want = p.ContentID()
 			}
 			if len(got) != 1 || got[0].Commit != want || got[0].Message != "t\n\nbody\n" || got[0].Diff != p.Diff || got[0].Author != p.Author {
-				t.Errorf("RangeDiffPatches() = %+v, want commit %q", got, want)
+				t.Errorf("FromMail() = %+v, want commit %q", got, want)
 			}
 		})
 	}
