@@ -18,6 +18,7 @@ import (
 	"kpatch/internal/testenv"
 	"kpatch/plumbing/kbuild"
 	"kpatch/plumbing/kerneltree"
+	"kpatch/plumbing/outdir"
 )
 
 // farmNetns marks the copy of the test binary that runs inside its own
@@ -54,7 +55,7 @@ func TestCompilerFarm(t *testing.T) {
 	// Two test runs at once (two checkouts, or a run left behind by a
 	// killed one) share this tree: one builds at a time, as kpatch test
 	// build does, instead of both making into the same O= directory.
-	unlock, err := d.Lock(os.Stderr)
+	unlock, err := outdir.Lock(ctx, filepath.Join(d.Root, ".lock"), os.Stderr, "the build tree "+d.Root)
 	if err != nil {
 		t.Fatal(err)
 	}

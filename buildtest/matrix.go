@@ -186,8 +186,8 @@ func (r *runner) logf(format string, args ...any) {
 func (r *runner) run(ctx context.Context) (*ConfigResult, error) {
 	r.d = kbuild.NewDir(filepath.Join(r.o.BuildRoot, "matrix-"+r.cfg.Name))
 	res := &ConfigResult{Name: r.cfg.Name, Arch: r.cfg.Arch, What: r.cfg.What, BuildDir: r.d.Root}
-	// Another run building in the same tree holds its lock (the file
-	// kbuild's Dir.Lock takes): wait for it, saying so, unless stopped.
+	// Another run building in the same tree (a test build, a boot test)
+	// holds its lock, ROOT/.lock: wait for it, saying so, unless stopped.
 	if err := os.MkdirAll(r.d.Root, 0o755); err != nil {
 		return nil, err
 	}

@@ -1,16 +1,16 @@
 package verify
 
 import (
+	"context"
 	"errors"
+	"kpatch/plumbing/outdir"
 	"path/filepath"
 	"testing"
 	"time"
-
-	"kpatch/plumbing/kbuild"
 )
 
 // TestBuildTreeLock: a tree kpatch test build is building in (its build
-// lock, kbuild.Dir.Lock, held) is not read: OpenBuildTree and BuildTrees
+// lock, held) is not read: OpenBuildTree and BuildTrees
 // say ErrBuilding. A tree verify reads holds a shared lock until Close, so
 // a test build that starts meanwhile waits for verify instead of changing
 // the headers and compile commands under it.
@@ -18,8 +18,8 @@ func TestBuildTreeLock(t *testing.T) {
 	tree := fakeBuildTree(t)
 	obj := tree.Obj
 	tree.Close()
-	build := kbuild.NewDir(obj) // the tree's root: .lock beside .config
-	unlock, err := build.Lock(nil)
+	lock := filepath.Join(obj, ".lock") // the tree's root: .lock beside .config, as test build takes it
+	unlock, err := outdir.Lock(context.Background(), lock, nil, obj)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func TestBuildTreeLock(t *testing.T) {
 	}
 	built := make(chan error, 1)
 	go func() {
-		unlock, err := build.Lock(nil) // a test build starting
+		unlock, err := outdir.Lock(context.Background(), lock, nil, obj) // a test build starting
 		if err == nil {
 			unlock()
 		}

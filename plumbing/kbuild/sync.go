@@ -6,13 +6,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 )
 
 // Dir is a build directory: Src is the source tree, Obj the O= output.
@@ -196,29 +194,6 @@ func (d *Dir) Sync(files map[string][]byte, base BaseFile) ([]string, error) {
 		return nil, err
 	}
 	return changed, nil
-}
-
-// Lock takes an exclusive lock on the build directory Root (creating it),
-// waiting while another process holds it; log (if not nil) is told when it
-// waits. It returns the function that releases the lock.
-func (d *Dir) Lock(log io.Writer) (func(), error) {
-	if err := os.MkdirAll(d.Root, 0o755); err != nil {
-		return nil, fmt.Errorf("kbuild: %w", err)
-	}
-	f, err := os.OpenFile(filepath.Join(d.Root, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("kbuild: %w", err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		if log != nil {
-			fmt.Fprintf(log, "kbuild: waiting for another kpatch run (a build, or verify reading the tree) to release %s\n", d.Root)
-		}
-		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("kbuild: locking %s: %w", d.Root, err)
-		}
-	}
-	return func() { f.Close() }, nil
 }
 
 // UnpackPlain fills Src with a copy of the plain source directory tree

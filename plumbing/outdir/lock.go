@@ -83,8 +83,8 @@ func LockEdit(ctx context.Context, dir string, wait io.Writer) (func(), error) {
 // reader that must not see what a holder of the exclusive lock (Lock) is
 // rewriting: verify reading a build tree kpatch test build builds in. ok
 // is false when the exclusive lock is held; the reader then passes the
-// file's directory by. While the shared lock is held, Lock (and kbuild's
-// build lock) waits for release. A missing lock file is not held: ok,
+// file's directory by. While the shared lock is held, Lock waits for
+// release. A missing lock file is not held: ok,
 // with nothing to release.
 func ReadLock(path string) (release func(), ok bool) {
 	f, err := os.Open(path)

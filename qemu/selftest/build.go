@@ -19,6 +19,7 @@ import (
 
 	"kpatch/plumbing/cpio"
 	"kpatch/plumbing/kbuild"
+	"kpatch/plumbing/outdir"
 	"kpatch/series"
 )
 
@@ -181,7 +182,7 @@ func Build(ctx context.Context, s *series.Series, o BuildOptions) (*Artifacts, e
 		}
 		o.BuildDir = d
 	}
-	unlock, err := Lock(o.BuildDir, o.Log)
+	unlock, err := Lock(ctx, o.BuildDir, o.Log)
 	if err != nil {
 		return nil, err
 	}
@@ -190,11 +191,14 @@ func Build(ctx context.Context, s *series.Series, o BuildOptions) (*Artifacts, e
 }
 
 // Lock takes an exclusive lock on the build directory dir (creating it),
-// waiting for another kpatch that holds it, so that two runs never share
-// a build directory at the same time. It returns the function that
-// releases the lock.
-func Lock(dir string, log io.Writer) (func(), error) {
-	return kbuild.NewDir(dir).Lock(log)
+// waiting for another kpatch that holds it until ctx is done, so that two
+// runs never share a build directory at the same time. It returns the
+// function that releases the lock.
+func Lock(ctx context.Context, dir string, log io.Writer) (func(), error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	return outdir.Lock(ctx, filepath.Join(dir, ".lock"), log, "the build directory "+dir)
 }
 
 func build(ctx context.Context, s *series.Series, o BuildOptions) (*Artifacts, error) {

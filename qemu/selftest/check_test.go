@@ -3,6 +3,7 @@ package selftest
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"io"
 	"os"
 	"path/filepath"
@@ -327,14 +328,14 @@ func TestBuildKernelErrorNamesPatches(t *testing.T) {
 
 func TestLockSerializesRuns(t *testing.T) {
 	dir := t.TempDir()
-	unlock, err := Lock(dir, nil)
+	unlock, err := Lock(context.Background(), dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := make(chan struct{})
 	var log bytes.Buffer
 	go func() {
-		u, err := Lock(dir, &log)
+		u, err := Lock(context.Background(), dir, &log)
 		if err == nil {
 			u()
 		}

@@ -137,7 +137,7 @@ func Run(ctx context.Context, s *series.Series, o Options) (*Report, error) {
 	if o.BootTimeout == 0 {
 		o.BootTimeout = 3 * time.Minute
 	}
-	unlock, err := Lock(o.BuildDir, logw)
+	unlock, err := Lock(ctx, o.BuildDir, logw)
 	if err != nil {
 		return nil, err
 	}
