@@ -60,8 +60,7 @@ n=$(grep -c '"number":' "$work/setup.json")
 [ ${#stack[@]} -gt 0 ] || [ "$(git -C "$clone" rev-list --count v6.12..bench)" = "$n" ] || { echo "bench-gen: branch bench does not hold the $n commits of v$version" >&2; exit 1; }
 echo "bench-gen: ${stack[1]:+${stack[1]} }v$version, $n patches, $runs runs of each"
 
-# GOGC and GOMEMLIMIT are cleared so that kpatch's own GC setting is measured.
-kp=(env GOGC= GOMEMLIMIT= "$bin" gen "${stack[@]}" -v "$version" --tree "$clone" --base v6.12 -o "$work/out-kpatch")
+kp=("$bin" gen "${stack[@]}" -v "$version" --tree "$clone" --base v6.12 -o "$work/out-kpatch")
 gt=(git -C "$clone" -c core.pager=cat format-patch -q --cover-letter --thread "-v$version" --base=v6.12 -o "$work/out-git" "bench~$n..bench")
 
 # measure NAME CMD...: one run under /usr/bin/time -v, appends

@@ -41,31 +41,9 @@
 // before or whole (docs/cli.md).
 package main
 
-import (
-	"os"
-	"runtime/debug"
-)
-
-// gcPercent is kpatch's GOGC: collecting at 150% growth instead of 100%
-// saves a collection or two of a short run for little memory. GOGC in the
-// environment still wins.
-const gcPercent = 150
-
-// genGCPercent is kpatch gen's: a gen run lives well under 0.1 s and
-// allocates about 9 MiB with 3 MiB live, and at 300% it usually ends
-// before its first collection (at 150% it ran one or two, each a tenth of
-// its CPU time): the x86 series 74.9 -> 71.5 ms, v16 76.3 -> 74.5 ms
-// (interleaved medians), v11's peak RSS 20.9 -> 22.5 MiB.
-const genGCPercent = 300
+import "os"
 
 func main() {
-	if os.Getenv("GOGC") == "" {
-		gc := gcPercent
-		if len(os.Args) > 1 && os.Args[1] == "gen" {
-			gc = genGCPercent
-		}
-		debug.SetGCPercent(gc)
-	}
 	stop := startProfiles()
 	code := run(os.Args[1:], os.Stdout, os.Stderr)
 	stop()
