@@ -133,6 +133,7 @@ type seriesFlagSpec struct {
 	treeHelp string // "" for the common text
 	baseHelp string // "" for the common text
 	specHelp string // "" for the common text
+	verHelp  string // "" for the common text of -v
 	noTree   bool   // the command reads no tree (nor --plain)
 	noPlain  bool   // the command reads git trees only
 	noVer    bool   // the command takes no -v (nor --stack)
@@ -145,6 +146,9 @@ func (f *flagSet) seriesFlags(s seriesFlagSpec) *seriesFlags {
 	}
 	if s.baseHelp == "" {
 		s.baseHelp = "base revision of --tree (tag, branch or commit); default: the base recorded for the revision"
+	}
+	if s.verHelp == "" {
+		s.verHelp = "revision of the series; default: the newest"
 	}
 	if s.specHelp == "" {
 		s.specHelp = "series description directory (an edited copy of templates/linux; kpatch spec -o DIR writes one); default: the one built in"
@@ -162,7 +166,7 @@ func (f *flagSet) seriesFlags(s seriesFlagSpec) *seriesFlags {
 		f.StringVar(sf.tree, "tree", s.tree, s.treeHelp)
 	}
 	if !s.noVer {
-		f.IntVar(sf.version, "v", 0, "revision of the series; default: the newest")
+		f.IntVar(sf.version, "v", 0, s.verHelp)
 	}
 	if !s.noVer && !s.noStack {
 		f.StringVar(sf.stack, "stack", "", "the series `NAME` stacked on a revision of the main one (x86: the x86 patches\nposted on their own on top of v16); -v is then its revision")

@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"kpatch/plumbing/outdir"
-	"kpatch/series"
+	"kpatch/spec"
 	"kpatch/unwind"
 	"kpatch/unwind/core"
 	"kpatch/unwind/report"
@@ -37,7 +37,9 @@ func cmdUnwind(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	exeBias := fs.String("exe-bias", "", "load bias `ADDR` of --exe for a snapshot without a map: line for it (default 0)")
 	root := fs.String("root", "", "open the files a core or snapshot maps under `DIR` instead of /, for symbols and\nfor memory a core does not hold")
 	thread := fs.Int("thread", 0, "walk the core's thread `TID` (default: the first NT_PRSTATUS, the thread that dumped)")
-	version := fs.Int("v", 0, "the series revision `N` whose semantics apply (default: the newest whose x86_64 kernel\nhas a user unwinder, v14: v15 on leave x86 to a series of their own)")
+	sf := fs.seriesFlags(seriesFlagSpec{noTree: true,
+		verHelp:  "the series revision `N` whose semantics apply (default: the newest whose x86_64 kernel\nhas a user unwinder for the task: v14, v13 for a 32-bit task; v15 on leave x86 to a\nseries of their own, --stack x86)",
+		specHelp: "series description directory whose walker facts apply (default: the one built in)"})
 	patch := fs.Int("patch", 0, "apply the kernel's semantics after patch `N` of the revision (default: its last; x86_64\nhas no user unwinder before the x86 frame pointer patch, and walks compat tasks as 64-bit\nwhere the revision has no compat patch)")
 	maxEntries := fs.Int("max", 0, "stop after `N` entries (default: the kernel's, 511 on x86_64)")
 	csBase := fs.String("cs-base", "", "code segment base `ADDR` of a compat task (default: the snapshot's, 0 for a core)")
@@ -59,16 +61,21 @@ func cmdUnwind(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *check && *snapPath == "" {
 		return usageError("--check needs --snapshot")
 	}
-	cfg, step, err := walkerAt(*version, *patch)
+	sel, err := sf.selection(false)
 	if err != nil {
 		return badInput(err)
 	}
-	*patch = step
+	rev := sel.Revision
+	byDefault := *sf.version == 0 && *sf.stack == "" && *patch == 0
+	if *sf.version == 0 && *sf.stack == "" {
+		rev = newestUnwinding(sel.Spec, false)
+	}
+	cfg, step, err := walkerAt(rev, *patch)
+	if err != nil {
+		return badInput(err)
+	}
 	if *maxEntries < 0 {
 		return errors.New("--max must be positive")
-	}
-	if *maxEntries > 0 {
-		cfg.MaxEntries = *maxEntries
 	}
 	bases := func(r *unwind.Regs) error {
 		for _, b := range []struct {
@@ -197,6 +204,24 @@ func cmdUnwind(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 
+	if regs.Compat && byDefault {
+		// The default for a 32-bit task: the newest revision that
+		// unwinds one.
+		rev = newestUnwinding(sel.Spec, true)
+		if cfg, step, err = walkerAt(rev, 0); err != nil {
+			return badInput(err)
+		}
+	}
+	*patch = step
+	if *maxEntries > 0 {
+		cfg.MaxEntries = *maxEntries
+	}
+	if regs.Compat && cfg.CompatFP == nil {
+		if err := compatRefused(sel.Spec, rev, step); err != nil {
+			return badInput(err)
+		}
+		warn(fmt.Errorf("%s after patch %d has no compat unwinder: the 32-bit task is walked with 64-bit frames, as that kernel walks it", rev.Name(), step))
+	}
 	trace, err := cfg.Walk(mem, regs)
 	if err != nil {
 		return fmt.Errorf("%w", err)
@@ -221,40 +246,61 @@ func cmdUnwind(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return nil
 }
 
-// walkerAt is the walker of the built-in series' revision version (0: the
-// newest whose x86_64 kernel has a user unwinder) after patch (0: its
-// last), refusing a patch the revision lacks.
-func walkerAt(version, patch int) (unwind.Config, int, error) {
-	sp, err := series.LoadSpec("")
-	if err != nil {
-		return unwind.Config{}, 0, err
-	}
-	r, err := sp.Revision(version)
-	if err != nil {
-		return unwind.Config{}, 0, fmt.Errorf("-v: %w", err)
-	}
-	if version == 0 {
-		// The newest revision whose x86_64 kernel has a user unwinder:
-		// from v15 on the x86 patches are a series of their own.
-		for i := len(sp.Revisions) - 1; i >= 0; i-- {
-			c := sp.Revisions[i]
-			if _, err := unwind.X86_64At(c, len(c.Patches)); err == nil {
-				r = c
-				break
-			}
+// newestUnwinding returns the newest revision of the main series whose
+// x86_64 kernel has a user unwinder (from v15 on the x86 patches are a
+// series of their own), with compat one that has a compat unwinder too,
+// or the newest revision if none has.
+func newestUnwinding(sp *spec.Spec, compat bool) *spec.Revision {
+	for i := len(sp.Revisions) - 1; i >= 0; i-- {
+		r := sp.Revisions[i]
+		if cfg, err := unwind.X86_64At(r, len(r.Patches)); err == nil && (!compat || cfg.CompatFP != nil) {
+			return r
 		}
 	}
+	return sp.Revisions[len(sp.Revisions)-1]
+}
+
+// walkerAt is the walker of revision r after patch (0: its last),
+// refusing a patch the revision lacks.
+func walkerAt(r *spec.Revision, patch int) (unwind.Config, int, error) {
 	if patch == 0 {
 		patch = len(r.Patches)
 	}
 	if patch < 1 || patch > len(r.Patches) {
-		return unwind.Config{}, 0, fmt.Errorf("--patch %d: v%d has patches 1 to %d", patch, r.Version, len(r.Patches))
+		return unwind.Config{}, 0, fmt.Errorf("--patch %d: %s has patches 1 to %d", patch, r.Name(), len(r.Patches))
 	}
 	cfg, err := unwind.X86_64At(r, patch)
 	if err != nil {
-		return unwind.Config{}, 0, fmt.Errorf("--patch %d of v%d (%s): %w", patch, r.Version, r.Patches[patch-1].ID, err)
+		return unwind.Config{}, 0, fmt.Errorf("--patch %d of %s (%s): %w", patch, r.Name(), r.Patches[patch-1].ID, err)
 	}
 	return cfg, patch, nil
+}
+
+// compatRefused is the error for a 32-bit task at a revision that does
+// not unwind one: its kernel refuses compat tasks' deferred requests and
+// has no compat frame-pointer unwinder (the series as merged). It names
+// the revisions that do unwind 32-bit tasks. At a patch before the compat
+// unwinder of a revision that gets one, the kernel walks a compat task
+// with 64-bit frames, and so does the walker: nil.
+func compatRefused(sp *spec.Spec, r *spec.Revision, patch int) error {
+	facts, err := r.Facts(unwind.WalkerFacts, patch)
+	if err != nil {
+		return err
+	}
+	if !unwind.RefusesCompatDeferral(facts) {
+		return nil
+	}
+	var do []string
+	for _, c := range sp.Revisions {
+		if cfg, err := unwind.X86_64At(c, len(c.Patches)); err == nil && cfg.CompatFP != nil {
+			do = append(do, fmt.Sprintf("-v %d", c.Version))
+		}
+	}
+	msg := fmt.Sprintf("%s does not unwind 32-bit tasks: it has no compat frame-pointer unwinder and its deferred requests fail for them", r.Name())
+	if len(do) > 0 {
+		msg += "; " + strings.Join(do, ", ") + " unwind them with 4-byte frames"
+	}
+	return errors.New(msg)
 }
 
 func readSnapshot(path string, index int) (*unwind.Snapshot, error) {
