@@ -312,7 +312,7 @@ var badInputs = []error{
 	spec.ErrNoRevision, spec.ErrNotStacked, spec.ErrAlreadyHas,
 	outdir.ErrForeign, outdir.ErrInTheWay, outdir.ErrNotDir, outdir.ErrExists,
 	series.ErrBadBranchName, series.ErrBranchExists, series.ErrAlreadyApplied, series.ErrPathCollision,
-	hooks.ErrAnchorMissing, hooks.ErrAnchorAmbiguous, hooks.ErrNoFile,
+	hooks.ErrAnchorMissing, hooks.ErrAnchorAmbiguous, hooks.ErrAlreadyPresent, hooks.ErrNoFile,
 }
 
 // isBadInput reports whether err says an input cannot be used.

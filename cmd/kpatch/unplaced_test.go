@@ -110,3 +110,31 @@ func TestGenUnplaced(t *testing.T) {
 		}
 	}
 }
+
+// TestGenAlreadyPresent: an edit whose text the tree already has (here the
+// select line v11's x86 frame pointer patch adds to config X86) cannot be
+// placed either: the same refusal as a missing anchor, exit 2, nothing
+// written.
+func TestGenAlreadyPresent(t *testing.T) {
+	tree := fakeKernel(t, func(p string, b []byte) []byte {
+		if p == "arch/x86/Kconfig" {
+			return bytes.Replace(b, []byte("\tselect HAVE_UNSTABLE_SCHED_CLOCK\n"), []byte("\tselect HAVE_UNSTABLE_SCHED_CLOCK\n\tselect HAVE_UNWIND_USER_FP\t\tif X86_64\n"), 1)
+		}
+		return b
+	})
+	out := filepath.Join(t.TempDir(), "outgoing")
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"gen", "--tree", tree, "--base", "synthetic", "-v", "11", "-o", out, "--json"}, &stdout, &stderr)
+	if code != 2 || !strings.Contains(stderr.String(), "already present") {
+		t.Errorf("exit %d, want 2 with \"already present\":\n%s", code, stderr.String())
+	}
+	var rep struct {
+		Exit int `json:"exit"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil || rep.Exit != 2 {
+		t.Errorf("--json: %v, exit %d in %s", err, rep.Exit, stdout.String())
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("output directory %s was created", out)
+	}
+}
