@@ -250,10 +250,12 @@ func TestGenBranchMatchesMail(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		args  []string
-		total int // commits on the branch
+		total int    // commits on the branch
+		said  string // what gen says it recorded
 	}{
-		{"v12", []string{"-v", "12"}, 14},
-		{"x86 on v16", []string{"--stack", "x86"}, 12},
+		{"v12", []string{"-v", "12"}, 14, "branch b records the 14 patches on v6.12"},
+		{"x86 on v16", []string{"--stack", "x86"}, 12, "branch b records 12 commits on v6.12: the 10 patches of v16, then the 2 of x86 v2 on v16"},
+		{"x86 on v15", []string{"--stack", "x86", "--on", "v15"}, 12, "branch b records 12 commits on v6.12: the 10 patches of v15, then the 2 of x86 v2 on v15 (posted on v16)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clone := filepath.Join(t.TempDir(), "linux")
@@ -265,6 +267,9 @@ func TestGenBranchMatchesMail(t *testing.T) {
 			args := append([]string{"gen", "--tree", clone, "--base", "v6.12", "--branch", "b", "-o", out}, tc.args...)
 			if code := run(args, &stdout, &stderr); code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), tc.said+"\n") {
+				t.Errorf("stderr %q, want %q", stderr.String(), tc.said)
 			}
 			commits := strings.Fields(gitIn(t, clone, "rev-list", "--reverse", "v6.12..b"))
 			if len(commits) != tc.total {
