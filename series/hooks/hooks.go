@@ -48,7 +48,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unsafe"
 
 	"kpatch/spec"
 )
@@ -279,15 +278,17 @@ func (ed *Editor) lines(path string, data []byte) lines {
 		}
 		return c.lines
 	}
-	f := splitShared(data)
+	f := split(data)
 	ed.split[path] = splitFile{data: data, lines: f}
 	return f
 }
 
-// splice returns data with text inserted at off, in new memory (bytes.Join
-// does not clear it first: MAINTAINERS is 800 KB).
+// splice returns data with text inserted at off, in new memory.
 func splice(data []byte, off int, text string) []byte {
-	return bytes.Join([][]byte{data[:off], unsafe.Slice(unsafe.StringData(text), len(text)), data[off:]}, nil)
+	out := make([]byte, 0, len(data)+len(text))
+	out = append(out, data[:off]...)
+	out = append(out, text...)
+	return append(out, data[off:]...)
 }
 
 // sameSlice reports whether a and b are the same bytes of the same array.
@@ -417,16 +418,6 @@ func split(b []byte) lines {
 	return splitString(string(b))
 }
 
-// splitShared is split without copying b: the lines share its memory. It
-// is for the contents a Files holds, which are never changed in place (see
-// Editor); MAINTAINERS is 800 KB.
-func splitShared(b []byte) lines {
-	if len(b) == 0 {
-		return nil
-	}
-	return splitString(unsafe.String(&b[0], len(b)))
-}
-
 // splitString is split of a string.
 func splitString(s string) lines {
 	ls := strings.SplitAfter(s, "\n")
@@ -546,8 +537,7 @@ func sectionOffset(data []byte, title string) (int, bool) {
 					end, endOff = i, off
 					break
 				}
-				// data is never changed in place (see Editor).
-				entries = append(entries, entry{strings.ToUpper(unsafe.String(&t[0], len(t))), i, i})
+				entries = append(entries, entry{strings.ToUpper(string(t)), i, i})
 				offsets = append(offsets, off)
 			}
 		}
