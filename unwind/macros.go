@@ -61,7 +61,7 @@ var frameMacro = regexp.MustCompile(`(?m)^[ \t]*#[ \t]*define[ \t]+(ARCH_INIT_US
 func ParseFrameMacrosEnv(header []byte, env MacroEnv) (map[string]Frame, error) {
 	abi, err := cc.NewABI("linux", env.Arch)
 	if err != nil {
-		return nil, fmt.Errorf("unwind: frame macros: %v", err)
+		return nil, fmt.Errorf("frame macros: %v", err)
 	}
 	var names []string
 	seen := map[string]bool{}
@@ -72,7 +72,7 @@ func ParseFrameMacrosEnv(header []byte, env MacroEnv) (map[string]Frame, error) 
 		}
 	}
 	if len(names) == 0 {
-		return nil, fmt.Errorf("unwind: frame macros: header defines no object-like ARCH_INIT_USER_*_FRAME macro")
+		return nil, fmt.Errorf("frame macros: header defines no object-like ARCH_INIT_USER_*_FRAME macro")
 	}
 	sort.Strings(names)
 
@@ -93,7 +93,7 @@ func ParseFrameMacrosEnv(header []byte, env MacroEnv) (map[string]Frame, error) 
 		{Name: "<frames>", Value: post.String()},
 	}, &out)
 	if err != nil {
-		return nil, fmt.Errorf("unwind: frame macros: %v", err)
+		return nil, fmt.Errorf("frame macros: %v", err)
 	}
 	text := out.String()
 	expansions := map[string]string{}
@@ -103,7 +103,7 @@ func ParseFrameMacrosEnv(header []byte, env MacroEnv) (map[string]Frame, error) 
 		b := strings.Index(text, begin)
 		e := strings.Index(text, end)
 		if b < 0 || e < b {
-			return nil, fmt.Errorf("unwind: frame macros: cannot find the expansion of %s", n)
+			return nil, fmt.Errorf("frame macros: cannot find the expansion of %s", n)
 		}
 		exp := strings.TrimSpace(text[b+len(begin) : e])
 		if exp == n {
@@ -130,7 +130,7 @@ func ParseFrameMacrosEnv(header []byte, env MacroEnv) (map[string]Frame, error) 
 	}
 	ast, err := cc.Translate(cfg, []cc.Source{{Name: "<frames.c>", Value: tu.String()}})
 	if err != nil {
-		return nil, fmt.Errorf("unwind: frame macros: %v", err)
+		return nil, fmt.Errorf("frame macros: %v", err)
 	}
 	inits := map[string]*cc.InitializerList{}
 	for l := ast.TranslationUnit; l != nil; l = l.TranslationUnit {
@@ -179,14 +179,14 @@ func frameValue(name string, l *cc.InitializerList) (Frame, error) {
 		}
 		fld := in.Field()
 		if fld == nil {
-			return f, fmt.Errorf("unwind: frame macros: %v: %s: initializer for no field of struct unwind_user_frame", in.Position(), name)
+			return f, fmt.Errorf("frame macros: %v: %s: initializer for no field of struct unwind_user_frame", in.Position(), name)
 		}
 		if in.AssignmentExpression == nil {
-			return f, fmt.Errorf("unwind: frame macros: %v: %s: .%s is not a scalar initializer", in.Position(), name, fld.Name())
+			return f, fmt.Errorf("frame macros: %v: %s: .%s is not a scalar initializer", in.Position(), name, fld.Name())
 		}
 		v, err := intValue(in.AssignmentExpression.Value())
 		if err != nil {
-			return f, fmt.Errorf("unwind: frame macros: %v: %s: .%s: %v", in.Position(), name, fld.Name(), err)
+			return f, fmt.Errorf("frame macros: %v: %s: .%s: %v", in.Position(), name, fld.Name(), err)
 		}
 		switch fld.Name() {
 		case "cfa_off":
@@ -256,7 +256,7 @@ func checkX86Frames(header []byte, compat bool) error {
 	}
 	var errs []error
 	if _, ok := frames["ARCH_INIT_USER_COMPAT_FP_FRAME"]; ok && !compat {
-		errs = append(errs, fmt.Errorf("unwind: header defines ARCH_INIT_USER_COMPAT_FP_FRAME in a revision without compat unwinding"))
+		errs = append(errs, fmt.Errorf("header defines ARCH_INIT_USER_COMPAT_FP_FRAME in a revision without compat unwinding"))
 	}
 	want := []struct {
 		name string
@@ -272,9 +272,9 @@ func checkX86Frames(header []byte, compat bool) error {
 		got, ok := frames[w.name]
 		switch {
 		case !ok:
-			errs = append(errs, fmt.Errorf("unwind: header does not define %s for x86_64 with CONFIG_IA32_EMULATION", w.name))
+			errs = append(errs, fmt.Errorf("header does not define %s for x86_64 with CONFIG_IA32_EMULATION", w.name))
 		case got != w.want:
-			errs = append(errs, fmt.Errorf("unwind: header's %s is %v, the walker uses %v", w.name, got, w.want))
+			errs = append(errs, fmt.Errorf("header's %s is %v, the walker uses %v", w.name, got, w.want))
 		}
 	}
 	return errors.Join(errs...)

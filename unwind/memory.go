@@ -17,7 +17,7 @@ type Memory interface {
 }
 
 // ErrFault is the error FaultError wraps: the memory is not there.
-var ErrFault = errors.New("unwind: fault")
+var ErrFault = errors.New("fault")
 
 // FaultError is a read of Len bytes at Addr that faulted, because of
 // Reason or, when Reason is empty, of Err.
@@ -35,9 +35,9 @@ func (e *FaultError) Error() string {
 		why = e.Err.Error()
 	}
 	if why == "" {
-		return fmt.Sprintf("unwind: fault reading %d bytes at %#x", e.Len, e.Addr)
+		return fmt.Sprintf("fault reading %d bytes at %#x", e.Len, e.Addr)
 	}
-	return fmt.Sprintf("unwind: fault reading %d bytes at %#x: %s", e.Len, e.Addr, why)
+	return fmt.Sprintf("fault reading %d bytes at %#x: %s", e.Len, e.Addr, why)
 }
 
 // Unwrap returns ErrFault and Err, so errors.Is finds both.
@@ -79,7 +79,7 @@ func NewSegments(segs ...Segment) (Segments, error) {
 	sort.Slice(s, func(i, j int) bool { return s[i].Addr < s[j].Addr })
 	for i := 1; i < len(s); i++ {
 		if s[i].Addr < s[i-1].End() {
-			return nil, fmt.Errorf("unwind: segments at %#x and %#x overlap", s[i-1].Addr, s[i].Addr)
+			return nil, fmt.Errorf("segments at %#x and %#x overlap", s[i-1].Addr, s[i].Addr)
 		}
 	}
 	return s, nil

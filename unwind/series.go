@@ -34,7 +34,7 @@ func X86_64(version, patch int) (Config, error) {
 // X86_64At is X86_64 for a revision of any spec.
 func X86_64At(r *spec.Revision, patch int) (Config, error) {
 	if patch < 1 || patch > len(r.Patches) {
-		return Config{}, fmt.Errorf("unwind: v%d has patches 1 to %d, not %d", r.Version, len(r.Patches), patch)
+		return Config{}, fmt.Errorf("v%d has patches 1 to %d, not %d", r.Version, len(r.Patches), patch)
 	}
 	facts, err := r.Facts(WalkerFacts, patch)
 	if err != nil {
@@ -101,7 +101,7 @@ func FromFacts(facts map[string]string) (Config, error) {
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
-		return Config{}, fmt.Errorf("unwind: %w", err)
+		return Config{}, fmt.Errorf("%w", err)
 	}
 	return c, nil
 }

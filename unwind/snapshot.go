@@ -58,7 +58,7 @@ type SyntaxError struct {
 
 // Error reports the line and the problem.
 func (e *SyntaxError) Error() string {
-	return fmt.Sprintf("unwind: snapshot: line %d: %s", e.Line, e.Msg)
+	return fmt.Sprintf("snapshot: line %d: %s", e.Line, e.Msg)
 }
 
 // Memory returns the snapshot's stack as a Memory.
@@ -82,14 +82,14 @@ func (s *Snapshot) WriteTo(w io.Writer) (int64, error) {
 	for _, k := range keys {
 		v := s.Fields[k]
 		if !validKey(k) || knownKeys[k] || v == "" || strings.ContainsAny(v, " \t\r\n") {
-			return cw.n, fmt.Errorf("unwind: snapshot: field %q=%q cannot be written", k, v)
+			return cw.n, fmt.Errorf("snapshot: field %q=%q cannot be written", k, v)
 		}
 		fmt.Fprintf(cw, " %s=%s", k, v)
 	}
 	cw.WriteString("\n")
 	for _, m := range s.Maps {
 		if m.Path == "" || strings.ContainsAny(m.Path, "\r\n") {
-			return cw.n, fmt.Errorf("unwind: snapshot: mapping at %#x: path %q cannot be written", m.Start, m.Path)
+			return cw.n, fmt.Errorf("snapshot: mapping at %#x: path %q cannot be written", m.Start, m.Path)
 		}
 		fmt.Fprintf(cw, "map: %#x %#x %#x %s\n", m.Start, m.End, m.Offset, m.Path)
 	}
@@ -157,7 +157,7 @@ func validKey(k string) bool {
 }
 
 // ErrNoSnapshot is returned by ParseSnapshot for input with no snapshot.
-var ErrNoSnapshot = errors.New("unwind: no snapshot in input")
+var ErrNoSnapshot = errors.New("no snapshot in input")
 
 // ParseSnapshot parses the first snapshot in r. See ParseSnapshots.
 func ParseSnapshot(r io.Reader) (*Snapshot, error) {
@@ -238,7 +238,7 @@ func parseSnapshots(r io.Reader, yield func(*Snapshot) bool) error {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return fmt.Errorf("unwind: snapshot: after line %d: %w", line, err)
+		return fmt.Errorf("snapshot: after line %d: %w", line, err)
 	}
 	_, err := finish()
 	return err

@@ -159,7 +159,7 @@ type Config struct {
 
 // ErrNoUnwinder is returned by X86_64 for a series revision whose x86_64
 // kernel has no user-space unwinder.
-var ErrNoUnwinder = errors.New("unwind: no user unwinder at this revision")
+var ErrNoUnwinder = errors.New("no user unwinder at this revision")
 
 // Regs are the user registers a walk starts from.
 type Regs struct {
@@ -228,10 +228,10 @@ type Unwinder struct {
 
 func (c *Config) check() error {
 	if c.LongSize != 4 && c.LongSize != 8 {
-		return fmt.Errorf("unwind: LongSize %d: want 4 or 8", c.LongSize)
+		return fmt.Errorf("LongSize %d: want 4 or 8", c.LongSize)
 	}
 	if c.MaxEntries <= 0 {
-		return fmt.Errorf("unwind: MaxEntries %d: want > 0", c.MaxEntries)
+		return fmt.Errorf("MaxEntries %d: want > 0", c.MaxEntries)
 	}
 	return nil
 }
@@ -243,7 +243,7 @@ func (c *Config) check() error {
 // It does not check MaxEntries, which only Walk uses.
 func (c Config) Start(mem Memory, regs Regs) (*Unwinder, error) {
 	if c.LongSize != 4 && c.LongSize != 8 {
-		return nil, fmt.Errorf("unwind: LongSize %d: want 4 or 8", c.LongSize)
+		return nil, fmt.Errorf("LongSize %d: want 4 or 8", c.LongSize)
 	}
 	if c.ByteOrder == nil {
 		c.ByteOrder = binary.LittleEndian

@@ -59,7 +59,7 @@ func (e *FormatError) Error() string {
 	if e.Val != nil {
 		msg += fmt.Sprintf(" '%v'", e.Val)
 	}
-	return fmt.Sprintf("core: %s in record at byte %#x", msg, e.Off)
+	return fmt.Sprintf("%s in record at byte %#x", msg, e.Off)
 }
 
 // Thread is a thread of the dumped process, from its NT_PRSTATUS note.
@@ -337,7 +337,7 @@ func (c *File) ntFile(desc []byte, at int64) error {
 
 // ErrNotDumped is wrapped by the fault a read gets for memory the core
 // does not hold and no readable mapped file provides.
-var ErrNotDumped = errors.New("core: memory not in the core")
+var ErrNotDumped = errors.New("memory not in the core")
 
 // ReadAt reads len(p) bytes of the process's memory at addr, from the
 // core's PT_LOAD segments or, where they hold no bytes, from the file
@@ -462,11 +462,11 @@ func (c *File) MappingAt(addr uint64) (unwind.Mapping, bool) {
 func (c *File) VDSO() (*elf.File, uint64, error) {
 	base, ok := c.Aux(AtSysinfoEHdr)
 	if !ok || base == 0 {
-		return nil, 0, errors.New("core: no AT_SYSINFO_EHDR")
+		return nil, 0, errors.New("no AT_SYSINFO_EHDR")
 	}
 	_, end, ok := c.SegmentAt(base)
 	if !ok {
-		return nil, 0, fmt.Errorf("core: vDSO at %#x is not in the core", base)
+		return nil, 0, fmt.Errorf("vDSO at %#x is not in the core", base)
 	}
 	img := make([]byte, end-base)
 	if err := c.ReadAt(img, base); err != nil {
@@ -474,7 +474,7 @@ func (c *File) VDSO() (*elf.File, uint64, error) {
 	}
 	f, err := elf.NewFile(bytes.NewReader(img))
 	if err != nil {
-		return nil, 0, fmt.Errorf("core: vDSO: %w", err)
+		return nil, 0, fmt.Errorf("vDSO: %w", err)
 	}
 	return f, base, nil
 }
@@ -486,7 +486,7 @@ func (c *File) Snapshot(t Thread, max int) (*unwind.Snapshot, error) {
 	sp := t.Regs.SP + t.Regs.SSBase
 	_, end, ok := c.SegmentAt(sp)
 	if !ok {
-		return nil, fmt.Errorf("core: stack pointer %#x is in no segment", sp)
+		return nil, fmt.Errorf("stack pointer %#x is in no segment", sp)
 	}
 	n := end - sp
 	if max > 0 && uint64(max) < n {

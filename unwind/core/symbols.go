@@ -38,17 +38,17 @@ func (c *File) Symbols(exe string) (tab *symtab.Table, errs []error) {
 func (c *File) addExe(tab *symtab.Table, exe string) error {
 	f, err := elf.Open(exe)
 	if err != nil {
-		return fmt.Errorf("core: executable: %w", err)
+		return fmt.Errorf("executable: %w", err)
 	}
 	defer f.Close()
 	var bias uint64
 	if entry, ok := c.Aux(AtEntry); ok {
 		bias = entry - f.Entry
 	} else if f.Type == elf.ET_DYN {
-		return fmt.Errorf("core: executable %s is position-independent and the core has no AT_ENTRY to place it", exe)
+		return fmt.Errorf("executable %s is position-independent and the core has no AT_ENTRY to place it", exe)
 	}
 	if f.Type == elf.ET_EXEC && bias != 0 {
-		return fmt.Errorf("core: executable %s does not match the core: entry %#x, AT_ENTRY says %#x", exe, f.Entry, f.Entry+bias)
+		return fmt.Errorf("executable %s does not match the core: entry %#x, AT_ENTRY says %#x", exe, f.Entry, f.Entry+bias)
 	}
 	return tab.AddELF(exe, f, bias)
 }

@@ -25,11 +25,11 @@ func (a Addr) MarshalJSON() ([]byte, error) {
 func (a *Addr) UnmarshalJSON(b []byte) error {
 	s, err := strconv.Unquote(string(b))
 	if err != nil {
-		return fmt.Errorf("report: address %s is not a string", b)
+		return fmt.Errorf("address %s is not a string", b)
 	}
 	v, err := strconv.ParseUint(s, 0, 64)
 	if err != nil {
-		return fmt.Errorf("report: address %q: %v", s, err)
+		return fmt.Errorf("address %q: %v", s, err)
 	}
 	*a = Addr(v)
 	return nil

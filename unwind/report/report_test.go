@@ -64,7 +64,7 @@ func TestJSON(t *testing.T) {
 	if err := r.WriteJSON(&buf); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{`"addr": "0xffffffffff600000"`, `"mode": "compat"`, `"stop": "fault-ra"`, `"fault": "unwind: fault reading 8 bytes at 0x10"`, `"match": false`, `"max_entries": 511`} {
+	for _, s := range []string{`"addr": "0xffffffffff600000"`, `"mode": "compat"`, `"stop": "fault-ra"`, `"fault": "fault reading 8 bytes at 0x10"`, `"match": false`, `"max_entries": 511`} {
 		if !strings.Contains(buf.String(), s) {
 			t.Errorf("JSON lacks %s:\n%s", s, buf.String())
 		}

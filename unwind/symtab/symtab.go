@@ -81,13 +81,13 @@ func (t *Table) AddELF(name string, f *elf.File, bias uint64) error {
 		}
 	}
 	if o.end == 0 {
-		return fmt.Errorf("symtab: %s has no PT_LOAD segment", name)
+		return fmt.Errorf("%s has no PT_LOAD segment", name)
 	}
 	var syms []elf.Symbol
 	for _, read := range []func() ([]elf.Symbol, error){f.Symbols, f.DynamicSymbols} {
 		s, err := read()
 		if err != nil && !errors.Is(err, elf.ErrNoSymbols) {
-			return fmt.Errorf("symtab: %s: %w", name, err)
+			return fmt.Errorf("%s: %w", name, err)
 		}
 		syms = append(syms, s...)
 	}
@@ -274,7 +274,7 @@ func (t *Table) AddMapped(maps []unwind.Mapping, root string, skip os.FileInfo) 
 		f, err := elf.Open(path)
 		if err != nil {
 			done[m.Path] = true
-			errs = append(errs, fmt.Errorf("symtab: %s: %w", m.Path, err))
+			errs = append(errs, fmt.Errorf("%s: %w", m.Path, err))
 			continue
 		}
 		if bias, ok := Bias(f, m.Start, m.Offset); ok {
