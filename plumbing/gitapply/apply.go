@@ -45,10 +45,11 @@ type Result struct {
 	Files []*FileResult
 	// Err stops the whole patch before anything is applied: git's words
 	// for a path it refuses ("invalid path '../x.c'"). Nothing is applied.
-	Err   error
-	opt   Options
-	log   []logLine
-	wrote bool // the write phase ran (Changes holds what it wrote)
+	Err     error
+	opt     Options
+	log     []logLine
+	wrote   bool        // the write phase ran (Changes holds what it wrote)
+	current *FileResult // the file being checked, for log
 }
 
 // FileResult is one file of a patch.
@@ -74,6 +75,7 @@ type FileResult struct {
 	// Warnings are git's ("x.c has type 100644, expected 100755").
 	Warnings []string
 	p        *filePatch
+	log      []logLine
 }
 
 // Hunk is one hunk of a file.
@@ -160,6 +162,7 @@ func (r *Result) order() []*FileResult {
 type logLine struct {
 	text    string
 	verbose bool
+	file    *FileResult // what it is about, if a file
 }
 
 // Log returns what git apply prints on standard error, line by line
@@ -176,9 +179,21 @@ func (r *Result) Log(verbose bool) []string {
 	return out
 }
 
+// Errors returns the errors git printed about f, in its words ("error:
+// patch failed: x.c:12"; not the verbose "error: while searching for:").
+func (f *FileResult) Errors() []string {
+	var out []string
+	for _, l := range f.log {
+		if !l.verbose && strings.HasPrefix(l.text, "error: ") {
+			out = append(out, l.text)
+		}
+	}
+	return out
+}
+
 // say records a line git prints as it is.
 func (r *Result) say(verbose bool, format string, args ...any) {
-	r.log = append(r.log, logLine{fmt.Sprintf(format, args...), verbose})
+	r.log = append(r.log, logLine{fmt.Sprintf(format, args...), verbose, r.current})
 }
 
 // report records an error or a warning as git's vreportf prints it: after
@@ -197,7 +212,10 @@ func (r *Result) report(verbose bool, prefix, msg string) {
 			b[i] = '?'
 		}
 	}
-	r.log = append(r.log, logLine{string(b), verbose})
+	r.log = append(r.log, logLine{string(b), verbose, r.current})
+	if r.current != nil {
+		r.current.log = append(r.current.log, r.log[len(r.log)-1])
+	}
 }
 
 // errAbort marks an error that stops the whole patch (git's -128).
@@ -223,6 +241,43 @@ func Apply(tree Tree, files []*gitdiff.File, opt Options) *Result {
 	}
 	a.run(list)
 	return a.res
+}
+
+// CheckPaths returns git's error for the first path of files that git
+// refuses ("invalid path '../x.c'") and the index of its file, or nil:
+// what Apply says of paths without a tree to apply the patch to. (git
+// checks the names a file patch reads and writes: not the source of a
+// copy, not what a deletion would write.)
+func CheckPaths(files []*gitdiff.File) (int, error) {
+	for i, f := range files {
+		p := newFilePatch(f, &FileResult{Diff: f}, false)
+		for _, c := range p.unsafePaths() {
+			if c.name != "" && !ValidPath(c.name, c.mode) {
+				return i, fmt.Errorf("invalid path '%s'", c.name)
+			}
+		}
+	}
+	return -1, nil
+}
+
+// namedPath is a path a file patch touches and its mode.
+type namedPath struct {
+	name string
+	mode uint32
+}
+
+// unsafePaths are the paths git's check_unsafe_path checks. (git tests
+// is_delete as C does: a diff without git's headers that empties its file
+// leaves it -1, true.)
+func (p *filePatch) unsafePaths() []namedPath {
+	var out []namedPath
+	if p.isDelete != 0 || p.isNew == 0 && !p.isCopy {
+		out = append(out, namedPath{p.oldName, p.oldMode})
+	}
+	if p.isDelete == 0 {
+		out = append(out, namedPath{p.newName, p.newMode})
+	}
+	return out
 }
 
 // filePatch is one file of a patch as git apply's struct patch holds it.
@@ -336,6 +391,7 @@ func (a *applier) run(list []*filePatch) {
 	}
 	failed := false
 	for _, p := range list {
+		a.res.current = p.res
 		a.res.say(true, "Checking patch %s...", p.sayName())
 		p.res.Checked = true
 		err := a.check(p)
@@ -346,6 +402,7 @@ func (a *applier) run(list []*filePatch) {
 			failed = true
 		}
 	}
+	a.res.current = nil
 	if a.opt.Check || failed && !a.opt.Reject {
 		return
 	}
@@ -486,20 +543,7 @@ created:
 			return a.fail(p, "new mode (%o) of %s does not match old mode (%o) of %s", p.newMode, p.newName, p.oldMode, p.oldName)
 		}
 	}
-	// check_unsafe_path
-	// (git tests is_delete as C does: a diff without git's headers that
-	// empties its file leaves it -1, true)
-	var oldCheck, newCheck string
-	if p.isDelete != 0 || p.isNew == 0 && !p.isCopy {
-		oldCheck = p.oldName
-	}
-	if p.isDelete == 0 {
-		newCheck = p.newName
-	}
-	for _, c := range []struct {
-		name string
-		mode uint32
-	}{{oldCheck, p.oldMode}, {newCheck, p.newMode}} {
+	for _, c := range p.unsafePaths() { // check_unsafe_path
 		if c.name != "" && !ValidPath(c.name, c.mode) {
 			err := a.fail(p, "invalid path '%s'", c.name)
 			a.res.Err = err
