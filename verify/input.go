@@ -7,11 +7,13 @@ import (
 	"io/fs"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
+	"kpatch/plumbing/gitapply"
 	"kpatch/plumbing/kernelsrc"
 	"kpatch/plumbing/mail"
 	"kpatch/series"
@@ -45,32 +47,47 @@ type Patch struct {
 	MailLine  int             // the line of MailFile on which Mail starts
 	// SubjectLine is the line of MailFile with the subject.
 	SubjectLine int
+	// refused is what git apply refuses of the patch (PATCH_APPLY), and
+	// alreadyApplied says, when the patch does not apply, that the tree
+	// already has it (git apply -R --check takes it).
+	refused        []applyFailure
+	alreadyApplied *applyFailure
 }
 
 // File is one file a patch changes.
+//
+// With a base tree (and for the files a series creates) the patches are
+// applied in order as git apply --reject applies them (package
+// gitapply): a hunk git places at an offset is read where git places it,
+// a hunk git refuses is left out, and a file git refuses whole (a
+// creation of a file that exists, a change to one that does not) is left
+// as it was. Created, Deleted, Added and Removed say what the patch did
+// to the tree so: the lines git placed, numbered where it placed them.
 type File struct {
 	Path    string
 	Created bool
 	Deleted bool
 	// Old and New are the contents before and after the patch; New is nil
-	// when it is unknown (an edit to a file of a tree not given, or one
-	// whose hunks do not apply to it).
+	// when it is unknown (an edit to a file of a tree not given).
 	Old, New []byte
 	Known    bool   // New is the content after the patch
 	Added    []Line // the added lines, numbered in the new file
 	Removed  []Line // the removed lines, numbered in the old file
-	// noApply says which hunk did not apply to the base tree (and where
-	// the mail has it), when one did not.
-	noApply *hunkFailure
+	// refused says git apply refused the file whole: the patch leaves it
+	// as it was (Old and New are its content before, nil if there is
+	// none) and it is not counted as changed.
+	refused bool
 	// newSide and oldSide are the lines the hunks show on each side,
 	// context included, numbered in the new and the old file.
 	newSide, oldSide []Line
 }
 
-// hunkFailure is a hunk of a patch that does not apply to the base tree.
-type hunkFailure struct {
+// applyFailure is what git apply refuses of a patch: a hunk, a file, or
+// the whole patch.
+type applyFailure struct {
 	line int    // of the mail
-	msg  string // which hunk, and why
+	path string // the file (its path after the patch), "" for the patch
+	msg  string // what, and git's words
 }
 
 // fileLine returns the line of the mail on which the diff of path starts:
@@ -82,28 +99,6 @@ func (p *Patch) fileLine(path string) int {
 		}
 	}
 	return 1
-}
-
-// applyFailure describes the hunk of f (gf as parsed) that err says did
-// not apply.
-func applyFailure(p *Patch, f *File, gf *gitdiff.File, base string, err error) *hunkFailure {
-	n := 0
-	var ae *gitdiff.ApplyError
-	if errors.As(err, &ae) {
-		n = ae.Fragment
-	}
-	what := "a hunk"
-	line := p.fileLine(f.Path)
-	if n >= 1 && n <= len(gf.TextFragments) {
-		fr := gf.TextFragments[n-1]
-		hdr := fmt.Sprintf("@@ -%d,%d +%d,%d @@", fr.OldPosition, fr.OldLines, fr.NewPosition, fr.NewLines)
-		what = fmt.Sprintf("hunk %d (%s)", n, hdr)
-		if l := p.line("\n" + hdr); l > 0 {
-			line = l + 1
-		}
-	}
-	reason, _, _ := strings.Cut(err.Error(), "\n")
-	return &hunkFailure{line, fmt.Sprintf("%s of %s does not apply to %s (%s): the patch is checked from its hunks only; rebase it or give the base it was made on (--base)", what, f.Path, base, reason)}
 }
 
 // Line is one line of a file.
@@ -217,7 +212,8 @@ func ReadMail(path string, tree *kernelsrc.Tree) (*Series, error) {
 	return s, nil
 }
 
-// fromMail is one patch as package mail read it.
+// fromMail is one patch as package mail read it, its lines numbered as
+// its hunk headers say (rebuild numbers them where git applies them).
 func fromMail(mp *mail.Patch) *Patch {
 	p := &Patch{Number: mp.Number, Subject: mp.Title, Author: mp.Author, Log: mp.Log, Changelog: mp.Changelog,
 		Mail: mp.Raw, MailFile: filepath.Base(mp.File), MailLine: mp.Line, SubjectLine: mp.SubjectLine,
@@ -227,84 +223,337 @@ func fromMail(mp *mail.Patch) *Patch {
 		if gf.IsDelete {
 			f.Path = gf.OldName
 		}
-		for _, fr := range gf.TextFragments {
-			o, n := int(fr.OldPosition), int(fr.NewPosition)
-			for _, l := range fr.Lines {
-				text := strings.TrimSuffix(l.Line, "\n")
-				switch l.Op {
-				case gitdiff.OpAdd:
-					f.Added = append(f.Added, Line{n, text})
-					f.newSide = append(f.newSide, Line{n, text})
-					n++
-				case gitdiff.OpDelete:
-					f.Removed = append(f.Removed, Line{o, text})
-					f.oldSide = append(f.oldSide, Line{o, text})
-					o++
-				default:
-					// context, but not a preprocessor line: its #if or
-					// #endif may be outside the hunk
-					if !strings.HasPrefix(strings.TrimSpace(text), "#") {
-						f.newSide = append(f.newSide, Line{n, text})
-						f.oldSide = append(f.oldSide, Line{o, text})
-					}
-					o++
-					n++
-				}
-			}
-		}
+		f.number(gf, nil)
 		p.Files = append(p.Files, f)
 	}
 	return p
 }
 
-// rebuild computes the content of every file after every patch, as far as
-// it can: created files from the patches alone, existing files from the
-// base tree when there is one and the hunks apply (else they are checked
-// hunk by hunk). A hunk that does not apply to a file the series created
-// is an error: the mail is damaged or was edited by hand.
-func (s *Series) rebuild() error {
-	cur := map[string][]byte{}
-	known := map[string]bool{}
-	created := map[string]bool{}
-	for _, p := range s.Patches {
-		for i, f := range p.Files {
-			gf := p.diffs[i]
-			if f.Created {
-				created[f.Path] = true
+// number sets f's lines from the hunks of gf: numbered as git applied
+// them when hunks is given (a hunk it did not apply left out), else as
+// the hunk headers say.
+func (f *File) number(gf *gitdiff.File, hunks []*gitapply.Hunk) {
+	f.Added, f.Removed, f.newSide, f.oldSide = nil, nil, nil, nil
+	for k, fr := range gf.TextFragments {
+		o, n := int(fr.OldPosition), int(fr.NewPosition)
+		var oldAt, newAt []int
+		if hunks != nil {
+			if k >= len(hunks) || !hunks[k].Applied {
+				continue
 			}
-			if _, seen := known[f.Path]; !seen {
-				known[f.Path] = false
-				if f.Created {
-					known[f.Path] = true
-				} else if s.Tree != nil {
-					if c, err := s.Tree.ReadFile(f.Path); err == nil {
-						cur[f.Path], known[f.Path] = c, true
-					}
+			oldAt, newAt = hunks[k].OldLines, hunks[k].NewLines
+		}
+		oi, ni := 0, 0 // the line's index on each side
+		oldN := func() int {
+			if oldAt != nil && oi < len(oldAt) {
+				return oldAt[oi]
+			}
+			return o
+		}
+		newN := func() int {
+			if newAt != nil && ni < len(newAt) {
+				return newAt[ni]
+			}
+			return n
+		}
+		for _, l := range fr.Lines {
+			text := strings.TrimSuffix(l.Line, "\n")
+			switch l.Op {
+			case gitdiff.OpAdd:
+				f.Added = append(f.Added, Line{newN(), text})
+				f.newSide = append(f.newSide, Line{newN(), text})
+				n, ni = n+1, ni+1
+			case gitdiff.OpDelete:
+				f.Removed = append(f.Removed, Line{oldN(), text})
+				f.oldSide = append(f.oldSide, Line{oldN(), text})
+				o, oi = o+1, oi+1
+			default:
+				// context, but not a preprocessor line: its #if or
+				// #endif may be outside the hunk
+				if !strings.HasPrefix(strings.TrimSpace(text), "#") {
+					f.newSide = append(f.newSide, Line{newN(), text})
+					f.oldSide = append(f.oldSide, Line{oldN(), text})
 				}
+				o, oi = o+1, oi+1
+				n, ni = n+1, ni+1
 			}
-			if !known[f.Path] {
-				continue
-			}
-			f.Old = cur[f.Path]
-			if f.Deleted {
-				delete(cur, f.Path)
-				continue
-			}
-			var dst bytes.Buffer
-			if err := gitdiff.Apply(&dst, bytes.NewReader(cur[f.Path]), gf); err != nil {
-				if created[f.Path] {
-					return fmt.Errorf("%s:%d: patch %d (%q) does not apply to %s as the series created it (%v): give the patches as they were sent",
-						p.mail.File, p.fileLine(f.Path), p.Number, p.Subject, f.Path, err)
-				}
-				known[f.Path] = false
-				f.noApply = applyFailure(p, f, gf, s.Tree.Base, err)
-				continue
-			}
-			cur[f.Path] = dst.Bytes()
-			f.New, f.Known = dst.Bytes(), true
 		}
 	}
+}
+
+// rebuild computes the content of every file after every patch: the
+// patches are applied in order as git apply --reject applies them (git
+// am's words, package gitapply) to the base tree, or without one to the
+// files the series creates (the others are checked from their hunks).
+// What git refuses is recorded for PATCH_APPLY; a patch that does not
+// apply but that git apply -R --check takes is already applied.
+func (s *Series) rebuild() error {
+	t := &applyTree{base: s.Tree, files: map[string]*treeFile{}}
+	for _, p := range s.Patches {
+		s.applyPatch(t, p)
+	}
 	return nil
+}
+
+// applyPatch applies p to t, as git am would check it (git apply --index)
+// with --reject.
+func (s *Series) applyPatch(t *applyTree, p *Patch) {
+	// Without a base, only the files the series made are known; the
+	// others keep the numbering of their hunks, unchecked. Paths are
+	// checked whatever is known: git refuses a bad one on any tree.
+	var known []*gitdiff.File
+	var files []*File
+	for i, gf := range p.diffs {
+		if t.knows(gf) {
+			known, files = append(known, gf), append(files, p.Files[i])
+		}
+	}
+	if s.Tree == nil {
+		if i, err := gitapply.CheckPaths(p.diffs); err != nil {
+			path := p.Files[i].Path
+			p.refused = append(p.refused, applyFailure{p.fileLine(path), path, invalidPathMsg(err)})
+			for _, f := range files {
+				s.refuse(t, f)
+			}
+			return
+		}
+	}
+	if len(known) == 0 {
+		return
+	}
+	opt := gitapply.Options{Reject: true, Index: true}
+	res := gitapply.Apply(t, known, opt)
+	if res.Err != nil {
+		line, path := 1, ""
+		for i, fr := range res.Files {
+			if fr.Err != nil {
+				line, path = p.fileLine(files[i].Path), files[i].Path
+			}
+		}
+		p.refused = append(p.refused, applyFailure{line, path, invalidPathMsg(res.Err)})
+		for _, f := range files {
+			s.refuse(t, f)
+		}
+		return
+	}
+	for i, fr := range res.Files {
+		f, gf := files[i], known[i]
+		on := t.describe(s, f.Path)
+		if fr.Err != nil {
+			p.refused = append(p.refused, applyFailure{p.fileLine(f.Path), f.Path,
+				fmt.Sprintf("%s does not apply to %s (%s): %s", f.Path, on, quoteAll(fr.Errors()), rebaseHint)})
+			s.refuse(t, f)
+			continue
+		}
+		for k, h := range fr.Hunks {
+			if h.Applied {
+				continue
+			}
+			fragment := gf.TextFragments[k]
+			hdr := fmt.Sprintf("@@ -%d,%d +%d,%d @@", fragment.OldPosition, fragment.OldLines, fragment.NewPosition, fragment.NewLines)
+			name := fr.OldName // the name git's messages give
+			if name == "" {
+				name = fr.NewName
+			}
+			words := []string{"error: " + h.Err.Error(), "error: " + name + ": patch does not apply"}
+			p.refused = append(p.refused, applyFailure{p.hunkLine(f.Path, k), f.Path,
+				fmt.Sprintf("hunk %d (%s) of %s does not apply to %s (%s): %s; the rest of the patch is checked as git apply --reject applies it", k+1, hdr, f.Path, on, quoteAll(words), rebaseHint)})
+		}
+		f.Old, f.New, f.Known = fr.Old, fr.Content, true
+		if f.Deleted {
+			f.New = nil
+		}
+		f.number(gf, fr.Hunks)
+		if fr.Binary {
+			f.Added, f.Removed, f.newSide, f.oldSide = nil, nil, nil, nil
+		}
+	}
+	if !res.OK() && len(known) == len(p.diffs) {
+		rev := gitapply.Apply(t, known, gitapply.Options{Reverse: true, Check: true, Index: true})
+		if rev.OK() {
+			p.alreadyApplied = &applyFailure{p.SubjectLine, "", fmt.Sprintf("the patch is already applied to %s (git apply -R --check takes it): drop it, or give the base it was made on (--base)", t.describeAll(s, p))}
+		}
+	}
+	before := map[string][]byte{}
+	for _, fr := range res.Files {
+		if fr.Err == nil && fr.OldName != "" && fr.OldName == fr.NewName {
+			before[fr.NewName] = fr.Old
+		}
+	}
+	t.write(res.Changes(), before, p.Number)
+}
+
+// rebaseHint is what to do about a patch git does not apply.
+const rebaseHint = "rebase the patch, or give the base it was made on (--base)"
+
+// invalidPathMsg says that git refuses the whole patch for a path.
+func invalidPathMsg(err error) string {
+	return fmt.Sprintf("git am refuses the whole patch (\"error: %s\"): name files inside the tree; nothing of this patch is checked against the tree", err)
+}
+
+// quoteAll quotes git's messages for a finding: "a", "b".
+func quoteAll(msgs []string) string {
+	q := make([]string, len(msgs))
+	for i, m := range msgs {
+		q[i] = strconv.Quote(m)
+	}
+	return strings.Join(q, ", ")
+}
+
+// refuse records that git left f as it was: the patch does not change it.
+func (s *Series) refuse(t *applyTree, f *File) {
+	f.refused, f.Created, f.Deleted = true, false, false
+	f.Added, f.Removed, f.newSide, f.oldSide = nil, nil, nil, nil
+	f.Known = t.knowsPath(f.Path)
+	f.Old, f.New = nil, nil
+	if f.Known {
+		if c, err := t.ReadFile(f.Path); err == nil {
+			f.Old, f.New = c, c
+		}
+	}
+}
+
+// hunkLine returns the line of p's mail with the header of hunk k
+// (0-based) of path's diff, or the diff's first line.
+func (p *Patch) hunkLine(path string, k int) int {
+	start := p.fileLine(path)
+	if p.mail == nil {
+		return start
+	}
+	raw := p.mail.Raw
+	// the offset of line start in raw
+	off := 0
+	for l := p.mail.Line; l < start && off < len(raw); l++ {
+		i := strings.IndexByte(raw[off:], '\n')
+		if i < 0 {
+			return start
+		}
+		off += i + 1
+	}
+	line := start
+	for n := -1; n < k; {
+		i := strings.Index(raw[off:], "\n@@ ")
+		if i < 0 {
+			return start
+		}
+		line += strings.Count(raw[off:off+i+1], "\n")
+		off += i + 1
+		n++
+	}
+	return line
+}
+
+// applyTree is the tree the patches are applied to: the base, and what
+// the patches so far wrote (gitapply.Tree).
+type applyTree struct {
+	base  *kernelsrc.Tree // nil: none given
+	files map[string]*treeFile
+}
+
+// treeFile is a file as the patches left it.
+type treeFile struct {
+	content []byte
+	mode    uint32
+	gone    bool
+	by      int // the patch that wrote it
+}
+
+// knowsPath reports whether the content of path is known: there is a
+// base, or a patch wrote or removed it.
+func (t *applyTree) knowsPath(path string) bool {
+	_, ok := t.files[path]
+	return ok || t.base != nil
+}
+
+// knows reports whether the files gf reads are known (a creation reads
+// none).
+func (t *applyTree) knows(gf *gitdiff.File) bool {
+	return gf.IsNew || t.knowsPath(gf.OldName)
+}
+
+// Mode is gitapply.Tree's.
+func (t *applyTree) Mode(path string) uint32 {
+	if f, ok := t.files[path]; ok {
+		if f.gone {
+			return 0
+		}
+		return f.mode
+	}
+	if t.base == nil || path == "" || !t.base.Exists(path) || t.base.IsDir(path) {
+		return 0
+	}
+	m, err := strconv.ParseUint(t.base.Mode(path), 8, 32)
+	if err != nil {
+		return 0
+	}
+	return uint32(m)
+}
+
+// ReadFile is gitapply.Tree's.
+func (t *applyTree) ReadFile(path string) ([]byte, error) {
+	if f, ok := t.files[path]; ok {
+		if f.gone {
+			return nil, fs.ErrNotExist
+		}
+		return f.content, nil
+	}
+	if t.base == nil {
+		return nil, fs.ErrNotExist
+	}
+	return t.base.ReadFile(path)
+}
+
+// write records what patch n wrote (git rewrites a file whose hunks it
+// all refused: that is no change). before has the content the patch
+// met of the files it changes in place.
+func (t *applyTree) write(changes []gitapply.Change, before map[string][]byte, n int) {
+	final := map[string]*treeFile{}
+	var order []string
+	for _, c := range changes {
+		if _, ok := final[c.Path]; !ok {
+			order = append(order, c.Path)
+		}
+		if c.Remove {
+			final[c.Path] = &treeFile{gone: true, by: n}
+		} else {
+			final[c.Path] = &treeFile{content: c.Content, mode: c.Mode, by: n}
+		}
+	}
+	for _, path := range order {
+		f := final[path]
+		if old, ok := before[path]; ok && !f.gone && t.Mode(path) == f.mode && bytes.Equal(old, f.content) {
+			continue
+		}
+		t.files[path] = f
+	}
+}
+
+// describe names the tree a patch met path in: "v6.12", "v6.12 after
+// patch 3" (the last patch that wrote it), "the file as patch 3 left it".
+func (t *applyTree) describe(s *Series, path string) string {
+	by := 0
+	if f, ok := t.files[path]; ok {
+		by = f.by
+	}
+	switch {
+	case s.Tree == nil:
+		return fmt.Sprintf("the file as patch %d left it", by)
+	case by == 0:
+		return s.Tree.Base
+	}
+	return fmt.Sprintf("%s after patch %d", s.Tree.Base, by)
+}
+
+// describeAll names the tree patch p met.
+func (t *applyTree) describeAll(s *Series, p *Patch) string {
+	base := "the tree"
+	if s.Tree != nil {
+		base = s.Tree.Base
+	}
+	if p.Number > 1 {
+		return fmt.Sprintf("%s with patches 1-%d", base, p.Number-1)
+	}
+	return base
 }
 
 // line returns the line of p's mail (in MailFile) on which text first
@@ -346,6 +595,9 @@ func (s *Series) index() {
 	s.changes = map[string][]int{}
 	for i, p := range s.Patches {
 		for _, f := range p.Files {
+			if f.refused {
+				continue // git leaves it as it was
+			}
 			if f.Created {
 				s.created[f.Path] = true
 			}

@@ -69,8 +69,13 @@ func TestQuiltSeries(t *testing.T) {
 		t.Fatal(err)
 	}
 	pa := only(Run(bs, Options{}), "PATCH_APPLY")
-	if hunkLine := 1 + strings.Count(broken[:h], "\n"); len(pa) != 1 || pa[0].Line != hunkLine || !strings.Contains(pa[0].Message, "of arch/x86/Kconfig does not apply to v6.12") {
+	if hunkLine := 1 + strings.Count(broken[:h], "\n"); len(pa) == 0 || pa[0].Line != hunkLine || !strings.Contains(pa[0].Message, "of arch/x86/Kconfig does not apply to v6.12 (") {
 		t.Errorf("PATCH_APPLY: %+v; want one at line %d", pa, hunkLine)
+	}
+	for _, f := range pa[1:] { // a later hunk on the lines the broken one did not add
+		if f.Patch <= pa[0].Patch || !strings.Contains(f.Message, "of arch/x86/Kconfig does not apply to v6.12") {
+			t.Errorf("PATCH_APPLY not caused by the broken hunk: %+v", f)
+		}
 	}
 	want, got := code(mbox), code(quilt)
 	if len(want) == 0 {

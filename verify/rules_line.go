@@ -6,7 +6,10 @@ import (
 
 var lineRules = []Rule{
 	{ID: "PATCH_APPLY", Severity: Error,
-		Why:   "git am refuses a patch that does not apply to the base: the maintainer cannot take it, and verify could check it only from its hunks",
+		Why:   "git am refuses a patch that does not apply to the base (a hunk whose context is not there, a file created that exists or changed that does not, an invalid path): the maintainer cannot take it",
+		check: checkPatchApply},
+	{ID: "PATCH_ALREADY_APPLIED", Severity: Warning,
+		Why:   "git am stops at a patch the base already has (git apply -R --check takes it): it is dropped from the series, or the series was made on another base",
 		check: checkPatchApply},
 	{ID: "LONG_LINE", Severity: Warning,
 		Why:   "coding-style.rst: lines past 100 columns are hard to read and to review in mail",
@@ -123,13 +126,19 @@ func checkMakefileSpace(c *checker) {
 	}
 }
 
-// checkPatchApply reports the hunks that did not apply to the base tree
-// given (ReadMail), at the hunk in the mail.
+// checkPatchApply reports, in the mail, what git apply refused of each
+// patch (ReadMail applies them as git apply --reject does: a hunk, a file,
+// the whole patch), and the patches the tree already has.
 func checkPatchApply(c *checker) {
 	for _, p := range c.s.Patches {
-		for _, f := range p.Files {
-			if f.noApply != nil {
-				c.report(p, p.MailFile, f.noApply.line, "%s", f.noApply.msg)
+		switch c.rule.ID {
+		case "PATCH_APPLY":
+			for _, r := range p.refused {
+				c.report(p, p.MailFile, r.line, "%s", r.msg)
+			}
+		case "PATCH_ALREADY_APPLIED":
+			if a := p.alreadyApplied; a != nil {
+				c.report(p, p.MailFile, a.line, "%s", a.msg)
 			}
 		}
 	}
