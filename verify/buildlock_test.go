@@ -26,7 +26,7 @@ func TestBuildTreeLock(t *testing.T) {
 	if _, err := OpenBuildTree(obj); !errors.Is(err, ErrBuilding) {
 		t.Errorf("a tree being built: %v, want ErrBuilding", err)
 	}
-	if _, err := BuildTrees(filepath.Dir(obj)); !errors.Is(err, ErrBuilding) {
+	if _, _, err := BuildTrees(filepath.Dir(obj)); !errors.Is(err, ErrBuilding) {
 		t.Errorf("a directory holding a tree being built: %v, want ErrBuilding", err)
 	}
 	unlock()

@@ -134,38 +134,47 @@ func openLocked(obj, root string) (*BuildTree, error) {
 }
 
 // BuildTrees opens dir as one build tree, or as a directory of them (such
-// as the matrix-* trees kpatch test build keeps), those prepared.
-func BuildTrees(dir string) ([]*BuildTree, error) {
+// as the matrix-* trees kpatch test build keeps), those prepared. Of a
+// directory of trees, those a kpatch test build is building in are
+// passed by (busy names them, as DefaultBuildTrees does); a tree given by
+// itself that is being built, or a directory whose every tree is, is
+// ErrBuilding.
+func BuildTrees(dir string) (trees []*BuildTree, busy []string, err error) {
 	t, err := OpenBuildTree(dir)
 	if err == nil {
-		return []*BuildTree{t}, nil
+		return []*BuildTree{t}, nil, nil
 	}
 	if errors.Is(err, ErrBuilding) {
-		return nil, err
+		return nil, nil, err
 	}
 	if st, serr := os.Stat(dir); serr != nil || !st.IsDir() {
-		return nil, fmt.Errorf("build directory %s is not a directory: give a prepared make O= tree, a directory of them, or none", dir)
+		return nil, nil, fmt.Errorf("build directory %s is not a directory: give a prepared make O= tree, a directory of them, or none", dir)
 	}
 	if _, serr := os.Stat(filepath.Join(dir, ".config")); serr == nil {
-		return nil, err // a tree, not prepared
+		return nil, nil, err // a tree, not prepared
 	}
 	matches, _ := filepath.Glob(filepath.Join(dir, "*"))
 	sort.Strings(matches)
-	var out []*BuildTree
+	var firstBusy error
 	for _, m := range matches {
 		t, err := OpenBuildTree(m)
-		if errors.Is(err, ErrBuilding) {
-			CloseBuildTrees(out)
-			return nil, err
-		}
-		if err == nil {
-			out = append(out, t)
+		switch {
+		case err == nil:
+			trees = append(trees, t)
+		case errors.Is(err, ErrBuilding):
+			busy = append(busy, filepath.Base(m))
+			if firstBusy == nil {
+				firstBusy = err
+			}
 		}
 	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%s holds no prepared kernel build tree (a make O= directory, or matrix-* from kpatch test build)", dir)
+	switch {
+	case len(trees) == 0 && firstBusy != nil:
+		return nil, nil, fmt.Errorf("every build tree in %s is being built: %w", dir, firstBusy)
+	case len(trees) == 0:
+		return nil, nil, fmt.Errorf("%s holds no prepared kernel build tree (a make O= directory, or matrix-* from kpatch test build)", dir)
 	}
-	return out, nil
+	return trees, busy, nil
 }
 
 // DefaultBuildTrees returns the prepared build trees kpatch test build

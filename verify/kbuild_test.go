@@ -207,12 +207,12 @@ func TestBuildTreesRefused(t *testing.T) {
 		{empty, "holds no prepared kernel build tree"},
 		{unprepared, "is not prepared: include/generated/autoconf.h is missing (run make O="},
 	} {
-		_, err := BuildTrees(c.dir)
+		_, _, err := BuildTrees(c.dir)
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("BuildTrees(%s) = %v; want one line with %q", c.dir, err, c.want)
 		}
 	}
-	if trees, err := BuildTrees(filepath.Dir(fakeBuildTree(t).Obj)); err != nil || len(trees) != 1 || trees[0].Name != "x86_64" {
+	if trees, _, err := BuildTrees(filepath.Dir(fakeBuildTree(t).Obj)); err != nil || len(trees) != 1 || trees[0].Name != "x86_64" {
 		t.Errorf("a directory of trees: %v, %v", trees, err)
 	}
 }

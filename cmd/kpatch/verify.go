@@ -70,7 +70,7 @@ Exit status: 0 no errors (warnings only or clean), 1 errors found,
 		trees, busyTrees = verify.DefaultBuildTrees()
 	case "none":
 	default:
-		if trees, err = verify.BuildTrees(*buildDir); err != nil {
+		if trees, busyTrees, err = verify.BuildTrees(*buildDir); err != nil {
 			return refuse(err)
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"kpatch/internal/gittest"
+	"kpatch/plumbing/kbuild"
+	"kpatch/plumbing/oracle"
 )
 
 // refusedSeries writes, with the real git, five patches that git am
@@ -180,6 +182,68 @@ func TestVerifyRefusesInvalidPath(t *testing.T) {
 		code, fs := verifyJSON(t, "PATCH_APPLY", args...)
 		if code != 1 || len(fs) != 1 || fs[0].Patch != 1 || !strings.Contains(fs[0].Message, "invalid path '../../outside.c'") {
 			t.Errorf("verify %v: exit %d, PATCH_APPLY %+v", args, code, fs)
+		}
+	}
+}
+
+// preparedTree makes a minimal prepared x86_64 build tree (make O=DIR:
+// .config and include/generated/autoconf.h) at dir.
+func preparedTree(t *testing.T, dir string) {
+	t.Helper()
+	for name, data := range map[string]string{
+		".config":                      "#\n# Linux/x86 6.12 Kernel Configuration\n#\nCONFIG_X86_64=y\nCONFIG_64BIT=y\n",
+		"include/generated/autoconf.h": "#define CONFIG_X86_64 1\n#define CONFIG_64BIT 1\n",
+	} {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestVerifyBuildDirBusy: --build-dir DIR holding several trees passes
+// by those a kpatch test build is building in, with a note, as the
+// default cache trees are; a busy tree named by itself, or a DIR whose
+// every tree is busy, is refused (exit 2).
+func TestVerifyBuildDirBusy(t *testing.T) {
+	seedPath, err := oracle.SeedPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, name := range []string{"matrix-i386", "matrix-x86_64"} {
+		preparedTree(t, filepath.Join(dir, name))
+	}
+	unlock, err := kbuild.NewDir(filepath.Join(dir, "matrix-i386")).Lock(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	var out, errb bytes.Buffer
+	code := run([]string{"verify", "--build-dir", dir, seedPath}, &out, &errb)
+	if code == 2 || !strings.Contains(out.String(), "note: build tree matrix-i386 passed by: a kpatch test build is building in it") {
+		t.Errorf("a directory with one busy tree of two: exit %d\n%s%s", code, errb.String(), out.String())
+	}
+	for _, d := range []string{filepath.Join(dir, "matrix-i386"), filepath.Join(t.TempDir(), "only")} {
+		if filepath.Base(d) == "only" {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			preparedTree(t, filepath.Join(d, "matrix-x86_64"))
+			u, err := kbuild.NewDir(filepath.Join(d, "matrix-x86_64")).Lock(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer u()
+		}
+		out.Reset()
+		errb.Reset()
+		code = run([]string{"verify", "--build-dir", d, seedPath}, &out, &errb)
+		if code != 2 || !strings.Contains(errb.String(), "a kpatch test build is building in it") || strings.Count(errb.String(), "\n") != 1 {
+			t.Errorf("--build-dir %s (busy): exit %d, %q", d, code, errb.String())
 		}
 	}
 }
