@@ -178,8 +178,19 @@ func verifySeries(t *testing.T, s *Series) (map[applyPair]int, map[int]bool) {
 		}
 	}
 	fs := Run(s, Options{Ignore: nonApplyRules()})
-	if n := len(only(fs, "PATCH_APPLY")); n != countAll(refused) {
-		t.Errorf("%s: %d PATCH_APPLY findings for %d refusals", s.Source, n, countAll(refused))
+	pa := only(fs, "PATCH_APPLY")
+	if len(pa) != countAll(refused) {
+		t.Errorf("%s: %d PATCH_APPLY findings for %d refusals", s.Source, len(pa), countAll(refused))
+	}
+	for _, f := range pa { // a hunk's finding is at its header in the mail
+		_, hdr, ok := strings.Cut(f.Message, " (@@ ")
+		if !strings.HasPrefix(f.Message, "hunk ") || !ok {
+			continue
+		}
+		hdr = "@@ " + hdr[:strings.Index(hdr, " @@)")+3]
+		if line, _ := textAt(s, f); !strings.HasPrefix(line, hdr) {
+			t.Errorf("patch %d %s: line %q, not the hunk %s", f.Patch, f.Where(), line, hdr)
+		}
 	}
 	already := map[int]bool{}
 	for _, f := range only(fs, "PATCH_ALREADY_APPLIED") {

@@ -312,7 +312,7 @@ func (s *Series) applyPatch(t *applyTree, p *Patch) {
 		if i, err := gitapply.CheckPaths(p.diffs); err != nil {
 			path := p.Files[i].Path
 			p.refused = append(p.refused, applyFailure{p.fileLine(path), path, invalidPathMsg(err)})
-			for _, f := range files {
+			for _, f := range p.Files {
 				s.refuse(t, f)
 			}
 			return
@@ -331,7 +331,7 @@ func (s *Series) applyPatch(t *applyTree, p *Patch) {
 			}
 		}
 		p.refused = append(p.refused, applyFailure{line, path, invalidPathMsg(res.Err)})
-		for _, f := range files {
+		for _, f := range p.Files {
 			s.refuse(t, f)
 		}
 		return
@@ -350,7 +350,7 @@ func (s *Series) applyPatch(t *applyTree, p *Patch) {
 				continue
 			}
 			fragment := gf.TextFragments[k]
-			hdr := fmt.Sprintf("@@ -%d,%d +%d,%d @@", fragment.OldPosition, fragment.OldLines, fragment.NewPosition, fragment.NewLines)
+			hdr := fmt.Sprintf("@@ -%s +%s @@", hunkRange(fragment.OldPosition, fragment.OldLines), hunkRange(fragment.NewPosition, fragment.NewLines))
 			name := fr.OldName // the name git's messages give
 			if name == "" {
 				name = fr.NewName
@@ -364,9 +364,6 @@ func (s *Series) applyPatch(t *applyTree, p *Patch) {
 			f.New = nil
 		}
 		f.number(gf, fr.Hunks)
-		if fr.Binary {
-			f.Added, f.Removed, f.newSide, f.oldSide = nil, nil, nil, nil
-		}
 	}
 	if !res.OK() && len(known) == len(p.diffs) {
 		rev := gitapply.Apply(t, known, gitapply.Options{Reverse: true, Check: true, Index: true})
@@ -381,6 +378,15 @@ func (s *Series) applyPatch(t *applyTree, p *Patch) {
 		}
 	}
 	t.write(res.Changes(), before, p.Number)
+}
+
+// hunkRange writes one side of a hunk header as git diff does: "12,3",
+// "12" for one line.
+func hunkRange(start, lines int64) string {
+	if lines == 1 {
+		return strconv.FormatInt(start, 10)
+	}
+	return fmt.Sprintf("%d,%d", start, lines)
 }
 
 // rebaseHint is what to do about a patch git does not apply.
