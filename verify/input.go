@@ -365,11 +365,8 @@ func (s *Series) applyPatch(t *applyTree, p *Patch) {
 		}
 		f.number(gf, fr.Hunks)
 	}
-	if !res.OK() && len(known) == len(p.diffs) {
-		rev := gitapply.Apply(t, known, gitapply.Options{Reverse: true, Check: true, Index: true})
-		if rev.OK() {
-			p.alreadyApplied = &applyFailure{p.SubjectLine, "", fmt.Sprintf("the patch is already applied to %s (git apply -R --check takes it): drop it, or give the base it was made on (--base)", t.describeAll(s, p))}
-		}
+	if res.AlreadyApplied && len(known) == len(p.diffs) {
+		p.alreadyApplied = &applyFailure{p.SubjectLine, "", fmt.Sprintf("the patch is already applied to %s (git apply -R --check takes it): drop it, or give the base it was made on (--base)", t.describeAll(s, p))}
 	}
 	before := map[string][]byte{}
 	for _, fr := range res.Files {

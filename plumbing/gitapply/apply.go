@@ -45,11 +45,15 @@ type Result struct {
 	Files []*FileResult
 	// Err stops the whole patch before anything is applied: git's words
 	// for a path it refuses ("invalid path '../x.c'"). Nothing is applied.
-	Err     error
-	opt     Options
-	log     []logLine
-	wrote   bool        // the write phase ran (Changes holds what it wrote)
-	current *FileResult // the file being checked, for log
+	Err error
+	// AlreadyApplied says that the patch does not apply but that the tree
+	// already has it: git apply -R --check takes it (set by Apply without
+	// Reverse).
+	AlreadyApplied bool
+	opt            Options
+	log            []logLine
+	wrote          bool        // the write phase ran (Changes holds what it wrote)
+	current        *FileResult // the file being checked, for log
 }
 
 // FileResult is one file of a patch.
@@ -240,6 +244,9 @@ func Apply(tree Tree, files []*gitdiff.File, opt Options) *Result {
 		}
 	}
 	a.run(list)
+	if !opt.Reverse && a.res.Err == nil && !a.res.OK() {
+		a.res.AlreadyApplied = Apply(tree, files, Options{Reverse: true, Check: true, Index: opt.Index}).OK()
+	}
 	return a.res
 }
 

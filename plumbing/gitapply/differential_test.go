@@ -568,6 +568,31 @@ func TestApplyDifferential(t *testing.T) {
 	}
 	t.Logf("%d cases: %v", len(cases), kinds)
 
+	// Already applied, case by case (it is a verdict on a whole patch):
+	// git apply --check fails and git apply -R --check takes it.
+	t.Run("already applied", func(t *testing.T) {
+		n, seen := 0, 0
+		for _, c := range cases {
+			if n >= 40 || !strings.Contains(c.kind, "already") && c.kind != "edit" {
+				continue
+			}
+			n++
+			fwd, _ := runGit(t, work, patches[c.dir], "--check")
+			rev, _ := runGit(t, work, patches[c.dir], "-R", "--check")
+			want := fwd != 0 && rev == 0
+			res := gitapply.Apply(c.target, parse(t, patches[c.dir]), gitapply.Options{Check: true})
+			if res.AlreadyApplied != want {
+				t.Errorf("%s (%s): git apply --check exits %d, -R --check %d; AlreadyApplied %v", c.dir, c.kind, fwd, rev, res.AlreadyApplied)
+			}
+			if want {
+				seen++
+			}
+		}
+		if seen == 0 {
+			t.Error("no case already applied")
+		}
+	})
+
 	for _, run := range []struct {
 		name string
 		args []string

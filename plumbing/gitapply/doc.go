@@ -28,8 +28,9 @@
 //
 // With Options.Reject a file whose hunks do not all apply still gets the
 // ones that do (git apply --reject); with Options.Reverse the patch is
-// applied backwards (git apply -R), which with Options.Check tells whether
-// the tree already has it (git apply -R --check). Result.Log gives git's
+// applied backwards (git apply -R). A patch that does not apply but that
+// git apply -R --check takes is a result of its own: the tree already has
+// it (Result.AlreadyApplied). Result.Log gives git's
 // messages ("error: patch failed: FILE:LINE", "Hunk #2 succeeded at 120
 // (offset 4 lines).", "Rejected hunk #1."), with Options.Index in the words
 // of git apply --index, which git am runs ("does not exist in index").
