@@ -336,8 +336,14 @@ func (s *Series) applyPatch(t *applyTree, p *Patch) {
 		}
 		return
 	}
+	died := false // git died writing an earlier file: it left this one as it was
 	for i, fr := range res.Files {
 		f, gf := files[i], known[i]
+		if died {
+			s.refuse(t, f)
+			continue
+		}
+		died = fr == res.Fatal
 		on := t.describe(s, f.Path)
 		if fr.Err != nil {
 			p.refused = append(p.refused, applyFailure{p.fileLine(f.Path), f.Path,

@@ -50,10 +50,16 @@ type Result struct {
 	// already has it: git apply -R --check takes it (set by Apply without
 	// Reverse).
 	AlreadyApplied bool
-	opt            Options
-	log            []logLine
-	wrote          bool        // the write phase ran (Changes holds what it wrote)
-	current        *FileResult // the file being checked, for log
+	// Fatal is the file at which git died writing ("fatal: internal
+	// error"): with Reject, a deletion whose hunks git rejected on a file
+	// they left empty. The removals and the files before it were written,
+	// not those after it (Changes says so).
+	Fatal *FileResult
+
+	opt     Options
+	log     []logLine
+	wrote   bool        // the write phase ran (Changes holds what it wrote)
+	current *FileResult // the file being checked, for log
 }
 
 // FileResult is one file of a patch.
@@ -102,7 +108,7 @@ type Hunk struct {
 
 // OK reports whether every file and hunk applies.
 func (r *Result) OK() bool {
-	if r.Err != nil {
+	if r.Err != nil || r.Fatal != nil {
 		return false
 	}
 	for _, f := range r.Files {
@@ -141,6 +147,9 @@ func (r *Result) Changes() []Change {
 		}
 	}
 	for _, f := range r.order() {
+		if f == r.Fatal {
+			break
+		}
 		if p := f.p; p != nil && !p.rejected && p.isDelete <= 0 {
 			out = append(out, Change{Path: p.newName, Content: p.result, Mode: p.newMode})
 		}
@@ -427,6 +436,11 @@ func (a *applier) run(list []*filePatch) {
 		if n == 0 {
 			a.res.say(true, "Applied patch %s cleanly.", p.sayName())
 			continue
+		}
+		if p.newName == "" { // git's write_out_one_reject dies there
+			a.res.say(false, "fatal: internal error")
+			a.res.Fatal = p.res
+			return
 		}
 		if n == 1 {
 			a.res.say(false, "Applying patch %s with 1 reject...", p.sayName())

@@ -658,6 +658,41 @@ func TestApplyDifferential(t *testing.T) {
 	}
 }
 
+// TestApplyDeathDifferential: a deletion whose hunk git rejects on an
+// empty file leaves nothing, so git apply --reject does not refuse it but
+// dies writing it ("fatal: internal error", exit 128), after the removals
+// and the files before it; Apply says and leaves the same.
+func TestApplyDeathDifferential(t *testing.T) {
+	gittest.Require(t)
+	reg := uint32(0o100644)
+	cases := []*testCase{
+		{dir: "a", old: mapTree{"a-f.c": {[]byte("x\n"), reg}}, new: mapTree{"a-f.c": {[]byte("y\n"), reg}}, target: mapTree{"a-f.c": {[]byte("x\n"), reg}}, context: 3},
+		{dir: "b", old: mapTree{"b-f.c": {[]byte("one\ntwo\n"), reg}}, new: mapTree{}, target: mapTree{"b-f.c": {nil, reg}}, context: 3},
+		{dir: "c", old: mapTree{"c-f.c": {[]byte("x\n"), reg}}, new: mapTree{"c-f.c": {[]byte("z\n"), reg}}, target: mapTree{"c-f.c": {[]byte("x\n"), reg}}, context: 3},
+	}
+	patches := makePatches(t, cases)
+	patch := patches["a"] + patches["b"] + patches["c"]
+	target := mapTree{}
+	for _, c := range cases {
+		for p, f := range c.target {
+			target[p] = f
+		}
+	}
+	dir := t.TempDir()
+	writeTree(t, dir, target)
+	code, stderr := runGit(t, dir, patch, "--reject", "--whitespace=nowarn")
+	res := gitapply.Apply(target, parse(t, patch), gitapply.Options{Reject: true})
+	if got := res.Log(true); code != 128 || strings.Join(got, "\n") != strings.Join(stderr, "\n") || res.OK() {
+		t.Errorf("git exits %d; OK %v; messages: %s", code, res.OK(), diffLines(stderr, got))
+	}
+	want, got := readTree(t, dir), target.apply(res.Changes())
+	for _, p := range []string{"a-f.c", "b-f.c", "c-f.c"} {
+		if w, g := want[p], got[p]; !bytes.Equal(w.content, g.content) || w.mode != g.mode {
+			t.Errorf("%s: git leaves %q, Apply %q", p, w.content, g.content)
+		}
+	}
+}
+
 // checkLines checks the line numbers Apply gives for the hunks it applied:
 // OldLines point at the hunk's old lines in the file it met, NewLines at
 // its new lines in the result. (Not on a file without a final newline:
