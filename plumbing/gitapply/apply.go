@@ -64,8 +64,8 @@ type Result struct {
 
 // FileResult is one file of a patch.
 type FileResult struct {
-	Diff    *gitdiff.File
-	Checked bool
+	Diff    *gitdiff.File // the file's diff, as given
+	Checked bool          // git got to it (not after a patch-wide Err)
 	// OldName and NewName are the paths it reads and writes, "" for none
 	// (a creation has no old name, a deletion no new one); swapped by
 	// Reverse.
@@ -77,8 +77,9 @@ type FileResult struct {
 	Err error
 	// Hunks are the text hunks in order; a binary patch has none.
 	Hunks []*Hunk
-	// Content and Mode are the file after the patch (Content nil and Mode
-	// 0 for a deletion); Old is what the patch was applied to.
+	// Content and Mode are the file after the patch when Err is nil
+	// (Content nil and Mode 0 for a deletion); Old is what the patch was
+	// applied to.
 	Content, Old []byte
 	Mode         uint32
 	Binary       bool
