@@ -11,7 +11,6 @@ import (
 
 	"kpatch/internal/gittest"
 	"kpatch/plumbing/kbuild"
-	"kpatch/plumbing/oracle"
 )
 
 // refusedSeries writes, with the real git, five patches that git am
@@ -209,8 +208,17 @@ func preparedTree(t *testing.T, dir string) {
 // default cache trees are; a busy tree named by itself, or a DIR whose
 // every tree is busy, is refused (exit 2).
 func TestVerifyBuildDirBusy(t *testing.T) {
-	seedPath, err := oracle.SeedPath()
-	if err != nil {
+	gittest.Require(t)
+	repo := t.TempDir()
+	gittest.Run(t, repo, "init", "-q")
+	gittest.Run(t, repo, "commit", "-q", "--allow-empty", "-m", "base")
+	if err := os.WriteFile(filepath.Join(repo, "README"), []byte("A readme.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gittest.Run(t, repo, "add", "README")
+	gittest.Run(t, repo, "commit", "-q", "-m", "docs: add a readme\n\nSay what it is.\n\nSigned-off-by: t <t@example.com>")
+	mbox := filepath.Join(t.TempDir(), "readme.mbox") // a series of one patch without C
+	if err := os.WriteFile(mbox, gittest.Run(t, repo, "format-patch", "-1", "--stdout"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
@@ -223,7 +231,7 @@ func TestVerifyBuildDirBusy(t *testing.T) {
 	}
 	defer unlock()
 	var out, errb bytes.Buffer
-	code := run([]string{"verify", "--build-dir", dir, seedPath}, &out, &errb)
+	code := run([]string{"verify", "--build-dir", dir, mbox}, &out, &errb)
 	if code == 2 || !strings.Contains(out.String(), "note: build tree matrix-i386 passed by: a kpatch test build is building in it") {
 		t.Errorf("a directory with one busy tree of two: exit %d\n%s%s", code, errb.String(), out.String())
 	}
@@ -241,7 +249,7 @@ func TestVerifyBuildDirBusy(t *testing.T) {
 		}
 		out.Reset()
 		errb.Reset()
-		code = run([]string{"verify", "--build-dir", d, seedPath}, &out, &errb)
+		code = run([]string{"verify", "--build-dir", d, mbox}, &out, &errb)
 		if code != 2 || !strings.Contains(errb.String(), "a kpatch test build is building in it") || strings.Count(errb.String(), "\n") != 1 {
 			t.Errorf("--build-dir %s (busy): exit %d, %q", d, code, errb.String())
 		}
