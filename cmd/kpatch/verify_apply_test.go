@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -10,7 +11,7 @@ import (
 	"testing"
 
 	"kpatch/internal/gittest"
-	"kpatch/plumbing/kbuild"
+	"kpatch/plumbing/outdir"
 )
 
 // refusedSeries writes, with the real git, five patches that git am
@@ -225,7 +226,7 @@ func TestVerifyBuildDirBusy(t *testing.T) {
 	for _, name := range []string{"matrix-i386", "matrix-x86_64"} {
 		preparedTree(t, filepath.Join(dir, name))
 	}
-	unlock, err := kbuild.NewDir(filepath.Join(dir, "matrix-i386")).Lock(nil)
+	unlock, err := outdir.Lock(context.Background(), filepath.Join(dir, "matrix-i386", ".lock"), nil, "matrix-i386")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +242,7 @@ func TestVerifyBuildDirBusy(t *testing.T) {
 				t.Fatal(err)
 			}
 			preparedTree(t, filepath.Join(d, "matrix-x86_64"))
-			u, err := kbuild.NewDir(filepath.Join(d, "matrix-x86_64")).Lock(nil)
+			u, err := outdir.Lock(context.Background(), filepath.Join(d, "matrix-x86_64", ".lock"), nil, "matrix-x86_64")
 			if err != nil {
 				t.Fatal(err)
 			}
