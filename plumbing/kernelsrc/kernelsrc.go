@@ -303,16 +303,6 @@ func (t *Tree) lookup(path string) (gitdb.Entry, bool, error) {
 	return gitdb.Entry{}, false, nil
 }
 
-// KeepObjects makes the tree keep the large objects it inflates in dir and
-// read them from there on later runs (see gitdb's SetCache): the content
-// it returns may then be mapped read-only. A plain directory keeps
-// nothing. Call it before reading files concurrently (before Prefetch).
-func (t *Tree) KeepObjects(dir string) {
-	if t.db != nil && dir != "" {
-		t.db.SetCache(dir)
-	}
-}
-
 // exists is Exists with the error.
 func (t *Tree) exists(path string) (bool, error) {
 	if t.db == nil {

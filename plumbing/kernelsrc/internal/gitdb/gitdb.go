@@ -92,7 +92,6 @@ type DB struct {
 	packedErr  error
 	locked     objReader // the reader of callers that hold mu
 	readers    sync.Pool // *objReader for Read, which holds mu only to find
-	cacheDir   string    // where large objects are kept inflated (SetCache), "" for none
 }
 
 // objReader reads objects with its own inflater and pack buffer, so that
@@ -344,17 +343,9 @@ func (db *DB) read(h Hash) (Type, []byte, error) {
 }
 
 func (r *objReader) read(h Hash) (Type, []byte, error) {
-	db := r.db
 	loc, err := r.find(h)
 	if err != nil {
 		return 0, nil, err
-	}
-	// Found in the repository (a missing object is still reported as
-	// missing): a kept copy spares inflating it.
-	if db.cacheDir != "" {
-		if t, data, ok := db.cached(h); ok {
-			return t, data, nil
-		}
 	}
 	var t Type
 	var data []byte
@@ -368,9 +359,6 @@ func (r *objReader) read(h Hash) (Type, []byte, error) {
 		if err != nil {
 			return 0, nil, fmt.Errorf("%w: object %s (%s): %v", ErrDamaged, h, loc.path, stripDamaged(err))
 		}
-	}
-	if db.cacheable(len(data)) {
-		db.keep(h, t, data)
 	}
 	return t, data, nil
 }
@@ -495,7 +483,7 @@ func (db *DB) findPrefixLocked(prefix string, limit int) ([]Hash, error) {
 	return out, nil
 }
 
-// Close releases the mapped index files.
+// Close closes the packs and their index files.
 func (db *DB) Close() error {
 	db.mu.Lock()
 	defer db.mu.Unlock()

@@ -13,8 +13,8 @@ import (
 	"strings"
 )
 
-// pack is a packfile and its version-2 index, both mapped read-only and
-// looked up in place: the index is binary-searched, never decoded whole.
+// pack is a packfile and its version-2 index, both read in place with
+// pread: the index is binary-searched, never decoded whole.
 type pack struct {
 	idxPath, packPath string
 	opened            bool
