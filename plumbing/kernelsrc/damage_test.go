@@ -325,30 +325,6 @@ func TestUndamaged(t *testing.T) {
 	}
 }
 
-// TestPrefetch checks that files read in the background are handed over
-// as ReadFile would read them: contents, a missing file, damage.
-func TestPrefetch(t *testing.T) {
-	dir := syntheticKernel(t, false)
-	blob := revParse(t, dir, "v1:kernel/fork.c")
-	os.Remove(looseFile(dir, blob))
-	tr, err := Open(dir, "v1", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr.Prefetch([]string{"MAINTAINERS", "no/such", "kernel/fork.c", "arch/x86/Kconfig", "MAINTAINERS"})
-	for _, name := range []string{"arch/x86/Kconfig", "MAINTAINERS", "MAINTAINERS"} {
-		if b, err := tr.ReadFile(name); err != nil || string(b) != kernelFiles[name] {
-			t.Errorf("%s: %q, %v", name, b, err)
-		}
-	}
-	if _, err := tr.ReadFile("no/such"); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("a missing file: %v", err)
-	}
-	if _, err := tr.ReadFile("kernel/fork.c"); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "blob "+blob) {
-		t.Errorf("a missing blob: %v", err)
-	}
-}
-
 // TestUnsupportedFormat: a SHA-256 repository is refused as such, not as
 // damaged or as lacking the revision.
 func TestUnsupportedFormat(t *testing.T) {

@@ -42,7 +42,6 @@ type Tree struct {
 	// damage is the first damage Exists, IsDir or Mode met (they cannot
 	// return it); Err returns it.
 	damage error
-	pre    map[string]*prefetched // files Prefetch reads, until ReadFile takes them
 }
 
 // kernelMarkers are files every kernel tree has.
@@ -333,19 +332,7 @@ func (t *Tree) ReadFile(path string) ([]byte, error) {
 	if t.db == nil {
 		return os.ReadFile(filepath.Join(t.Dir, filepath.FromSlash(path)))
 	}
-	var data []byte
-	var err error
-	t.mu.Lock()
-	if f, ok := t.pre[path]; ok {
-		// Read in the background by Prefetch: hand its result over.
-		delete(t.pre, path)
-		t.mu.Unlock()
-		<-f.done
-		data, err = f.data, f.err
-	} else {
-		t.mu.Unlock()
-		data, err = t.readFile(path)
-	}
+	data, err := t.readFile(path)
 	if errors.Is(err, ErrDamaged) {
 		t.mu.Lock()
 		t.note(err)
@@ -380,44 +367,6 @@ func (t *Tree) readFile(path string) ([]byte, error) {
 		return nil, damaged(t.Dir, fmt.Errorf("%s at %s: object %s is a %s, not a blob", path, t.Base, e.Hash, typ))
 	}
 	return data, nil
-}
-
-// prefetched is a file Prefetch reads in the background.
-type prefetched struct {
-	done chan struct{} // closed when data and err are set
-	data []byte
-	err  error
-}
-
-// Prefetch starts reading files of the base, in the order given, in the
-// background, so that inflating them overlaps the caller's work on the
-// files before; ReadFile then hands each over (once: a second ReadFile of
-// a path reads it again). A plain directory is not prefetched.
-func (t *Tree) Prefetch(paths []string) {
-	if t.db == nil {
-		return
-	}
-	t.mu.Lock()
-	if t.pre == nil {
-		t.pre = map[string]*prefetched{}
-	}
-	var todo []string
-	var files []*prefetched
-	for _, p := range paths {
-		if _, ok := t.pre[p]; ok {
-			continue
-		}
-		f := &prefetched{done: make(chan struct{})}
-		t.pre[p] = f
-		todo, files = append(todo, p), append(files, f)
-	}
-	t.mu.Unlock()
-	go func() {
-		for i, p := range todo {
-			files[i].data, files[i].err = t.readFile(p)
-			close(files[i].done)
-		}
-	}()
 }
 
 // BlobHash returns the id of the blob path has at the base, as the base's
