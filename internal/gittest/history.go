@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -97,6 +98,40 @@ func KernelSources(t testing.TB, r *rand.Rand, n int) map[string][]byte {
 	}
 	return files
 }
+
+// KernelBinaries returns the files of Debian 6.12's kernel tree git
+// takes for binary (a NUL byte in their first 8000 bytes) among those of
+// under 60 KB named as images, firmware and archives are, keyed by their
+// path in the tree. It skips the test when the tree is not available.
+func KernelBinaries(t testing.TB) map[string][]byte {
+	t.Helper()
+	tree, err := kerneltree.Debian612(context.Background(), io.Discard)
+	if err != nil {
+		t.Skipf("no kernel tree: %v", err)
+	}
+	out, err := exec.Command("git", "-C", tree, "ls-tree", "-r", "-l", "v6.12").Output()
+	if err != nil {
+		t.Skipf("listing the kernel tree: %v", err)
+	}
+	files := map[string][]byte{}
+	for _, l := range strings.Split(string(out), "\n") {
+		meta, path, ok := strings.Cut(l, "\t")
+		f := strings.Fields(meta)
+		if !ok || len(f) != 4 || f[1] != "blob" || len(f[3]) > 5 || !binaryName.MatchString(path) {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(tree, path))
+		if err == nil && len(data) < 60000 && bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0 {
+			files[path] = data
+		}
+	}
+	if len(files) == 0 {
+		t.Fatalf("no binary file in %s", tree)
+	}
+	return files
+}
+
+var binaryName = regexp.MustCompile(`\.(png|jpe?g|gif|ico|bmp|bin|fw|gz|xz|bz2|zst|der|ttf)$`)
 
 // oddLines are lines random edits insert: bytes that are not UTF-8, form
 // feeds, vertical tabs, carriage returns, trailing white space, long
