@@ -3,6 +3,8 @@ package rangediff
 import (
 	"mime"
 	"strings"
+
+	"kpatch/plumbing/ident"
 )
 
 // authorLine returns the "Name <address>" that git range-diff shows for a
@@ -16,125 +18,10 @@ func authorLine(author string, mm *Mailmap) string {
 			author = dec
 		}
 	}
-	name, email, ok := splitMailbox(author)
+	name, email, ok := ident.Parse(author)
 	if !ok {
 		return author
 	}
 	name, email = mm.Map(name, email)
 	return name + " <" + email + ">"
-}
-
-// splitMailbox reads a mailbox the way git's mailinfo (handle_from) does.
-// ok is false when there is no '@' in it.
-func splitMailbox(from string) (name, email string, ok bool) {
-	f := unquotePairs(from)
-	at := strings.IndexByte(f, '@')
-	if at < 0 {
-		return "", "", false
-	}
-	start := at
-	for start > 0 {
-		c := f[start-1]
-		if isSpaceByte(c) {
-			break
-		}
-		if c == '<' {
-			f = f[:start-1] + " " + f[start:]
-			break
-		}
-		start--
-	}
-	end := start + strings.IndexAny(f[start:], " \n\t\r\v\f>")
-	if end < start {
-		end = len(f)
-	}
-	email = f[start:end]
-	rest := f[:start]
-	if end < len(f) {
-		rest += f[end+1:]
-	}
-	name = strings.Join(strings.FieldsFunc(rest, func(r rune) bool { return r < 0x80 && isSpaceByte(byte(r)) }), " ")
-	if len(name) > 1 && name[0] == '(' && name[len(name)-1] == ')' {
-		name = name[1 : len(name)-1]
-	}
-	if name == "" || len(name) > 60 || strings.ContainsAny(name, "@<>") {
-		name = email
-	}
-	// git commit drops "crud" around the name and the address.
-	return trimCrud(name), trimCrud(email), true
-}
-
-// unquotePairs removes the double quotes of quoted strings and the
-// backslashes of quoted pairs, keeping comments' parentheses (git's
-// unquote_quoted_pair).
-func unquotePairs(s string) string {
-	var b strings.Builder
-	var comment func(i int) int
-	quoted := func(i int) int {
-		for ; i < len(s); i++ {
-			switch s[i] {
-			case '\\':
-				if i+1 < len(s) {
-					i++
-					b.WriteByte(s[i])
-				}
-			case '"':
-				return i + 1
-			default:
-				b.WriteByte(s[i])
-			}
-		}
-		return i
-	}
-	comment = func(i int) int {
-		b.WriteByte('(')
-		for ; i < len(s); i++ {
-			switch s[i] {
-			case '\\':
-				if i+1 < len(s) {
-					i++
-					b.WriteByte(s[i])
-				}
-			case '(':
-				i = comment(i+1) - 1
-			case ')':
-				b.WriteByte(')')
-				return i + 1
-			default:
-				b.WriteByte(s[i])
-			}
-		}
-		return i
-	}
-	for i := 0; i < len(s); {
-		switch s[i] {
-		case '"':
-			i = quoted(i + 1)
-		case '(':
-			i = comment(i + 1)
-		default:
-			b.WriteByte(s[i])
-			i++
-		}
-	}
-	return b.String()
-}
-
-func isSpaceByte(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
-}
-
-// trimCrud removes the characters git's ident.c calls crud from both
-// ends of s.
-func trimCrud(s string) string {
-	crud := func(c byte) bool {
-		return c <= 32 || strings.IndexByte(",:;<>\"\\'", c) >= 0
-	}
-	for len(s) > 0 && crud(s[0]) {
-		s = s[1:]
-	}
-	for len(s) > 0 && crud(s[len(s)-1]) {
-		s = s[:len(s)-1]
-	}
-	return s
 }
