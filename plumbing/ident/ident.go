@@ -115,7 +115,7 @@ func isSpaceByte(c byte) bool {
 // ends of s.
 func trimCrud(s string) string {
 	crud := func(c byte) bool {
-		return c <= 32 || strings.IndexByte(",:;<>\"\\'", c) >= 0
+		return c <= 32 || strings.IndexByte(".,:;<>\"\\'", c) >= 0
 	}
 	for len(s) > 0 && crud(s[0]) {
 		s = s[1:]
