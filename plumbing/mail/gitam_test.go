@@ -1,6 +1,7 @@
 package mail_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -266,4 +267,51 @@ func TestReadsB4Mbox(t *testing.T) {
 		}
 		check(t, mbx[0], 2)
 	})
+}
+
+// TestMessagesAsGitAm reads patch mails whose commit message git am
+// cleans: what kpatch reads (commit message, author) is what the real git
+// am records.
+func TestMessagesAsGitAm(t *testing.T) {
+	repo := gitSeries(t)
+	const diff = "---\n a.c | 1 +\n 1 file changed, 1 insertion(+)\n\n" +
+		"diff --git a/a.c b/a.c\nindex 1b8e2ce..0a5a2b5 100644\n--- a/a.c\n+++ b/a.c\n@@ -1 +1,2 @@\n int a;\n+int b;\n-- \n2.39.5\n\n"
+	tests := []struct{ name, body string }{
+		// git stripspace
+		{"trailing spaces and tabs", "The first line. \nThe second.\t\n \t\nSigned-off-by: A <a@example.org>  \n"},
+		{"runs of blank lines", "One.\n\n\n\nTwo.\n \n\t\n\nSigned-off-by: A <a@example.org>\n\n\n"},
+		{"carriage returns", "One.\r\n\r\nTwo.\r\n"},
+		{"title only", ""},
+		{"title only, blank lines", "\n\n \n"},
+	}
+	dir := t.TempDir()
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(dir, fmt.Sprintf("%02d.patch", i))
+			m := "From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\n" +
+				"From: Sender <sender@example.org>\nDate: Mon, 1 Jan 2024 10:00:00 +0000\nSubject: [PATCH] mail title\n" +
+				"MIME-Version: 1.0\nContent-Type: text/plain; charset=UTF-8\nContent-Transfer-Encoding: 8bit\n\n" +
+				tc.body + diff
+			if err := os.WriteFile(path, []byte(m), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			gittest.Run(t, repo, "checkout", "-q", "-B", "am", "base")
+			cmd := exec.Command("git", "am", "-q", path)
+			cmd.Dir, cmd.Env = repo, gittest.Environ(repo)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				exec.Command("git", "-C", repo, "am", "--abort").Run()
+				t.Fatalf("git am: %v\n%s", err, out)
+			}
+			f := strings.Split(string(gittest.Run(t, repo, "log", "-1", "--format=%an <%ae>%x00%B")), "\x00")
+			want := [2]string{f[0], strings.TrimSuffix(f[1], "\n")}
+			s, err := mail.Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := s.Patches[0]
+			if got := [2]string{p.Author, p.CommitMessage()}; got != want {
+				t.Errorf("\n got %q\nwant %q (git am)", got, want)
+			}
+		})
+	}
 }

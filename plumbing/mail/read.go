@@ -87,10 +87,15 @@ type Patch struct {
 	Version       int    // from "vN" in the prefix, 1 if none
 	Title         string // the subject without the bracketed prefix
 	Author        string // the in-body From: line, else the sender
-	Log           string // the commit message below the title, trailers included, ending in a newline
-	Changelog     string // the notes between "---" and the diffstat, "" if none
-	Diffstat      string // the diffstat block, "" if none
-	Diff          string // from the first "diff --git" line (or a quilt diff's first header) to the signature
+	// Log is the commit message below the title, trailers included, as
+	// git am records it (cleaned as git stripspace cleans it: no trailing
+	// white space, no runs of blank lines, no blank lines at the start or
+	// the end), ending in a newline; "" for a patch that has only a
+	// title.
+	Log       string
+	Changelog string // the notes between "---" and the diffstat, "" if none
+	Diffstat  string // the diffstat block, "" if none
+	Diff      string // from the first "diff --git" line (or a quilt diff's first header) to the signature
 	// Files is Diff parsed by go-gitdiff, one entry per file changed.
 	Files []*gitdiff.File
 }
@@ -112,8 +117,17 @@ func (p *Patch) MailText() string {
 	return fmt.Sprintf("From: %s\nSubject: [PATCH] %s\n\n", p.Author, p.Title) + rest
 }
 
-// CommitMessage returns what git am records: title, blank line, log.
-func (p *Patch) CommitMessage() string { return p.Title + "\n\n" + p.Log }
+// CommitMessage returns what git am records: title, blank line, log
+// (the title alone, with its newline, when there is no log).
+func (p *Patch) CommitMessage() string {
+	switch {
+	case p.Log == "":
+		return stripspace(p.Title)
+	case p.Title == "":
+		return p.Log
+	}
+	return p.Title + "\n\n" + p.Log
+}
 
 // Series is a posted series.
 type Series struct {
@@ -465,7 +479,7 @@ func parsePatch(m *Message, n, total, v int, title string) (*Patch, error) {
 	if !ok {
 		return nil, m.errorf("patch %d of %d (%q): no \"---\" line before the diff (the mail cut short?): %s", n, total, p.Title, hint)
 	}
-	p.Log = strings.TrimRight(log, "\n") + "\n"
+	p.Log = stripspace(log)
 	diffAt := strings.Index("\n"+rest, "\ndiff --git ")
 	quilt := false
 	if diffAt < 0 {
