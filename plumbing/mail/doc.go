@@ -22,9 +22,11 @@
 // order given, as git am applies them. A patch's commit message is what
 // git am records: the subject without "Re:" and the bracketed prefix
 // (ParseSubject, the one subject parser), a blank line, and the body up to
-// the "---" line, without an in-body "From:" line, which names the author
-// instead. Its diff is parsed with go-gitdiff after its hunk headers are
-// checked as git apply checks them.
+// the "---" line, cleaned as git stripspace cleans it, without the in-body
+// headers git mailinfo takes (From:, Subject: and Date: lines at the
+// start of the body, which name the author, the title and the author
+// date instead). Its diff is parsed with go-gitdiff after its hunk
+// headers are checked as git apply checks them.
 //
 // Every message keeps where it was read (file, first line, subject line and
 // its text there), so that what reads a patch (kpatch verify) can point at

@@ -270,8 +270,8 @@ func TestReadsB4Mbox(t *testing.T) {
 }
 
 // TestMessagesAsGitAm reads patch mails whose commit message git am
-// cleans: what kpatch reads (commit message, author) is what the real git
-// am records.
+// cleans or takes headers from: what kpatch reads (commit message, author,
+// author date) is what the real git am records.
 func TestMessagesAsGitAm(t *testing.T) {
 	repo := gitSeries(t)
 	const diff = "---\n a.c | 1 +\n 1 file changed, 1 insertion(+)\n\n" +
@@ -283,6 +283,22 @@ func TestMessagesAsGitAm(t *testing.T) {
 		{"carriage returns", "One.\r\n\r\nTwo.\r\n"},
 		{"title only", ""},
 		{"title only, blank lines", "\n\n \n"},
+		// in-body headers (git mailinfo)
+		{"in-body From", "From: Real Author <real@example.org>\n\nBody.\n"},
+		{"lower-case from", "from: Lower Case <lower@example.org>\n\nBody.\n"},
+		{"in-body Subject", "Subject: the real title\n\nBody.\n"},
+		{"in-body Subject with a prefix", "Subject: [PATCH v3 2/5] the real title\n\nBody.\n"},
+		{"in-body Date", "Date: Tue, 2 Jan 2024 11:00:00 +0100\n\nBody.\n"},
+		{"all three, folded", "From: Real\n Author <real@example.org>\nsubject: a folded\n\ttitle\nDATE: Wed, 3 Jan 2024 12:30:00 -0500\n\nBody.\n"},
+		{"after blank lines", "\n\nFrom: Real Author <real@example.org>\n\nBody.\n"},
+		{"no blank line after", "From: Real Author <real@example.org>\nBody right after.\n"},
+		{"twice", "From: First <first@example.org>\nFrom: Second <second@example.org>\n\nBody.\n"},
+		{"no space after the colon", "From:Tight <tight@example.org>\n\nBody.\n"},
+		{"old-style [PATCH] line", "[PATCH] the old-style title\n\nBody.\n"},
+		{"format-patch separator", ">From 0123456789abcdef0123456789abcdef01234567 Mon Sep 17 00:00:00 2001\nFrom: Real Author <real@example.org>\n\nBody.\n"},
+		{"other >From", ">From here on\n\nBody.\n"},
+		{"not at the start", "Body first.\n\nFrom: Real Author <real@example.org>\n"},
+		{"encoded name", "From: =?UTF-8?q?J=C3=B6hn?= <john@example.org>\n\nBody.\n"},
 	}
 	dir := t.TempDir()
 	for i, tc := range tests {
@@ -302,14 +318,14 @@ func TestMessagesAsGitAm(t *testing.T) {
 				exec.Command("git", "-C", repo, "am", "--abort").Run()
 				t.Fatalf("git am: %v\n%s", err, out)
 			}
-			f := strings.Split(string(gittest.Run(t, repo, "log", "-1", "--format=%an <%ae>%x00%B")), "\x00")
-			want := [2]string{f[0], strings.TrimSuffix(f[1], "\n")}
+			f := strings.Split(string(gittest.Run(t, repo, "log", "-1", "--format=%an <%ae>%x00%aD%x00%B")), "\x00")
+			want := [3]string{f[0], f[1], strings.TrimSuffix(f[2], "\n")}
 			s, err := mail.Load(path)
 			if err != nil {
 				t.Fatal(err)
 			}
 			p := s.Patches[0]
-			if got := [2]string{p.Author, p.CommitMessage()}; got != want {
+			if got := [3]string{p.Author, p.AuthorDate, p.CommitMessage()}; got != want {
 				t.Errorf("\n got %q\nwant %q (git am)", got, want)
 			}
 		})

@@ -18,6 +18,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
+
+	"kpatch/plumbing/ident"
 )
 
 // Message is one mail of a series or its discussion.
@@ -86,7 +88,14 @@ type Patch struct {
 	Number, Total int
 	Version       int    // from "vN" in the prefix, 1 if none
 	Title         string // the subject without the bracketed prefix
-	Author        string // the in-body From: line, else the sender
+	// Author is who git am records as the author: the in-body From:
+	// line, else the sender, read as git mailinfo reads it ("Name
+	// <address>"; see package ident).
+	Author string
+	// AuthorDate is the date git am records: the in-body Date: line,
+	// else the mail's Date, written as git writes dates in mail
+	// (DateLayout) when it reads as one.
+	AuthorDate string
 	// Log is the commit message below the title, trailers included, as
 	// git am records it (cleaned as git stripspace cleans it: no trailing
 	// white space, no runs of blank lines, no blank lines at the start or
@@ -98,6 +107,8 @@ type Patch struct {
 	Diff      string // from the first "diff --git" line (or a quilt diff's first header) to the signature
 	// Files is Diff parsed by go-gitdiff, one entry per file changed.
 	Files []*gitdiff.File
+
+	inBodyFrom bool // Author is from an in-body From: line
 }
 
 // MailText returns the patch as a mail that git am and checkpatch.pl
@@ -468,12 +479,22 @@ func complete(ps []*Patch) error {
 const hint = "give the patch as git format-patch or b4 wrote it"
 
 func parsePatch(m *Message, n, total, v int, title string) (*Patch, error) {
-	p := &Patch{Message: *m, Number: n, Total: total, Version: v, Title: strings.Join(strings.Fields(title), " "), Author: m.From}
-	body := strings.TrimLeft(m.Body, "\n") // git am drops blank lines before the message
-	if strings.HasPrefix(body, "From: ") {
-		l, rest, _ := strings.Cut(body, "\n")
-		p.Author = strings.TrimPrefix(l, "From: ")
-		body = strings.TrimLeft(rest, "\n")
+	p := &Patch{Message: *m, Number: n, Total: total, Version: v, Title: strings.Join(strings.Fields(title), " "), Author: m.From, AuthorDate: m.Date}
+	ib, body := readInBody(m.Body)
+	if ib.from != nil {
+		p.Author, p.inBodyFrom = *ib.from, true
+	}
+	if name, addr, ok := ident.Parse(p.Author); ok {
+		p.Author = name + " <" + addr + ">"
+	}
+	if ib.subject != nil {
+		p.Title = ParseSubject(*ib.subject).Title
+	}
+	if ib.date != nil {
+		p.AuthorDate = strings.TrimSpace(*ib.date)
+	}
+	if d, err := netmail.ParseDate(p.AuthorDate); err == nil {
+		p.AuthorDate = d.Format(DateLayout)
 	}
 	log, rest, ok := cutPatchBreak(body)
 	if !ok {

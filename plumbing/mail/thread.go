@@ -145,7 +145,7 @@ func parseThreadPatch(m *ThreadMessage, n, total, version int, title string) (*T
 		return nil, err
 	}
 	p := &ThreadPatch{ThreadMessage: *m, Number: n, Title: mp.Title, Log: mp.Log, Changelog: mp.Changelog, Diffstat: mp.Diffstat, Files: mp.Files}
-	if strings.HasPrefix(strings.TrimLeft(m.Body, "\n"), "From: ") {
+	if mp.inBodyFrom {
 		p.Author = mp.Author
 	}
 	return p, nil

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"kpatch/plumbing/ident"
 	"kpatch/plumbing/outdir"
 )
 
@@ -193,7 +194,7 @@ func wrap(text, first, next string, width int) string {
 
 // Text renders the patch as git format-patch writes it (FormatPatch): the
 // "From <commit>" line (zeros when the commit is unknown), the threading
-// headers that are known, From, Date and Subject, the in-body From: line
+// headers that are known, From, Date (the author date) and Subject, the in-body From: line
 // when the author is not the sender, the commit message, "---", the notes,
 // the diffstat and the diff.
 func (p *Patch) Text() string {
@@ -202,14 +203,14 @@ func (p *Patch) Text() string {
 		from = p.Author
 	}
 	author := ""
-	if p.Author != from {
-		author = p.Author
+	if name, addr, ok := ident.Parse(from); !ok || name+" <"+addr+">" != p.Author {
+		author = p.Author // as git format-patch --from=SENDER writes it
 	}
 	prefix := ""
 	if sub := ParseSubject(p.Subject); sub.Patch {
 		prefix = "[" + sub.Prefix + "]"
 	}
-	return FormatPatch(Header{Commit: p.Commit, MessageID: p.MessageID, InReplyTo: p.InReplyTo, From: from, Date: p.Date,
+	return FormatPatch(Header{Commit: p.Commit, MessageID: p.MessageID, InReplyTo: p.InReplyTo, From: from, Date: p.AuthorDate,
 		Prefix: prefix, Title: p.Title, EightBit: !IsASCII(p.Title + p.Log)},
 		Body{Author: author, Log: p.Log, Notes: p.Changelog, Diffstat: p.Diffstat, Diff: p.Diff, Signature: "kpatch series import"})
 }
