@@ -202,6 +202,71 @@ func GenerateSeries(t testing.TB, r *rand.Rand, sources map[string][]byte, n int
 	return generate(t, r, sources, []string{"old", "new"}, 0, map[string][]commitPlan{"old": old, "new": new})
 }
 
+// GenerateMessages is Generate for one branch, "one", of n commits whose
+// messages are written as people write them and git commit would not
+// store them (git fast-import keeps a message as given): see Message.
+func GenerateMessages(t testing.TB, r *rand.Rand, sources map[string][]byte, n int) *History {
+	t.Helper()
+	var plan []commitPlan
+	for i := 0; i < n; i++ {
+		plan = append(plan, commitPlan{seed: r.Uint64(), message: Message(r, i), author: randomAuthor(r)})
+	}
+	return generate(t, r, sources, []string{"one"}, 0, map[string][]commitPlan{"one": plan})
+}
+
+// Message returns the commit message of change i as people write them,
+// for the tests of what git am records from a mail: a title (sometimes
+// over two lines, with trailing white space), sometimes nothing else;
+// a body that may start with blank lines and with lines git mailinfo
+// takes for in-body headers (From, Subject, Date in any case, folded,
+// repeated, "[PATCH] title", ">From " separators) or only nearly does;
+// lines with trailing spaces, tabs and carriage returns, runs of blank
+// lines and lines of white space, blank lines at the end.
+func Message(r *rand.Rand, i int) string {
+	var b strings.Builder
+	ws := func() string { return []string{"", "", " ", "\t", "  \t", " \r"}[r.IntN(6)] }
+	fmt.Fprintf(&b, "%s: change %d %s%s\n", words[r.IntN(len(words))], i, randomWords(r), ws())
+	if r.IntN(8) == 0 {
+		b.WriteString(randomWords(r) + ws() + "\n") // a title of two lines
+	}
+	if r.IntN(5) == 0 {
+		return b.String() + []string{"", "\n", "\n\n", " \n"}[r.IntN(4)] // no body
+	}
+	b.WriteString("\n")
+	for k := r.IntN(3); k > 0; k-- {
+		b.WriteString([]string{"\n", " \n", "\t\n"}[r.IntN(3)])
+	}
+	if r.IntN(2) == 0 {
+		for k := 1 + r.IntN(3); k > 0; k-- {
+			b.WriteString(inBodyHeaders[r.IntN(len(inBodyHeaders))] + "\n")
+		}
+		b.WriteString([]string{"\n", "\n\n", ""}[r.IntN(3)])
+	}
+	for k := 1 + r.IntN(4); k > 0; k-- {
+		for l := 1 + r.IntN(3); l > 0; l-- {
+			b.WriteString(randomWords(r) + ws() + "\n")
+		}
+		b.WriteString([]string{"\n", "\n", "\n\n\n", " \n\t\n", "\n \n"}[r.IntN(5)])
+	}
+	fmt.Fprintf(&b, "Signed-off-by: %s%s\n", randomAuthor(r), ws())
+	b.WriteString([]string{"", "", "\n", "\n\n", " \n"}[r.IntN(5)])
+	return b.String()
+}
+
+// inBodyHeaders are lines Message may start a body with: what git
+// mailinfo takes for in-body headers, and lines that nearly are. (No
+// From: without an address: git am refuses the patch then.)
+var inBodyHeaders = []string{
+	"From: Real Author <real@example.org>", "from: Lower Case <lower@example.org>", "FROM: Jos\u00e9 Caf\u00e9 <jose@example.org>",
+	"From: =?UTF-8?q?Encoded=20N=C3=A4me?= <enc@example.org>", "From: \"Quoted, Name\" <quoted@example.org>",
+	"From:NoSpace <nospace@example.org>", "From: Folded\n Name <folded@example.org>", " an indented line",
+	"Subject: an in-body subject", "subject: [PATCH v2 3/4] a prefixed in-body subject",
+	"Subject: a subject\n\tfolded over a second line", "Date: Tue, 2 Jan 2024 11:00:00 +0100", "date: Wed, 3 Jan 2024 12:30:00 -0500",
+	"[PATCH] an old-style title line", ">From 0123456789abcdef0123456789abcdef01234567 Mon Sep 17 00:00:00 2001",
+	">From someone else", "Reported-by: Not A Header <nah@example.org>", "From the body on, not a header",
+	"Sender: Not Read <sender@example.org>",
+}
+
 func generate(t testing.TB, r *rand.Rand, sources map[string][]byte, branches []string, n int, pair map[string][]commitPlan) *History {
 	t.Helper()
 	Require(t)
