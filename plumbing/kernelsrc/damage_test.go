@@ -202,6 +202,17 @@ func damageCases() []damageCase {
 			os.WriteFile(filepath.Join(dir, ".git/refs/tags/v1"), []byte("garbage\n"), 0o644)
 			return []string{"reference refs/tags/v1", "not an object id"}
 		}},
+		{name: "packed-refs with a 2 MB line", damage: func(t *testing.T, dir, _ string) []string {
+			gittest.Run(t, dir, "pack-refs", "--all")
+			f := filepath.Join(dir, ".git/packed-refs")
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			head, rest, _ := strings.Cut(string(b), "\n") // the "# pack-refs" line first
+			os.WriteFile(f, []byte(head+"\n"+strings.Repeat("x", 2<<20)+"\n"+rest), 0o644)
+			return []string{"packed-refs:2: not \"<id> <name>\""}
+		}},
 		{name: "alternates naming a missing directory", shared: true, packed: true, damage: func(t *testing.T, dir, _ string) []string {
 			os.WriteFile(filepath.Join(dir, ".git/objects/info/alternates"), []byte("/nonexistent/objects\n"), 0o644)
 			return []string{"alternates names /nonexistent/objects"}

@@ -1,8 +1,6 @@
 package gitdb
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -99,10 +97,9 @@ func (db *DB) loadPackedRefs() error {
 		db.packedErr = fmt.Errorf("%w: %s: %v", ErrDamaged, path, err)
 		return db.packedErr
 	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(nil, 1<<20)
-	for n := 1; sc.Scan(); n++ {
-		line := sc.Text()
+	for n, line := range strings.Split(string(b), "\n") {
+		n++
+		line = strings.TrimSuffix(line, "\r")
 		if line == "" || line[0] == '#' || line[0] == '^' {
 			continue
 		}
