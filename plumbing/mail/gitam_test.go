@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bluekeyes/go-gitdiff/gitdiff"
+
 	"kpatch/internal/gittest"
 	"kpatch/plumbing/mail"
 )
@@ -327,6 +329,69 @@ func TestMessagesAsGitAm(t *testing.T) {
 			p := s.Patches[0]
 			if got := [3]string{p.Author, p.AuthorDate, p.CommitMessage()}; got != want {
 				t.Errorf("\n got %q\nwant %q (git am)", got, want)
+			}
+		})
+	}
+}
+
+// TestLinesAsGitAm reads mails whose lines git am reads in two ways: a
+// diff of a file with CRLF lines (the carriage returns are part of the
+// lines, as git am --keep-cr keeps them, so the patch applies), and a
+// line of 70 MB (read whole, as git am reads it). Each is compared with
+// the file the real git am makes of it (for the 70 MB line seconds of
+// git, so in the full tier; under -short with the file the diff makes,
+// from a mail written as git format-patch writes it).
+func TestLinesAsGitAm(t *testing.T) {
+	repo := gitSeries(t)
+	for _, tc := range []struct {
+		name, added string
+		args        []string
+		slow        bool // git am takes seconds
+	}{
+		{"CRLF lines in the diff", "int b;\r\nint c;\r\n", []string{"--keep-cr"}, false},
+		{"a line of 70 MB", "int b; /*" + strings.Repeat(" long", 14<<20) + " */\n", nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "0001.patch")
+			want := "int a;\n" + tc.added
+			if tc.slow && testing.Short() {
+				// The mail git format-patch writes, without git.
+				m := "From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\nFrom: A <a@example.org>\n" +
+					"Date: Mon, 1 Jan 2024 10:00:00 +0000\nSubject: [PATCH] x: lines\n\n---\n" +
+					"diff --git a/a.c b/a.c\n--- a/a.c\n+++ b/a.c\n@@ -1 +1,2 @@\n int a;\n+" + tc.added + "-- \n2.39.5\n\n"
+				if err := os.WriteFile(path, []byte(m), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				gittest.Run(t, repo, "checkout", "-q", "-B", "lines", "base")
+				if err := os.WriteFile(filepath.Join(repo, "a.c"), []byte(want), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				gittest.Run(t, repo, "commit", "-q", "-a", "-m", "x: lines")
+				if err := os.WriteFile(path, gittest.Run(t, repo, "format-patch", "--stdout", "-1"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				gittest.Run(t, repo, "checkout", "-q", "-B", "am", "base")
+				cmd := exec.Command("git", append(append([]string{"am", "-q"}, tc.args...), path)...)
+				cmd.Dir, cmd.Env = repo, gittest.Environ(repo)
+				if out, err := cmd.CombinedOutput(); err != nil {
+					exec.Command("git", "-C", repo, "am", "--abort").Run()
+					t.Fatalf("git am: %v\n%s", err, out)
+				}
+				want = string(gittest.Run(t, repo, "show", "am:a.c"))
+			}
+			s, err := mail.Load(path)
+			if err != nil {
+				t.Fatalf("git am takes it, kpatch refuses it: %v", err)
+			}
+			var got strings.Builder
+			for _, l := range s.Patches[0].Files[0].TextFragments[0].Lines {
+				if l.Op != gitdiff.OpDelete {
+					got.WriteString(l.Line)
+				}
+			}
+			if got.String() != want {
+				t.Errorf("the diff makes a.c of %d bytes (%q...), git am %d (%q...)", got.Len(), got.String()[:min(got.Len(), 20)], len(want), want[:min(len(want), 20)])
 			}
 		})
 	}

@@ -1,7 +1,6 @@
 package mail
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha1"
 	"errors"
@@ -291,33 +290,49 @@ func readMbox(data []byte, file string) ([]*Message, error) {
 		cur = nil
 		return nil
 	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	// A buffer no larger than the data (it grows for a longer line, up to
-	// 64 MiB): verify reads every generated message on its own, and a
-	// megabyte cleared for each of them was most of the time it took.
-	sc.Buffer(make([]byte, min(len(data)+1, 1<<20)), 1<<26)
 	prevBlank := true
-	for sc.Scan() {
-		l := sc.Text()
-		if mboxFrom.MatchString(l) && prevBlank && (len(cur) == 0 || isHeaderStart(cur)) {
+	for _, l := range mailLines(data) {
+		if prevBlank && mboxFrom.MatchString(strings.TrimSuffix(l, "\r")) && (len(cur) == 0 || isHeaderStart(cur)) {
 			if err := flush(); err != nil {
 				return nil, err
 			}
 		}
 		cur = append(cur, l)
-		prevBlank = l == ""
+		prevBlank = l == "" || l == "\r"
 	}
 	if err := flush(); err != nil {
 		return nil, err
 	}
-	return out, sc.Err()
+	return out, nil
+}
+
+// mailLines splits a file of mail into its lines, without their line
+// ends, however long they are. A file whose every line ends in CRLF (as
+// a mailer may save one) loses its carriage returns, as git am drops
+// them; in any other file they are part of the lines they end (a diff of
+// a file with CRLF lines), as git am --keep-cr keeps them.
+func mailLines(data []byte) []string {
+	text := strings.TrimSuffix(string(data), "\n")
+	if text == "" {
+		return nil
+	}
+	lines := strings.Split(text, "\n")
+	for _, l := range lines {
+		if !strings.HasSuffix(l, "\r") {
+			return lines
+		}
+	}
+	for i, l := range lines {
+		lines[i] = strings.TrimSuffix(l, "\r")
+	}
+	return lines
 }
 
 // isHeaderStart: the lines collected so far form a complete message (they
 // have a header and a body), so a "From " line may start the next one.
 func isHeaderStart(lines []string) bool {
 	for _, l := range lines {
-		if l == "" {
+		if l == "" || l == "\r" {
 			return true
 		}
 	}
@@ -337,7 +352,7 @@ func parseMail(lines []string, file string, start int) (*Message, error) {
 	}
 	var headers []string
 	var at []int // the line of each header
-	for ; i < len(lines) && lines[i] != ""; i++ {
+	for ; i < len(lines) && lines[i] != "" && lines[i] != "\r"; i++ {
 		l := lines[i]
 		if (strings.HasPrefix(l, " ") || strings.HasPrefix(l, "\t")) && len(headers) > 0 {
 			headers[len(headers)-1] += " " + strings.TrimSpace(l)
