@@ -304,3 +304,34 @@ func rfc2047Special(c byte, address bool) bool {
 	isAlnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 	return !(isAlnum || strings.IndexByte("!*+-/", c) >= 0)
 }
+
+// splitAddresses splits the value of a To or Cc header into its
+// addresses, at the commas outside quoted strings, angle brackets and
+// comments.
+func splitAddresses(v string) []string {
+	var out []string
+	depth, quoted, start := 0, false, 0
+	add := func(end int) {
+		if a := strings.TrimSpace(v[start:end]); a != "" {
+			out = append(out, a)
+		}
+		start = end + 1
+	}
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case c == '\\' && quoted:
+			i++
+		case c == '"':
+			quoted = !quoted
+		case quoted:
+		case c == '<' || c == '(':
+			depth++
+		case (c == '>' || c == ')') && depth > 0:
+			depth--
+		case c == ',' && depth == 0:
+			add(i)
+		}
+	}
+	add(len(v))
+	return out
+}

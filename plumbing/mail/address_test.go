@@ -147,6 +147,6 @@ func BenchmarkAddressHeader(b *testing.B) {
 		"Ingo Molnar <mingo@redhat.com>", "Peter Zijlstra <peterz@infradead.org>", "x86@kernel.org", `"H. Peter Anvin" <hpa@zytor.com>`,
 		`"Liang, Kan" <kan.liang@linux.intel.com>`, "Jose E. Marchesi <jemarch@gnu.org>", "linux-kernel@vger.kernel.org"}
 	for i := 0; i < b.N; i++ {
-		addressHeader("To", to)
+		addressHeader("To", to, false)
 	}
 }

@@ -26,9 +26,10 @@ type Message struct {
 	Commit    string // the commit id of the "From <sha> Mon Sep 17 ..." line, "" if none
 	From      string // the sender
 	Date      string
-	Subject   string // unfolded and decoded, prefix included
-	MessageID string // without angle brackets
-	InReplyTo string // without angle brackets
+	Subject   string   // unfolded and decoded, prefix included
+	MessageID string   // without angle brackets
+	InReplyTo string   // without angle brackets
+	To, Cc    []string // the recipients, one address each, as the headers give them
 	Body      string
 
 	// Where the message was read: File is the path of the file ("" when
@@ -104,6 +105,7 @@ type Patch struct {
 	Changelog string // the notes between "---" and the diffstat, "" if none
 	Diffstat  string // the diffstat block, "" if none
 	Diff      string // from the first "diff --git" line (or a quilt diff's first header) to the signature
+	Signature string // the text after the "-- " line that ends the mail, "" for none
 	// Files is Diff parsed by go-gitdiff, one entry per file changed.
 	Files []*gitdiff.File
 
@@ -383,6 +385,10 @@ func parseMail(lines []string, file string, start int) (*Message, error) {
 			m.MessageID = strings.Trim(v, "<> ")
 		case "in-reply-to":
 			m.InReplyTo = strings.Trim(v, "<> ")
+		case "to":
+			m.To = append(m.To, splitAddresses(v)...)
+		case "cc":
+			m.Cc = append(m.Cc, splitAddresses(v)...)
 		case "content-type", "content-transfer-encoding":
 			mimeHeader[textproto.CanonicalMIMEHeaderKey(k)] = []string{v}
 		}
@@ -526,7 +532,7 @@ func parsePatch(m *Message, n, total, v int, title string) (*Patch, error) {
 	}
 	head, diff := rest[:diffAt], rest[diffAt:]
 	if i := strings.LastIndex(diff, "\n-- \n"); i >= 0 {
-		diff = diff[:i+1]
+		diff, p.Signature = diff[:i+1], strings.TrimRight(diff[i+len("\n-- \n"):], "\n")
 	}
 	p.Diff = diff
 	p.Changelog, p.Diffstat = splitNotes(head)

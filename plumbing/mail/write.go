@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"kpatch/plumbing/ident"
 	"kpatch/plumbing/outdir"
 )
 
@@ -53,6 +52,10 @@ type Header struct {
 	// ASCII (see IsASCII).
 	EightBit bool
 	To, Cc   []string
+	// Verbatim writes To and Cc as given, one address a line, as git
+	// format-patch writes its --to and --cc, where they are otherwise
+	// rewritten as RFC 5322 wants them (see NormalizeAddress).
+	Verbatim bool
 }
 
 // DateLayout is the layout of the Date header git format-patch writes.
@@ -95,8 +98,8 @@ func (h *Header) String() string {
 	if h.EightBit {
 		b.WriteString("MIME-Version: 1.0\nContent-Type: text/plain; charset=UTF-8\nContent-Transfer-Encoding: 8bit\n")
 	}
-	b.WriteString(addressHeader("To", h.To))
-	b.WriteString(addressHeader("Cc", h.Cc))
+	b.WriteString(addressHeader("To", h.To, h.Verbatim))
+	b.WriteString(addressHeader("Cc", h.Cc, h.Verbatim))
 	b.WriteString("\n")
 	return b.String()
 }
@@ -108,7 +111,7 @@ type Body struct {
 	Notes     string // between "---" and the diffstat, "" for none
 	Diffstat  string // "" for none
 	Diff      string // from the first "diff --git" line on
-	Signature string // the text after the "-- " line
+	Signature string // the text after the "-- " line; "" writes no signature
 }
 
 // FormatPatch writes one patch as git format-patch does: the header, the
@@ -129,7 +132,9 @@ func FormatPatch(h Header, body Body) string {
 		b.WriteString(strings.TrimRight(body.Diffstat, "\n") + "\n\n")
 	}
 	b.WriteString(body.Diff)
-	b.WriteString("-- \n" + body.Signature + "\n\n")
+	if body.Signature != "" {
+		b.WriteString("-- \n" + body.Signature + "\n\n")
+	}
 	return b.String()
 }
 
@@ -146,14 +151,18 @@ func IsASCII(s string) bool {
 
 // addressHeader writes a To or Cc header as git format-patch writes its
 // --to and --cc: every address on a line of its own, after "To: " or four
-// spaces, each written as RFC 5322 wants it (see formatAddress).
-func addressHeader(name string, addrs []string) string {
+// spaces, each written as RFC 5322 wants it (see formatAddress) unless
+// verbatim.
+func addressHeader(name string, addrs []string, verbatim bool) string {
 	if len(addrs) == 0 {
 		return ""
 	}
 	out := make([]string, len(addrs))
 	for i, a := range addrs {
-		out[i] = headerAddress(a)
+		out[i] = a
+		if !verbatim {
+			out[i] = headerAddress(a)
+		}
 	}
 	return name + ": " + strings.Join(out, ",\n    ") + "\n"
 }
@@ -192,27 +201,20 @@ func wrap(text, first, next string, width int) string {
 	return b.String()
 }
 
-// Text renders the patch as git format-patch writes it (FormatPatch): the
-// "From <commit>" line (zeros when the commit is unknown), the threading
-// headers that are known, From, Date (the author date) and Subject, the in-body From: line
-// when the author is not the sender, the commit message, "---", the notes,
-// the diffstat and the diff.
+// Text renders the patch as git format-patch writes the commit git am
+// makes of it (FormatPatch): the "From <commit>" line (zeros when the
+// commit is unknown), the threading headers and recipients of the mail
+// as it was posted, the author as From, the author date as Date, the
+// subject (the posted prefix, the title), the commit message, "---", the
+// notes, the diffstat, the diff and the signature of the mail.
 func (p *Patch) Text() string {
-	from := p.From
-	if from == "" || !strings.Contains(from, "@") {
-		from = p.Author
-	}
-	author := ""
-	if name, addr, ok := ident.Parse(from); !ok || name+" <"+addr+">" != p.Author {
-		author = p.Author // as git format-patch --from=SENDER writes it
-	}
 	prefix := ""
 	if sub := ParseSubject(p.Subject); sub.Patch {
 		prefix = "[" + sub.Prefix + "]"
 	}
-	return FormatPatch(Header{Commit: p.Commit, MessageID: p.MessageID, InReplyTo: p.InReplyTo, From: from, Date: p.AuthorDate,
-		Prefix: prefix, Title: p.Title, EightBit: !IsASCII(p.Title + p.Log)},
-		Body{Author: author, Log: p.Log, Notes: p.Changelog, Diffstat: p.Diffstat, Diff: p.Diff, Signature: "kpatch series import"})
+	return FormatPatch(Header{Commit: p.Commit, MessageID: p.MessageID, InReplyTo: p.InReplyTo, From: p.Author, Date: p.AuthorDate,
+		Prefix: prefix, Title: p.Title, EightBit: !IsASCII(p.Title + p.Log), To: p.To, Cc: p.Cc, Verbatim: true},
+		Body{Log: p.Log, Notes: p.Changelog, Diffstat: p.Diffstat, Diff: p.Diff, Signature: p.Signature})
 }
 
 // WriteDir writes the series' patches into dir, which must not exist, one
@@ -227,7 +229,9 @@ func (s *Series) WriteDir(dir string) ([]string, error) {
 			return os.WriteFile(filepath.Join(tmp, name), []byte(text), 0o644)
 		}
 		if s.Cover != nil {
-			h := Header{From: s.Cover.From, Title: s.Cover.Subject, EightBit: !IsASCII(s.Cover.Subject + s.Cover.Body)}
+			c := s.Cover
+			h := Header{Commit: c.Commit, MessageID: c.MessageID, InReplyTo: c.InReplyTo, From: c.From, Date: c.Date,
+				Title: c.Subject, EightBit: !IsASCII(c.Subject + c.Body), To: c.To, Cc: c.Cc, Verbatim: true}
 			if sub := ParseSubject(s.Cover.Subject); sub.Patch {
 				h.Prefix, h.Title = "["+sub.Prefix+"]", sub.Title
 			}
