@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -110,8 +111,11 @@ kpatch series diff. Replies are left out; kpatch trailers reads them.`)
 		return fs.usageError("-o DIR is required")
 	}
 	s, err := mail.Load(pos[0])
+	if errors.Is(err, mail.ErrNotMail) || errors.Is(err, mail.ErrNoPatches) || errors.Is(err, os.ErrNotExist) {
+		err = fmt.Errorf("%w: give an mbox, a saved thread or a directory of patches", err)
+	}
 	if err != nil {
-		return badInput(fmt.Errorf("%s: %w: give an mbox, a saved thread or a directory of patches", pos[0], err))
+		return badInput(err) // it names the file, the cause and what to do
 	}
 	names, err := s.WriteDir(*out)
 	if err != nil {

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"kpatch/internal/gittest"
+)
+
+// TestSeriesImportRefusals: series import refuses input that is not a
+// series in one line that names the file once, the cause and one thing
+// to do, exits 2 and creates nothing.
+func TestSeriesImportRefusals(t *testing.T) {
+	gittest.Require(t)
+	repo := t.TempDir()
+	gittest.Run(t, repo, "init", "-q", "-b", "main")
+	for i, text := range []string{"int a;\n", "int a;\nint b;\n", "int a;\nint b;\nint c;\n"} {
+		if err := os.WriteFile(filepath.Join(repo, "a.c"), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		gittest.Run(t, repo, "add", "a.c")
+		gittest.Run(t, repo, "commit", "-q", "-m", []string{"base", "x: add b", "x: add c"}[i])
+	}
+	posted := filepath.Join(t.TempDir(), "posted")
+	gittest.Run(t, repo, "format-patch", "-q", "-o", posted, "HEAD~2")
+	patches, _ := filepath.Glob(filepath.Join(posted, "*.patch"))
+	if len(patches) != 2 {
+		t.Fatalf("format-patch wrote %v", patches)
+	}
+	tmp := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(tmp, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	first, err := os.ReadFile(patches[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(tmp, "empty")
+	os.Mkdir(empty, 0o755)
+	for _, tc := range []struct {
+		name, path, cause string
+	}{
+		{"corrupt hunk", write("corrupt.patch", strings.Replace(string(first), "\n@@ -1 +1,2 @@", "\n@@ --1 +1,2 @@", 1)), "corrupt hunk header"},
+		{"a patch missing", patches[1], "patch 1 of 2 is missing"},
+		{"not mail", write("notes.txt", "just some notes\n"), "not an mbox, a mail or a saved thread"},
+		{"no patches", empty, "no patches found"},
+		{"no such file", filepath.Join(tmp, "nothing.mbox"), "no such file or directory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "imported")
+			var stdout, stderr bytes.Buffer
+			code := run([]string{"series", "import", tc.path, "-o", out}, &stdout, &stderr)
+			msg := stderr.String()
+			if code != 2 || strings.Count(msg, "\n") != 1 || !strings.Contains(msg, tc.cause) {
+				t.Errorf("exit %d, %q; want 2 and one line saying %q", code, msg, tc.cause)
+			}
+			if n := strings.Count(msg, tc.path); n != 1 {
+				t.Errorf("%q names %s %d times, want once", msg, tc.path, n)
+			}
+			if n := strings.Count(msg, ": give ") + strings.Count(msg, ": convert "); n != 1 {
+				t.Errorf("%q gives %d pieces of advice, want one", msg, n)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("%s was created", out)
+			}
+		})
+	}
+}
