@@ -16,10 +16,11 @@ import (
 // TestImportRoundTrip imports series as kpatch series import does (Load,
 // then WriteDir) and compares the files written with git's, byte for
 // byte, file names included:
-//   - the mails of git format-patch --cover-letter --thread -v2 with To
-//     and Cc, on random commits of real kernel files: written again as
-//     they were, the cover letter's Message-Id, Date and recipients
-//     included, every patch's In-Reply-To naming it;
+//   - the mails of git format-patch --cover-letter --thread with To and
+//     Cc, -v2, -v1 (file names "v1-...") or no version, on random
+//     commits of real kernel files: written again as they were, the
+//     cover letter's Message-Id, Date and recipients included, every
+//     patch's In-Reply-To naming it;
 //   - git format-patch's mails of commits whose messages git am cleans
 //     (gittest.GenerateMessages), against what git format-patch writes
 //     from the commits the real git am makes of them: what git am
@@ -28,14 +29,16 @@ import (
 // -kpatch.cases=N sets the number of commits of each.
 func TestImportRoundTrip(t *testing.T) {
 	n := gittest.CasesOr(20, 200)
-	t.Run("format-patch --cover-letter", func(t *testing.T) {
-		r := rand.New(rand.NewPCG(*gittest.Seed, 19))
-		h := gittest.Generate(t, r, gittest.KernelSources(t, r, 8), []string{"one"}, n)
-		posted := filepath.Join(t.TempDir(), "posted")
-		gittest.Run(t, h.Dir, "format-patch", "-q", "--cover-letter", "--thread", "-v2", "-o", posted,
-			"--to=Ada Lovelace <ada@example.org>", "--cc=Jöhn Dœ <john@example.org>", "--cc=list@vger.kernel.org", "main..one")
-		compareImport(t, posted, posted, n+1)
-	})
+	r := rand.New(rand.NewPCG(*gittest.Seed, 19))
+	h := gittest.Generate(t, r, gittest.KernelSources(t, r, 8), []string{"one"}, n)
+	for _, v := range []string{"-v2", "-v1", "--numbered"} {
+		t.Run("format-patch --cover-letter "+v, func(t *testing.T) {
+			posted := filepath.Join(t.TempDir(), "posted")
+			gittest.Run(t, h.Dir, "format-patch", "-q", "--cover-letter", "--thread", v, "-o", posted,
+				"--to=Ada Lovelace <ada@example.org>", "--cc=Jöhn Dœ <john@example.org>", "--cc=list@vger.kernel.org", "main..one")
+			compareImport(t, posted, posted, n+1)
+		})
+	}
 	t.Run("git am, then format-patch", func(t *testing.T) {
 		r := rand.New(rand.NewPCG(*gittest.Seed, 23))
 		h := gittest.GenerateMessages(t, r, gittest.KernelSources(t, r, 8), n)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"kpatch/plumbing/outdir"
@@ -12,6 +13,16 @@ import (
 // Filename is git format-patch's name for patch n of revision v ("v11-0001-
 // Subject-words.patch", at most 64 bytes; no "vN-" for v <= 1).
 func Filename(v, n int, subject string) string {
+	reroll := ""
+	if v > 1 {
+		reroll = strconv.Itoa(v)
+	}
+	return filename(reroll, n, subject)
+}
+
+// filename is git format-patch -v REROLL's name for patch n ("" for no
+// -v: no "vN-").
+func filename(reroll string, n int, subject string) string {
 	var b strings.Builder
 	space := 2
 	for i := 0; i < len(subject); i++ {
@@ -30,8 +41,8 @@ func Filename(v, n int, subject string) string {
 		}
 	}
 	name := fmt.Sprintf("%04d-%s", n, strings.TrimRight(b.String(), ".-"))
-	if v > 1 {
-		name = fmt.Sprintf("v%d-%s", v, name)
+	if reroll != "" {
+		name = "v" + reroll + "-" + name
 	}
 	if max := 64 - len(".patch") - 1; len(name) > max {
 		name = name[:max]
@@ -218,8 +229,8 @@ func (p *Patch) Text() string {
 }
 
 // WriteDir writes the series' patches into dir, which must not exist, one
-// format-patch file each (and the cover letter as NNNN 0000 when there is
-// one), atomically (package outdir's Create: into a temporary directory
+// format-patch file each, named as git format-patch names them (and the
+// cover letter as 0000 when there is one), atomically (package outdir's Create: into a temporary directory
 // renamed into place when complete). It returns the file names.
 func (s *Series) WriteDir(dir string) ([]string, error) {
 	var names []string
@@ -236,15 +247,15 @@ func (s *Series) WriteDir(dir string) ([]string, error) {
 				h.Prefix, h.Title = "["+sub.Prefix+"]", sub.Title
 			}
 			name := "0000-cover-letter.patch"
-			if s.Version > 1 {
-				name = fmt.Sprintf("v%d-%s", s.Version, name)
+			if reroll := s.reroll(); reroll != "" {
+				name = "v" + reroll + "-" + name
 			}
 			if err := write(name, h.String()+s.Cover.Body); err != nil {
 				return err
 			}
 		}
 		for _, p := range s.Patches {
-			if err := write(Filename(s.Version, p.Number, p.Title), p.Text()); err != nil {
+			if err := write(filename(s.reroll(), p.Number, p.Title), p.Text()); err != nil {
 				return err
 			}
 		}
@@ -254,4 +265,19 @@ func (s *Series) WriteDir(dir string) ([]string, error) {
 		return nil, err
 	}
 	return names, nil
+}
+
+// reroll is the version the series' subjects give ("2" of "[PATCH v2
+// 1/3]"), as git format-patch -v wrote it and names its files by; "" for
+// none (git format-patch names "[PATCH v1 1/3]" files "v1-0001-...", and
+// "[PATCH 1/3]" ones "0001-...").
+func (s *Series) reroll() string {
+	subject := s.Patches[0].Subject
+	if s.Cover != nil {
+		subject = s.Cover.Subject
+	}
+	if vm := versionRE.FindStringSubmatch(ParseSubject(subject).Prefix); vm != nil {
+		return vm[1]
+	}
+	return ""
 }
