@@ -4,8 +4,9 @@ package mail
 // file) is turned into the text its sender wrote: the
 // Content-Transfer-Encoding undone (quoted-printable, base64) and, for a
 // multipart message, the first text/plain part taken (a patch with a
-// signature or an attachment beside it), and text in ISO-8859-1 re-coded
-// to UTF-8 (as git am re-codes a commit message into i18n.commitEncoding).
+// signature or an attachment beside it), text in ISO-8859-1 re-coded
+// to UTF-8 (as git am re-codes a commit message into i18n.commitEncoding),
+// and format=flowed undone.
 // Mail archives such as lore serve patches in all of these forms; git am
 // reads them all.
 
@@ -36,7 +37,8 @@ func bodyEncoded(h bodyHeader) bool {
 		return true
 	}
 	mt, params, err := mime.ParseMediaType(h.Get("Content-Type"))
-	return err == nil && (strings.HasPrefix(mt, "multipart/") || latin1[strings.ToLower(params["charset"])])
+	return err == nil && (strings.HasPrefix(mt, "multipart/") || latin1[strings.ToLower(params["charset"])] ||
+		strings.EqualFold(params["format"], "flowed"))
 }
 
 // latin1 are the names of ISO-8859-1 in Content-Type's charset.
@@ -99,7 +101,47 @@ func bodyText(h bodyHeader, r io.Reader) (string, error) {
 		}
 		text = u.String()
 	}
-	return strings.ReplaceAll(text, "\r\n", "\n"), nil
+	text = strings.ReplaceAll(text, "\r\n", "\n")
+	if strings.EqualFold(params["format"], "flowed") {
+		text = unflow(text, strings.EqualFold(params["delsp"], "yes"))
+	}
+	return text, nil
+}
+
+// unflow undoes format=flowed (RFC 3676) as git mailinfo does
+// (handle_filter_flowed): a space-stuffed line loses its first space, a
+// line ending in a space is joined with the next (without that space
+// when delsp), and the signature separator "-- " stays a line of its
+// own. A body that ends in a flowed line ends without a newline, as in
+// git.
+func unflow(text string, delsp bool) string {
+	var b, prev strings.Builder
+	for len(text) > 0 {
+		line, nl := text, ""
+		if i := strings.IndexByte(text, '\n'); i >= 0 {
+			line, nl, text = text[:i], "\n", text[i+1:]
+		} else {
+			text = ""
+		}
+		if line == "-- " {
+			b.WriteString(prev.String())
+			prev.Reset()
+			b.WriteString(line + nl)
+			continue
+		}
+		line = strings.TrimPrefix(line, " ")
+		if strings.HasSuffix(line, " ") {
+			if delsp {
+				line = line[:len(line)-1]
+			}
+			prev.WriteString(line)
+			continue
+		}
+		b.WriteString(prev.String() + line + nl)
+		prev.Reset()
+	}
+	b.WriteString(prev.String())
+	return b.String()
 }
 
 // textPart reports whether a part of a multipart body holds text that git

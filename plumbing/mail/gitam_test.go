@@ -396,3 +396,63 @@ func TestLinesAsGitAm(t *testing.T) {
 		})
 	}
 }
+
+// TestFlowedAsGitAm reads format=flowed mails (RFC 3676) as git am does:
+// soft line breaks joined (with delsp=yes without their space),
+// space-stuffed lines unstuffed, so that a patch its mailer stuffed
+// applies, and one it did not is refused by both.
+func TestFlowedAsGitAm(t *testing.T) {
+	repo := gitSeries(t)
+	// The context line " int a;" is space-stuffed as RFC 3676 wants.
+	const stuffed = "---\n  a.c | 1 +\n  1 file changed, 1 insertion(+)\n\n" +
+		"diff --git a/a.c b/a.c\nindex 1b8e2ce..0a5a2b5 100644\n--- a/a.c\n+++ b/a.c\n@@ -1 +1,2 @@\n  int a;\n+int b;\n-- \n2.39.5\n\n"
+	tests := []struct {
+		name, params, body string
+		refused            bool
+	}{
+		{"soft breaks", "", "A paragraph that a mailer \nflowed over \nthree lines.\n\nSigned-off-by: A <a@example.org>\n" + stuffed, false},
+		{"delsp=yes", "; delsp=yes", "A paragraph that a mailer \nflowed over \nthree lines.\n\nSigned-off-by: A <a@example.org>\n" + stuffed, false},
+		{"stuffed lines in the message", "", "  indented by two\n >not a quote\n From the body on\n\nSigned-off-by: A <a@example.org>\n" + stuffed, false},
+		{"diff not stuffed", "", "Body.\n" + strings.Replace(stuffed, "\n  int a;\n", "\n int a;\n", 1), true},
+	}
+	dir := t.TempDir()
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(dir, fmt.Sprintf("%02d.patch", i))
+			m := "From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\n" +
+				"From: Sender <sender@example.org>\nDate: Mon, 1 Jan 2024 10:00:00 +0000\nSubject: [PATCH] mail title\n" +
+				"MIME-Version: 1.0\nContent-Type: text/plain; charset=UTF-8; format=flowed" + tc.params + "\nContent-Transfer-Encoding: 8bit\n\n" + tc.body
+			if err := os.WriteFile(path, []byte(m), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			gittest.Run(t, repo, "checkout", "-q", "-B", "am", "base")
+			cmd := exec.Command("git", "am", "-q", path)
+			cmd.Dir, cmd.Env = repo, gittest.Environ(repo)
+			out, amErr := cmd.CombinedOutput()
+			if amErr != nil {
+				exec.Command("git", "-C", repo, "am", "--abort").Run()
+			}
+			s, err := mail.Load(path)
+			switch {
+			case tc.refused && amErr == nil:
+				t.Fatalf("git am takes it; the test expects a refusal")
+			case tc.refused:
+				if err == nil {
+					t.Errorf("git am refuses it (%s), kpatch reads it", strings.TrimSpace(string(out)))
+				}
+				return
+			case amErr != nil:
+				t.Fatalf("git am: %v\n%s", amErr, out)
+			case err != nil:
+				t.Fatalf("git am takes it, kpatch refuses it: %v", err)
+			}
+			want := strings.TrimSuffix(string(gittest.Run(t, repo, "log", "-1", "--format=%B")), "\n")
+			if got := s.Patches[0].CommitMessage(); got != want {
+				t.Errorf("message %q, git am %q", got, want)
+			}
+			if len(s.Patches[0].Files) != 1 {
+				t.Errorf("%d files in the diff, want 1", len(s.Patches[0].Files))
+			}
+		})
+	}
+}
