@@ -43,7 +43,7 @@ type header struct {
 
 func (cw *Writer) write(h header, data []byte) error {
 	if cw.closed {
-		return errors.New("cpio: write after Close")
+		return errors.New("writing to a closed archive")
 	}
 	name := h.name + "\x00"
 	ino := cw.ino
@@ -69,7 +69,7 @@ func (cw *Writer) emit(b []byte) error {
 	n, err := cw.w.Write(b)
 	cw.off += int64(n)
 	if err != nil {
-		return fmt.Errorf("cpio: %w", err)
+		return fmt.Errorf("writing the archive: %w", err)
 	}
 	return nil
 }
@@ -86,7 +86,7 @@ func (cw *Writer) pad() error {
 func clean(name string) (string, error) {
 	n := strings.TrimPrefix(name, "/")
 	if n == "" || path.Clean(n) != n || n == ".." || strings.HasPrefix(n, "../") {
-		return "", fmt.Errorf("cpio: bad path %q", name)
+		return "", fmt.Errorf("%q: not a path in an archive (relative, without . or ..)", name)
 	}
 	return n, nil
 }

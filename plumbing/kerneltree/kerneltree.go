@@ -25,7 +25,7 @@ import (
 const DebianTarball = "/usr/src/linux-source-6.12.tar.xz"
 
 // ErrNoTarball is returned when the Debian source package is not installed.
-var ErrNoTarball = errors.New("kerneltree: " + DebianTarball + " not found: apt-get install linux-source-6.12")
+var ErrNoTarball = errors.New(DebianTarball + " not found: apt-get install linux-source-6.12")
 
 // CacheDir returns the directory where kpatch keeps kernel trees and builds:
 // $KPATCH_CACHE if set, else $XDG_CACHE_HOME/kpatch, else ~/.cache/kpatch.
@@ -35,7 +35,7 @@ func CacheDir() (string, error) {
 	}
 	base, err := os.UserCacheDir()
 	if err != nil {
-		return "", fmt.Errorf("kerneltree: no cache directory: set KPATCH_CACHE: %w", err)
+		return "", fmt.Errorf("no cache directory (%w): set KPATCH_CACHE", err)
 	}
 	return filepath.Join(base, "kpatch"), nil
 }
@@ -63,7 +63,7 @@ func Debian612(ctx context.Context, log io.Writer) (string, error) {
 		return "", err
 	}
 	if err := os.MkdirAll(cache, 0o755); err != nil {
-		return "", fmt.Errorf("kerneltree: %w", err)
+		return "", fmt.Errorf("%w: set KPATCH_CACHE to a directory kpatch may write", err)
 	}
 	// Several kpatch processes (test binaries run in parallel) may ask at
 	// once: one unpacks, the others wait for it.
@@ -83,7 +83,7 @@ func Debian612(ctx context.Context, log io.Writer) (string, error) {
 			os.RemoveAll(o)
 		}
 	}
-	fmt.Fprintf(log, "kerneltree: unpacking %s into %s (once; takes a minute or two)\n", DebianTarball, dir)
+	fmt.Fprintf(log, "unpacking %s into %s (once; takes a minute or two)\n", DebianTarball, dir)
 	err = outdir.Create(dir, func(tmp string) error {
 		steps := [][]string{
 			{"tar", "-xJf", DebianTarball, "--strip-components=1", "-C", tmp},
@@ -121,7 +121,7 @@ func Debian612(ctx context.Context, log io.Writer) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	fmt.Fprintf(log, "kerneltree: %s ready (tag v6.12)\n", dir)
+	fmt.Fprintf(log, "%s ready (tag v6.12)\n", dir)
 	return dir, nil
 }
 
@@ -145,6 +145,6 @@ func checkTools() error {
 	if len(progs) == 0 {
 		return nil
 	}
-	return fmt.Errorf("kerneltree: %s not found in PATH, needed to unpack %s: apt-get install %s",
+	return fmt.Errorf("%s not found in PATH, needed to unpack %s: apt-get install %s",
 		strings.Join(progs, ", "), DebianTarball, strings.Join(pkgs, " "))
 }

@@ -73,8 +73,8 @@ func TestCheckTools(t *testing.T) {
 		want string // "" for no error
 	}{
 		{[]string{"tar", "xz", "git"}, ""},
-		{[]string{"tar", "git"}, "kerneltree: xz not found in PATH, needed to unpack " + DebianTarball + ": apt-get install xz-utils"},
-		{nil, "kerneltree: tar, xz, git not found in PATH, needed to unpack " + DebianTarball + ": apt-get install tar xz-utils git"},
+		{[]string{"tar", "git"}, "xz not found in PATH, needed to unpack " + DebianTarball + ": apt-get install xz-utils"},
+		{nil, "tar, xz, git not found in PATH, needed to unpack " + DebianTarball + ": apt-get install tar xz-utils git"},
 	}
 	for _, tc := range tests {
 		dir := t.TempDir()

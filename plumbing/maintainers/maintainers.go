@@ -142,7 +142,7 @@ func isTagLine(line string) bool {
 func Parse(r io.Reader) (*File, error) {
 	b, err := io.ReadAll(r)
 	if err != nil {
-		return nil, fmt.Errorf("maintainers: %w", err)
+		return nil, fmt.Errorf("reading MAINTAINERS: %w", err)
 	}
 	return ParseBytes(b)
 }
@@ -187,7 +187,7 @@ func ParseLazy(b []byte) (*File, error) {
 		case 'F', 'X':
 			if indexSpecial(v, false) >= 0 { // only a regular expression can fail to compile
 				if _, err := compilePattern(v); err != nil {
-					return fmt.Errorf("maintainers: line %d: %c: %q: %w", lineno, tag, v, err)
+					return fmt.Errorf("line %d: %c: %q: %w", lineno, tag, v, err)
 				}
 			}
 			if tag == 'F' {
@@ -195,7 +195,7 @@ func ParseLazy(b []byte) (*File, error) {
 			}
 		case 'N':
 			if _, err := newNameRegex(v); err != nil {
-				return fmt.Errorf("maintainers: line %d: N: %q: %w", lineno, v, err)
+				return fmt.Errorf("line %d: N: %q: %w", lineno, v, err)
 			}
 			ib.regex()
 		}
@@ -289,7 +289,7 @@ func scan(text string, check func(tag byte, value string, line int) error, secti
 		case isTagLine(line):
 			if cur == nil {
 				if nameLine == 0 {
-					return fmt.Errorf("maintainers: line %d: %s: entry before any section name", lineno, line[:1])
+					return fmt.Errorf("line %d: %s: entry before any section name", lineno, line[:1])
 				}
 				// body holds the text from this line on until the
 				// section ends (flush cuts it there).
@@ -337,7 +337,7 @@ func (sp span) parse() (*Section, error) {
 			continue // blank or a comment
 		}
 		if err := s.add(Entry{Tag: line[0], Value: strings.TrimSpace(line[2:]), Line: lineno}); err != nil {
-			return s, fmt.Errorf("maintainers: line %d: %w", lineno, err)
+			return s, fmt.Errorf("line %d: %w", lineno, err)
 		}
 	}
 	return s, nil
