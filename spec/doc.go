@@ -126,14 +126,10 @@
 // A line holding nothing but one control action leaves nothing in the
 // output; errors name the line of the template file.
 //
-// Templates written with these alone (text, if/else/end, and, or, not,
-// the comparisons, the functions above and the fields of .) are read by
-// the spec's own guard parser and run by its guard evaluator, which read
-// and write what text/template does, several times faster; a template
-// that uses anything else (range, with, variables, pipelines, printf) or
-// has a syntax error is parsed and run by text/template, and so is a
-// render that fails (a guard naming an unknown patch), so that the error
-// reads as text/template words it.
+// Templates are parsed once, when the spec is loaded, and run by
+// text/template alone; a render is kept by revision and by which of the
+// patches its guards name are applied (a created file changes only with
+// them), so gen renders each file once per change, not once per patch.
 //
 // # Facts
 //

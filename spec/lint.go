@@ -15,31 +15,6 @@ func (s *Spec) lint(decls map[string]*decl) error {
 	for _, r := range s.Revisions {
 		versions[r.Version] = true
 	}
-	// A template the guard parser read is checked on its program; only one
-	// that fails is parsed by text/template, to say where.
-	fastOK := func(p *program) bool {
-		ok := true
-		walkExprs(p.root, func(e *gexpr) {
-			switch e.fn {
-			case "lt", "le", "gt", "ge", "eq", "ne":
-				if len(e.args) != 2 || e.args[0].field != "Version" && e.args[1].field != "Version" {
-					return
-				}
-				for _, a := range e.args {
-					if a.fn == "" && a.field == "" && a.val.kind == 'i' && !versions[int(a.val.i)] {
-						ok = false
-					}
-				}
-			case "since", "before", "between", "created":
-				for _, a := range e.args {
-					if a.fn == "" && a.field == "" && a.val.kind == 's' && !s.knownID(a.val.s) {
-						ok = false
-					}
-				}
-			}
-		})
-		return ok
-	}
 	checkTree := func(t *template.Template) error {
 		var err error
 		walk(t.Tree.Root, func(c *parse.CommandNode) {
@@ -72,23 +47,13 @@ func (s *Spec) lint(decls map[string]*decl) error {
 		})
 		return err
 	}
-	check := func(pt *parsedTemplate) error {
-		if pt.fast != nil && fastOK(pt.fast) {
-			return nil
-		}
-		t, err := pt.tmpl()
-		if err != nil {
-			return err
-		}
-		return checkTree(t)
-	}
 	for _, path := range s.CreatedFiles() {
-		if err := check(s.Templates[path].tmpl); err != nil {
+		if err := checkTree(s.Templates[path].tmpl); err != nil {
 			return err
 		}
 	}
 	for _, f := range s.Facts {
-		if err := check(f.tmpl); err != nil {
+		if err := checkTree(f.tmpl); err != nil {
 			return err
 		}
 	}
@@ -96,7 +61,7 @@ func (s *Spec) lint(decls map[string]*decl) error {
 		if !s.knownID(d.id) {
 			return fmt.Errorf("spec: %s: no revision's order lists patch %q: add it to one or remove the file", d.src, d.id)
 		}
-		if err := check(d.tmpl); err != nil {
+		if err := checkTree(d.tmpl); err != nil {
 			return err
 		}
 	}

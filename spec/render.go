@@ -157,9 +157,8 @@ func (r *Revision) execute(f *File, step int) ([]byte, int, error) {
 	return out, created, err
 }
 
-// executeTemplate runs f's template after step patches of r: with the
-// guard evaluator when f has a program, else (or when the program stops)
-// with text/template.
+// executeTemplate runs f's template after step patches of r, on a clone
+// that has the guard functions of r at that step.
 func (r *Revision) executeTemplate(f *File, step int) ([]byte, int, error) {
 	d := RenderData{Version: r.guardVersion(), Step: step}
 	if step > 0 && step <= len(r.Patches) {
@@ -181,26 +180,38 @@ func (r *Revision) executeTemplate(f *File, step int) ([]byte, int, error) {
 		created = n
 		return nil
 	}
-	if prog := f.program(); prog != nil {
-		if out, err := prog.run(d, guardFuncs{applied: applied, created: createdBy}); err == nil {
-			return out, created, nil
-		}
-		created = -1 // text/template runs it again and says what stopped it
-	}
-	parsed, err := f.tmpl.tmpl()
+	t, err := f.tmpl.Clone()
 	if err != nil {
 		return nil, 0, err
 	}
-	t, err := parsed.Clone()
-	if err != nil {
-		return nil, 0, err
-	}
-	t.Funcs(guardFuncs{applied: applied, created: createdBy}.templateFuncs())
+	t.Funcs(guardFuncs(applied, createdBy))
 	var buf bytes.Buffer
 	if err := t.Execute(&buf, d); err != nil {
 		return nil, 0, fmt.Errorf("spec: rendering %s: %w", f.Src, err)
 	}
 	return buf.Bytes(), created, nil
+}
+
+// guardFuncs returns the spec's functions as a render calls them: created,
+// since, before and between, from whether a patch is applied (applied) and
+// the patch that creates the file (created).
+func guardFuncs(applied func(id string) (bool, error), created func(id string) error) map[string]any {
+	return map[string]any{
+		"created": func(id string) (string, error) { return "", created(id) },
+		"since":   applied,
+		"before": func(id string) (bool, error) {
+			ok, err := applied(id)
+			return !ok, err
+		},
+		"between": func(a, b string) (bool, error) {
+			okA, err := applied(a)
+			if err != nil {
+				return false, err
+			}
+			okB, err := applied(b)
+			return okA && !okB, err
+		},
+	}
 }
 
 // CreatedFiles returns the paths of all templates, sorted.

@@ -33,7 +33,7 @@ type Spec struct {
 type File struct {
 	Path string // path in the kernel tree
 	Src  string // path in the spec
-	tmpl *parsedTemplate
+	tmpl *template.Template
 
 	// ids are the patch ids the template's guards name, in a fixed order;
 	// cacheable is false when it uses .Step or .Patch. What it renders
@@ -52,31 +52,9 @@ type rendered struct {
 }
 
 // newFile makes the File of a parsed template.
-func newFile(path, src string, pt *parsedTemplate) *File {
-	f := &File{Path: path, Src: src, tmpl: pt, cacheable: true, cache: map[string]rendered{}}
+func newFile(path, src string, t *template.Template) *File {
+	f := &File{Path: path, Src: src, tmpl: t, cacheable: true, cache: map[string]rendered{}}
 	seen := map[string]bool{}
-	addID := func(id string) {
-		if !seen[id] {
-			seen[id] = true
-			f.ids = append(f.ids, id)
-		}
-	}
-	if pt.fast != nil {
-		walkExprs(pt.fast.root, func(e *gexpr) {
-			switch {
-			case e.field == "Step" || e.field == "Patch":
-				f.cacheable = false
-			case e.fn == "since" || e.fn == "before" || e.fn == "between" || e.fn == "created":
-				for _, a := range e.args {
-					if a.fn == "" && a.field == "" && a.val.kind == 's' {
-						addID(a.val.s)
-					}
-				}
-			}
-		})
-		return f
-	}
-	t, _ := pt.tmpl() // parsed at load: no error
 	walk(t.Tree.Root, func(c *parse.CommandNode) {
 		for _, a := range c.Args {
 			if fn, ok := a.(*parse.FieldNode); ok && (fn.Ident[0] == "Step" || fn.Ident[0] == "Patch") {
@@ -87,8 +65,9 @@ func newFile(path, src string, pt *parsedTemplate) *File {
 			switch fn.Ident {
 			case "since", "before", "between", "created":
 				for _, a := range c.Args[1:] {
-					if id, ok := a.(*parse.StringNode); ok {
-						addID(id.Text)
+					if id, ok := a.(*parse.StringNode); ok && !seen[id.Text] {
+						seen[id.Text] = true
+						f.ids = append(f.ids, id.Text)
 					}
 				}
 			}
@@ -253,7 +232,7 @@ func Load(fsys fs.FS) (*Spec, error) {
 // parsed is a template file of the spec, parsed.
 type parsed struct {
 	src  string
-	tmpl *parsedTemplate
+	tmpl *template.Template
 }
 
 // parseFiles reads and parses the template files paths, in order; the
@@ -364,7 +343,7 @@ var notesName = regexp.MustCompile(`^([a-z0-9][a-z0-9-]*)\.notes$`)
 // has it: its text is a template guarded by revision.
 type decl struct {
 	id, src string
-	tmpl    *parsedTemplate
+	tmpl    *template.Template
 
 	// parsed are the patches its renders parsed to, by rendered text:
 	// most revisions render a declaration to the same text.
@@ -724,26 +703,12 @@ func (d *decl) render(v int) (*Patch, error) {
 	return &q, nil
 }
 
-// execute runs the declaration's template for revision v. Its guards see
-// the placeholder functions: no patch is applied while a revision's
-// declarations are read.
+// execute runs the declaration's template for revision v. Its guards are
+// the placeholder functions it was parsed with: no patch is applied while
+// a revision's declarations are read.
 func (d *decl) execute(v int) (string, error) {
-	data := RenderData{Version: v}
-	if prog := d.tmpl.prog(); prog != nil {
-		none := guardFuncs{
-			applied: func(string) (bool, error) { return false, nil },
-			created: func(string) error { return nil },
-		}
-		if out, err := prog.run(data, none); err == nil {
-			return string(out), nil
-		}
-	}
-	t, err := d.tmpl.tmpl()
-	if err != nil {
-		return "", err
-	}
 	var buf bytes.Buffer
-	if err := t.Execute(&buf, data); err != nil {
+	if err := d.tmpl.Execute(&buf, RenderData{Version: v}); err != nil {
 		return "", fmt.Errorf("spec: rendering %s for v%d: %w", d.src, v, err)
 	}
 	return buf.String(), nil
@@ -997,39 +962,11 @@ func trimLeadingMarks(l string) string {
 	}
 }
 
-// parsedTemplate is a template of the spec as loaded. One written in the
-// guard language is read by the guard parser (parseGuards): fast holds its
-// program, and text/template parses it only when asked (a render the
-// program cannot finish, a lint error to word). Any other is parsed by
-// text/template at load, as before, so that its errors are the load's.
-type parsedTemplate struct {
-	fast *program                           // the guard parser's program, nil if it declined
-	tmpl func() (*template.Template, error) // text/template's parse
-	prog func() *program                    // the program to run, nil when text/template must
-}
-
 // parseTemplate parses a template of the spec (a created file, a fact or a
-// patch declaration).
-func parseTemplate(name, src string) (*parsedTemplate, error) {
-	source := joinControlLines(src)
-	if fast := parseGuards(source); fast != nil {
-		return &parsedTemplate{
-			fast: fast,
-			tmpl: sync.OnceValues(func() (*template.Template, error) { return parseText(name, source) }),
-			prog: func() *program { return fast },
-		}, nil
-	}
-	t, err := parseText(name, source)
-	if err != nil {
-		return nil, err
-	}
-	return &parsedTemplate{tmpl: func() (*template.Template, error) { return t, nil }, prog: lazyProgram(t)}, nil
-}
-
-// parseText parses a template's source (after joinControlLines) with
-// text/template and the spec's functions.
-func parseText(name, source string) (*template.Template, error) {
-	t, err := template.New(name).Option("missingkey=error").Funcs(placeholderFuncs).Parse(source)
+// patch declaration) with text/template and the spec's functions, after
+// joinControlLines.
+func parseTemplate(name, src string) (*template.Template, error) {
+	t, err := template.New(name).Option("missingkey=error").Funcs(placeholderFuncs).Parse(joinControlLines(src))
 	if err != nil {
 		return nil, fmt.Errorf("spec: %w", err)
 	}
