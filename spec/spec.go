@@ -26,7 +26,10 @@ type Spec struct {
 	Stacked   []*Revision      // series stacked on a revision ("x86-v2/"), by name and version
 	Templates map[string]*File // created files by path in the tree
 	Facts     map[string]*File // facts/<name>.tmpl by name (see Revision.Facts)
-	decls     map[string]*decl // the patch declarations, kept for Revision.On
+	// VerifyRules is what the series declares for kpatch verify (its
+	// verify-rules file; none declared when it has none).
+	VerifyRules *VerifyRules
+	decls       map[string]*decl // the patch declarations, kept for Revision.On
 }
 
 // File is the template of one file the series creates.
@@ -223,6 +226,9 @@ func Load(fsys fs.FS) (*Spec, error) {
 		return a.Series < b.Series || a.Series == b.Series && a.Version < b.Version
 	})
 	if err := s.lint(decls); err != nil {
+		return nil, err
+	}
+	if s.VerifyRules, err = loadVerifyRules(fsys); err != nil {
 		return nil, err
 	}
 	s.decls = decls

@@ -30,10 +30,11 @@
 // Every check is a Rule with a stable ID, a severity and a scope: kernel
 // rules apply to every series, series rules (one review's points) only
 // when the series' spec declares them in its verify-rules file
-// (LoadSeriesRules, Options.Series). Run returns Findings, each naming the
-// patch, the file and line (in the tree at that patch, or in the mail for
-// message rules), what to do and why reviewers care; RunContext stops at
-// Ctrl-C. Report prints them one line each under a heading per patch with
-// its counts, repeats folded, or as JSON; WriteRules and RulesMarkdown list
-// the rules (kpatch verify --rules, docs/verify.md).
+// (spec.VerifyRules, NewSeriesRules, Options.Series). Run returns
+// Findings, each naming the patch, the file and line (in the tree at that
+// patch, or in the mail for message rules), what to do and why reviewers
+// care; RunContext stops at Ctrl-C. Report prints them one line each under
+// a heading per patch with its counts, repeats folded, or as JSON;
+// WriteRules and RulesMarkdown list the rules (kpatch verify --rules,
+// docs/verify.md).
 package verify

@@ -10,6 +10,8 @@ import (
 	"kpatch/internal/testenv"
 	"kpatch/plumbing/oracle"
 	"kpatch/series"
+	"kpatch/spec"
+	"kpatch/templates/linux"
 )
 
 // debianTree returns the cached Debian 6.12 tree, creating it once.
@@ -132,9 +134,19 @@ func only(fs []Finding, id string) []Finding {
 // series (templates/linux/verify-rules), as kpatch verify does.
 func seriesOpts(t testing.TB) Options {
 	t.Helper()
-	r, err := LoadSeriesRules("")
+	return Options{Series: builtinSeriesRules(t)}
+}
+
+// builtinSeriesRules returns the rules the built-in spec declares.
+func builtinSeriesRules(t testing.TB) *SeriesRules {
+	t.Helper()
+	sp, err := spec.Load(linux.FS)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Options{Series: r}
+	r, err := NewSeriesRules(sp.VerifyRules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"kpatch/spec"
 )
 
 var updateDocs = flag.Bool("update-docs", false, "rewrite the rule table of docs/verify.md")
@@ -89,13 +91,10 @@ func TestCheckIgnore(t *testing.T) {
 }
 
 // TestSeriesRules: the built-in spec declares this series' rules and
-// words; a verify-rules line that is not a series rule, or malformed, is
-// refused with its line.
+// words; a verify-rules line that is not a series rule is refused with
+// its line.
 func TestSeriesRules(t *testing.T) {
-	r, err := LoadSeriesRules("")
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := builtinSeriesRules(t)
 	for _, id := range []string{"X86_PREFIX", "TASK_CURRENT", "HEADER_GUARD_NAME"} {
 		if !r.declares(id) {
 			t.Errorf("the built-in spec does not declare %s", id)
@@ -104,15 +103,15 @@ func TestSeriesRules(t *testing.T) {
 	if r.Spelling["theses"] != "these" {
 		t.Errorf("series words: %v", r.Spelling)
 	}
-	for text, want := range map[string]string{
-		"rule X86_PREFIX\nrule LONG_LINE\n": "f:2: LONG_LINE applies to every series already",
-		"rule NO_SUCH\n":                    "f:1: unknown rule NO_SUCH",
-		"spelling theses\n":                 "f:1: \"theses\": write spelling mistake||correction",
-		"word x y\n":                        "f:1: \"word x y\": want",
-		"# comment\nrules X86_PREFIX\n":     "f:2: unknown directive \"rules\"",
+	for _, tc := range []struct {
+		rules []spec.RuleLine
+		want  string
+	}{
+		{[]spec.RuleLine{{ID: "X86_PREFIX", Line: 1}, {ID: "LONG_LINE", Line: 2}}, "f:2: LONG_LINE applies to every series already"},
+		{[]spec.RuleLine{{ID: "NO_SUCH", Line: 1}}, "f:1: unknown rule NO_SUCH"},
 	} {
-		if _, err := ParseSeriesRules("f", []byte(text)); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%q: %v, want %q", text, err, want)
+		if _, err := NewSeriesRules(&spec.VerifyRules{Source: "f", Rules: tc.rules}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want %q", tc.rules, err, tc.want)
 		}
 	}
 }

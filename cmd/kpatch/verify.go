@@ -98,8 +98,8 @@ Exit status: 0 no errors (warnings only or clean), 1 errors found,
 			return refuse(err)
 		}
 		if *specDir != "" {
-			if seriesRules, err = verify.LoadSeriesRules(*specDir); err != nil {
-				return refuse(err)
+			if seriesRules, err = verify.NewSeriesRules(sel.Spec.VerifyRules); err != nil {
+				return refuse(fmt.Errorf("--spec %s: %w", *specDir, err))
 			}
 		}
 	} else {
@@ -113,8 +113,8 @@ Exit status: 0 no errors (warnings only or clean), 1 errors found,
 		if s, err = verify.FromGenerated(g); err != nil {
 			return refuse(err)
 		}
-		if seriesRules, err = verify.LoadSeriesRules(*specDir); err != nil {
-			return refuse(err)
+		if seriesRules, err = verify.NewSeriesRules(sel.Spec.VerifyRules); err != nil {
+			return refuse(fmt.Errorf("--spec %s: %w", *specDir, err))
 		}
 	}
 	var cpTypes map[string]bool
