@@ -1,6 +1,7 @@
-// Package spec reads a series description: the revisions of a patch series,
-// their patches (subject, author, commit message, notes, edits to files of
-// the kernel tree) and the templates of the files the series creates.
+// Package spec reads and writes a series description: the revisions of a
+// patch series, their patches (subject, author, commit message, notes,
+// edits to files of the kernel tree) and the templates of the files the
+// series creates.
 //
 // # The model: declared once, guarded by revision
 //
@@ -154,4 +155,20 @@
 // An edit is a line "@ PATH: OP ARGS..." followed by the text it inserts,
 // one "+"-prefixed line per line. Each edit is placed by what it attaches
 // to, never by line number; see package hooks for the operations.
+//
+// # Verify rules
+//
+// The file verify-rules says what kpatch verify checks for the series
+// beyond the kernel's rules (see VerifyRules); Load reads it into
+// Spec.VerifyRules.
+//
+// # Writing
+//
+// Load is the one reader of the format and Writer its one writer: a new
+// revision's folder, a header field, a cover letter's "Changes since"
+// section, a patch's notes, a trailer added to a declaration for one
+// revision on, a declaration's message, a created file's template. kpatch
+// revision new, kpatch trailers and the weave tools change a spec copy
+// only through it; it writes every change at once, and only when the spec
+// loads with them.
 package spec

@@ -3,13 +3,10 @@ package trailers
 import (
 	"fmt"
 	netmail "net/mail"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 
 	"kpatch/plumbing/mail"
-	"kpatch/plumbing/outdir"
 	"kpatch/plumbing/patchid"
 	"kpatch/spec"
 )
@@ -204,62 +201,16 @@ func hasTrailer(log, line string) bool {
 }
 
 // Write adds the planned trailers to the patch descriptions under specDir,
-// at the end of each commit message's trailer block: every file changes,
-// or none does (package outdir's ReplaceFiles). The caller holds the spec
-// copy's lock (outdir.LockEdit), so that two runs do not both read the
-// same descriptions and each write its own trailers over the other's.
+// at the end of each commit message (spec.Writer's AddTrailer): every
+// file changes, or none does. The caller holds the spec copy's lock
+// (outdir.LockEdit), so that two runs do not both read the same
+// descriptions and each write its own trailers over the other's.
 func Write(specDir string, added []Added) error {
-	byFile := map[string][]string{}
-	var files []string
+	w := spec.NewWriter(specDir)
 	for _, a := range added {
-		if byFile[a.File] == nil {
-			files = append(files, a.File)
-		}
-		byFile[a.File] = append(byFile[a.File], a.Trailer)
-	}
-	// A patch is declared once, in the folder of the first revision that
-	// has it: trailers given to a later revision are guarded by it, so the
-	// revisions posted before it stay as they were.
-	for _, a := range added {
-		if v := fmt.Sprintf("v%d/", a.Version); !strings.HasPrefix(a.File, v) && len(byFile[a.File]) > 0 && !strings.HasPrefix(byFile[a.File][0], "{{") {
-			byFile[a.File] = append([]string{fmt.Sprintf("{{if ge .Version %d}}", a.Version)}, append(byFile[a.File], "{{end}}")...)
-		}
-	}
-	var changes []outdir.Change
-	for _, f := range files {
-		data, err := os.ReadFile(filepath.Join(specDir, filepath.FromSlash(f)))
-		if err != nil {
+		if err := w.AddTrailer(a.File, a.Version, a.Trailer); err != nil {
 			return err
 		}
-		out, err := insert(string(data), byFile[f])
-		if err != nil {
-			return fmt.Errorf("%s: %w", f, err)
-		}
-		changes = append(changes, outdir.Change{Path: f, Data: []byte(out)})
 	}
-	if len(changes) == 0 {
-		return nil
-	}
-	return outdir.ReplaceFiles(specDir, changes)
-}
-
-// insert puts lines after the last line of the commit message, which ends
-// at "---", "=== edits" or the end of the file.
-func insert(text string, lines []string) (string, error) {
-	_, body, ok := strings.Cut(text, "\n\n")
-	if !ok {
-		return "", fmt.Errorf("no blank line after the header")
-	}
-	start := len(text) - len(body)
-	end := len(text)
-	for _, sep := range []string{"\n---\n", "\n=== edits\n"} {
-		if i := strings.Index(body, sep); i >= 0 && start+i+1 < end {
-			end = start + i + 1
-		}
-	}
-	if strings.HasPrefix(body, "---\n") || strings.HasPrefix(body, "=== edits\n") {
-		return "", fmt.Errorf("empty commit message")
-	}
-	msg := strings.TrimRight(text[:end], "\n")
-	return msg + "\n" + strings.Join(lines, "\n") + "\n" + text[end:], nil
+	return w.Write()
 }

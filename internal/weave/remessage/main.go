@@ -93,10 +93,10 @@ func run(specDir string, posted map[int]string) error {
 	if err != nil {
 		return err
 	}
+	w := spec.NewWriter(specDir)
 	// msgs[id][version]
 	msgs := map[string]map[int]message{}
 	decls := map[string]string{} // id -> declaration path
-	edits := map[string]string{} // id -> the edits section as written
 	firstVersion := map[string]int{}
 	for _, r := range sp.Revisions {
 		var files []string
@@ -135,10 +135,7 @@ func run(specDir string, posted map[int]string) error {
 			m.log = msg
 			msgs[p.ID][r.Version] = m
 			if notes != "" {
-				np := filepath.Join(specDir, fmt.Sprintf("v%d", r.Version), p.ID+".notes")
-				if err := os.WriteFile(np, []byte(notes+"\n"), 0o644); err != nil {
-					return err
-				}
+				w.SetNotes(r.Dir, p.ID, notes+"\n")
 			}
 		}
 	}
@@ -150,27 +147,16 @@ func run(specDir string, posted map[int]string) error {
 		path := decls[id]
 		if path == "" {
 			path = fmt.Sprintf("v%d/%s.patch", firstVersion[id], id)
-		} else {
-			b, err := os.ReadFile(filepath.Join(specDir, path))
-			if err != nil {
-				return err
-			}
-			if _, e, ok := strings.Cut(string(b), "\n=== edits\n"); ok {
-				edits[id] = e
-			}
 		}
 		text, err := declaration(id, versions, byV)
 		if err != nil {
 			return fmt.Errorf("%s: %w", id, err)
 		}
-		if e, ok := edits[id]; ok {
-			text += "=== edits\n" + e
-		}
-		if err := os.WriteFile(filepath.Join(specDir, path), []byte(text), 0o644); err != nil {
+		if err := w.SetMessage(path, text); err != nil {
 			return err
 		}
 	}
-	return nil
+	return w.Write()
 }
 
 // declaration writes the header and message of one patch, guarded by

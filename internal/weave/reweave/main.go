@@ -106,6 +106,7 @@ func run(specDir string, posted, states map[int]string) error {
 		sorted = append(sorted, p)
 	}
 	sort.Strings(sorted)
+	w := spec.NewWriter(specDir)
 	for _, p := range sorted {
 		var revs []weave.Rev
 		for _, r := range sp.Revisions {
@@ -134,15 +135,9 @@ func run(specDir string, posted, states map[int]string) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", p, err)
 		}
-		dst := filepath.Join(specDir, "files", filepath.FromSlash(p)+".tmpl")
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(dst, []byte(t), 0o644); err != nil {
-			return err
-		}
+		w.SetTemplate(p, t)
 	}
-	return nil
+	return w.Write()
 }
 
 // readPosted applies the posted patches in dir, in name order, to an empty
