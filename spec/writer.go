@@ -175,9 +175,16 @@ func (w *Writer) SetNotes(rev, id, notes string) {
 	w.set(rev+"/"+id+".notes", []byte(notes))
 }
 
+// Literal returns template text that renders as text: every "{{" is
+// written as {{"{{"}}, so that nothing in it is read as an action.
+func Literal(text string) string {
+	return strings.ReplaceAll(text, "{{", `{{"{{"}}`)
+}
+
 // AddTrailer adds line, a trailer ("Reviewed-by: Name <address>"), to the
 // commit message of the patch declared in decl (vN/<id>.patch) for
-// revision version and later. The declaration is in the folder of the
+// revision version and later. The line is text: it renders as given,
+// whatever it holds (Literal). The declaration is in the folder of the
 // first revision that has the patch: a trailer given to a later revision
 // is guarded by it ({{if ge .Version N}}), so that the revisions posted
 // before stay as they were. Write places every trailer of a declaration
@@ -218,7 +225,7 @@ func (w *Writer) placeTrailers(p string) error {
 			lines = append(lines, fmt.Sprintf("{{if ge .Version %d}}", added[i].version))
 		}
 		for _, t := range added[i:j] {
-			lines = append(lines, t.line)
+			lines = append(lines, Literal(t.line))
 		}
 		if guarded {
 			lines = append(lines, "{{end}}")

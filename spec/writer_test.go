@@ -70,6 +70,12 @@ func TestWriter(t *testing.T) {
 			}
 			return w.AddTrailer("v1/b.patch", 2, "Tested-by: D <d@example.org>")
 		}, map[string]string{"v1/b.patch": "Author: B <b@example.org>\nSubject: Add b\n\nMessage of b.\n{{if ge .Version 2}}\nAcked-by: C <c@example.org>\nTested-by: D <d@example.org>\n{{end}}\n=== edits\n@ y.c: line-after \"one\"\n+b\n"}},
+		{"a trailer is text, whatever it holds", nil, func(w *spec.Writer) error {
+			if err := w.AddTrailer("v1/c.patch", 1, "Reviewed-by: C {{.Version}} <c@example.org>"); err != nil {
+				return err
+			}
+			return w.AddTrailer("v1/c.patch", 1, "Tested-by: E {{end}} <e@example.org>")
+		}, map[string]string{"v1/c.patch": "Author: A <a@example.org>\nSubject: Add c\n\nMessage of c.\nReviewed-by: C {{\"{{\"}}.Version}} <c@example.org>\nTested-by: E {{\"{{\"}}end}} <e@example.org>\n"}},
 		{"a new message keeps the edits", nil, func(w *spec.Writer) error {
 			return w.SetMessage("v1/b.patch", "Author: B <b@example.org>\nSubject: Add b{{if ge .Version 2}}, folded{{end}}\n\nNew message.\n")
 		}, map[string]string{"v1/b.patch": "Author: B <b@example.org>\nSubject: Add b{{if ge .Version 2}}, folded{{end}}\n\nNew message.\n=== edits\n@ y.c: line-after \"one\"\n+b\n"}},
@@ -207,5 +213,33 @@ func TestWriterRefuses(t *testing.T) {
 	// An existing folder is outdir's ErrExists.
 	if err := spec.NewWriter(writeFS(t, modelFS())).AddRevision("v1", "v2"); !errors.Is(err, outdir.ErrExists) {
 		t.Errorf("AddRevision over v2: %v, want outdir.ErrExists", err)
+	}
+}
+
+// TestTrailerRendersAsGiven: trailers holding template actions render as
+// written, in every revision they are given to.
+func TestTrailerRendersAsGiven(t *testing.T) {
+	dir := writeFS(t, modelFS())
+	w := spec.NewWriter(dir)
+	lines := []string{"Reviewed-by: C {{.Version}} <c@example.org>", "Tested-by: E {{end}} <e@example.org>", "Acked-by: F {{ <f@example.org>"}
+	for _, l := range lines {
+		if err := w.AddTrailer("v1/a.patch", 2, l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Write(); err != nil {
+		t.Fatal(err)
+	}
+	sp, err := spec.Load(os.DirFS(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1, _ := sp.Revision(1)
+	v2, _ := sp.Revision(2)
+	if want := "Message of a.\n" + strings.Join(lines, "\n") + "\n"; v2.Patches[0].Log != want {
+		t.Errorf("v2's message %q, want %q", v2.Patches[0].Log, want)
+	}
+	if v1.Patches[0].Log != "Message of a.\n" {
+		t.Errorf("v1's message %q: the trailers are v2's", v1.Patches[0].Log)
 	}
 }

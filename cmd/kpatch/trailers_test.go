@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,5 +58,52 @@ func TestTrailersCommand(t *testing.T) {
 		if code := run(tc.args, &stdout, &stderr); code != tc.code || !strings.Contains(stderr.String(), tc.want) || strings.Count(stderr.String(), "\n") != 1 {
 			t.Errorf("%v: exit %d, %q", tc.args, code, stderr.String())
 		}
+	}
+}
+
+// TestTrailersTemplateText: a reply's trailer is text, whatever it holds:
+// one with template actions in it ends up in the generated patch exactly
+// as given, and the spec copy still generates, verifies and takes
+// trailers (the second run finds them there and adds nothing).
+func TestTrailersTemplateText(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "spec")
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"spec", "-o", dir}, &stdout, &stderr); code != 0 {
+		t.Fatal(stderr.String())
+	}
+	trailers := []string{"Reviewed-by: C {{.Version}} <c@example.org>", "Tested-by: E {{end}} <e@example.org>"}
+	mbox := filepath.Join(t.TempDir(), "replies.mbox")
+	var b strings.Builder
+	for i, tr := range trailers {
+		fmt.Fprintf(&b, "From mboxrd@z Thu Jan  1 00:00:00 1970\nMessage-ID: <r%d@example.org>\nFrom: R <r@example.org>\nDate: Wed, 25 Jun 2025 18:56:00 -0400\nSubject: Re: [PATCH v16 02/10] unwind_user/deferred: Add unwind_user_faultable()\n\nLooks good.\n\n%s\n\n", i, tr)
+	}
+	if err := os.WriteFile(mbox, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code := run([]string{"trailers", "-v", "16", "--spec", dir, mbox}, &stdout, &stderr); code != 0 || !strings.Contains(stderr.String(), "added 2 to v16") {
+		t.Fatalf("trailers: exit %d: %s", code, stderr.String())
+	}
+	tree := debianTree(t)
+	out := filepath.Join(t.TempDir(), "out")
+	stderr.Reset()
+	if code := run([]string{"gen", "--spec", dir, "--tree", tree, "--base", "v6.12", "-v", "16", "-o", out}, &stdout, &stderr); code != 0 {
+		t.Fatalf("gen on the copy: exit %d: %s", code, stderr.String())
+	}
+	patch, err := os.ReadFile(filepath.Join(out, "v16-0002-unwind_user-deferred-Add-unwind_user_faultable.patch"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range trailers {
+		if !strings.Contains(string(patch), "\n"+tr+"\n") {
+			t.Errorf("patch 2 does not carry %q:\n%s", tr, patch)
+		}
+	}
+	stderr.Reset()
+	if code := run([]string{"verify", "--spec", dir, "--tree", tree, "--base", "v6.12", "-v", "16"}, &stdout, &stderr); code == 2 {
+		t.Errorf("verify on the copy: exit 2: %s", stderr.String())
+	}
+	stderr.Reset()
+	if code := run([]string{"trailers", "-v", "16", "--spec", dir, mbox}, &stdout, &stderr); code != 0 || !strings.Contains(stderr.String(), "added 0 to v16") {
+		t.Errorf("second run: exit %d: %s", code, stderr.String())
 	}
 }

@@ -170,7 +170,7 @@ func declaration(id string, versions []int, byV map[int]message) (string, error)
 			if !ok {
 				continue
 			}
-			s := get(m)
+			s := spec.Literal(get(m)) // a subject or name is text
 			if groups[s] == nil {
 				order = append(order, s)
 			}
