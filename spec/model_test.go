@@ -1,6 +1,7 @@
 package spec_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -122,6 +123,9 @@ func TestModelRefuses(t *testing.T) {
 			_, err := spec.Load(f)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("got %v, want an error containing %q", err, tc.want)
+			}
+			if !errors.Is(err, spec.ErrInvalid) {
+				t.Errorf("%v is not spec.ErrInvalid", err)
 			}
 		})
 	}

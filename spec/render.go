@@ -74,10 +74,10 @@ func (r *Revision) Render(path string, step int) (content []byte, exists bool, e
 	}
 	out, created, err := r.execute(f, step)
 	if err != nil {
-		return nil, false, err
+		return nil, false, invalid(err)
 	}
 	if created < 0 {
-		return nil, false, fmt.Errorf("spec: %s: the template does not start with {{created \"id\"}}", f.Src)
+		return nil, false, invalid(fmt.Errorf("spec: %s: the template does not start with {{created \"id\"}}", f.Src))
 	}
 	if step < created {
 		return nil, false, nil
@@ -93,14 +93,14 @@ func (r *Revision) Render(path string, step int) (content []byte, exists bool, e
 func (r *Revision) Facts(name string, step int) (map[string]string, error) {
 	f := r.spec.Facts[name]
 	if f == nil {
-		return nil, fmt.Errorf("spec: no facts/%s.tmpl", name)
+		return nil, invalid(fmt.Errorf("spec: no facts/%s.tmpl", name))
 	}
 	if step < 0 || step > len(r.Patches) {
 		return nil, fmt.Errorf("spec: v%d has patches 1 to %d, not %d", r.Version, len(r.Patches), step)
 	}
 	out, _, err := r.execute(f, step)
 	if err != nil {
-		return nil, err
+		return nil, invalid(err)
 	}
 	facts := map[string]string{}
 	for i, l := range strings.Split(string(out), "\n") {
@@ -109,11 +109,11 @@ func (r *Revision) Facts(name string, step int) (map[string]string, error) {
 		}
 		k, v, ok := strings.Cut(l, ":")
 		if !ok {
-			return nil, fmt.Errorf("spec: %s rendered for v%d after patch %d: line %d: want \"key: value\", got %q", f.Src, r.Version, step, i+1, l)
+			return nil, invalid(fmt.Errorf("spec: %s rendered for v%d after patch %d: line %d: want \"key: value\", got %q", f.Src, r.Version, step, i+1, l))
 		}
 		k = strings.TrimSpace(k)
 		if _, dup := facts[k]; dup {
-			return nil, fmt.Errorf("spec: %s rendered for v%d after patch %d: %s is given twice", f.Src, r.Version, step, k)
+			return nil, invalid(fmt.Errorf("spec: %s rendered for v%d after patch %d: %s is given twice", f.Src, r.Version, step, k))
 		}
 		facts[k] = strings.TrimSpace(v)
 	}

@@ -142,8 +142,32 @@ var ErrAlreadyHas = errors.New("a series is laid only on a revision without its 
 // ErrNoRevision is returned by Revision for a version the spec lacks.
 var ErrNoRevision = errors.New("no such revision in the series description")
 
-// Load reads a spec from fsys.
+// ErrInvalid is in every error of a series description that cannot be
+// read: one Load refuses, or a template that fails when rendered.
+var ErrInvalid = errors.New("the series description cannot be read")
+
+// invalidError is an error of the series description: it reads as err,
+// and is both err and ErrInvalid to errors.Is.
+type invalidError struct{ err error }
+
+func (e *invalidError) Error() string   { return e.err.Error() }
+func (e *invalidError) Unwrap() []error { return []error{e.err, ErrInvalid} }
+
+// invalid marks err, when not nil, as an error of the series description.
+func invalid(err error) error {
+	if err == nil || errors.Is(err, ErrInvalid) {
+		return err
+	}
+	return &invalidError{err}
+}
+
+// Load reads a spec from fsys. Its errors are ErrInvalid.
 func Load(fsys fs.FS) (*Spec, error) {
+	s, err := load(fsys)
+	return s, invalid(err)
+}
+
+func load(fsys fs.FS) (*Spec, error) {
 	s := &Spec{fsys: fsys, Templates: map[string]*File{}, Facts: map[string]*File{}}
 	// The templates, the facts and the patch declarations are parsed at
 	// once (text/template's parser is most of what loading costs); their
@@ -588,7 +612,8 @@ func (r *Revision) On(v int) (*Revision, error) {
 			}
 		}
 	}
-	return r.spec.loadRevision(r.Dir, r.spec.decls, pr)
+	lr, err := r.spec.loadRevision(r.Dir, r.spec.decls, pr)
+	return lr, invalid(err)
 }
 
 // Select returns the revision a command names: revision v of the main

@@ -309,7 +309,7 @@ func runCommand(c command, args []string, stdout *checkedWriter, stderr io.Write
 var badInputs = []error{
 	kernelsrc.ErrNotKernel, kernelsrc.ErrUnknownRev, kernelsrc.ErrNotAGitRepo, kernelsrc.ErrDamaged,
 	mail.ErrNoPatches, mail.ErrNotMail, mail.ErrNoMessages,
-	spec.ErrNoRevision, spec.ErrNotStacked, spec.ErrAlreadyHas,
+	spec.ErrNoRevision, spec.ErrNotStacked, spec.ErrAlreadyHas, spec.ErrInvalid,
 	outdir.ErrForeign, outdir.ErrInTheWay, outdir.ErrNotDir, outdir.ErrExists,
 	series.ErrBadBranchName, series.ErrBranchExists, series.ErrAlreadyApplied, series.ErrPathCollision,
 	hooks.ErrAnchorMissing, hooks.ErrAnchorAmbiguous, hooks.ErrAlreadyPresent, hooks.ErrNoFile,

@@ -414,7 +414,7 @@ func TestGenOutputs(t *testing.T) {
 
 // TestGenEditedSpec exports the series description, edits it, and
 // generates from the copy: the edit shows in the output; a template that
-// names an unknown patch id fails with the template's name.
+// names an unknown patch id is bad input (exit 2) named by the template.
 func TestGenEditedSpec(t *testing.T) {
 	tree := debianTree(t)
 	dir := filepath.Join(t.TempDir(), "spec")
@@ -447,7 +447,7 @@ func TestGenEditedSpec(t *testing.T) {
 	}
 	os.WriteFile(tp, append(c, []byte("{{if since \"no-such-patch\"}}x\n{{end}}\n")...), 0o644)
 	stderr.Reset()
-	if code := run([]string{"gen", "-v", "12", "--tree", tree, "--base", "v6.12", "--spec", dir, "--stdout"}, &stdout, &stderr); code != 1 ||
+	if code := run([]string{"gen", "-v", "12", "--tree", tree, "--base", "v6.12", "--spec", dir, "--stdout"}, &stdout, &stderr); code != 2 ||
 		!strings.Contains(stderr.String(), "user.c.tmpl") || !strings.Contains(stderr.String(), `unknown patch id "no-such-patch"`) {
 		t.Errorf("unknown id: exit %d, %q", code, stderr.String())
 	}
