@@ -112,6 +112,8 @@ func TestModelRefuses(t *testing.T) {
 		{"notes of a patch the revision lacks", func(f fstest.MapFS) { f["v2/c.notes"] = f["v1/c.notes"] }, `v2/c.notes: v2 has no patch "c"`},
 		{"unknown file", func(f fstest.MapFS) { f["v2/01-d.patch.orig"] = f["v2/d.patch"] }, `unknown file in a revision folder`},
 		{"missing order", func(f fstest.MapFS) { delete(f, "v2/order") }, `v2/order is missing`},
+		{"a temporary file of an interrupted trailers run", func(f fstest.MapFS) { f["v1/.c.patch.kpatch-tmp-2041"] = f["v1/c.patch"] },
+			`v1/.c.patch.kpatch-tmp-2041: a temporary file an interrupted kpatch trailers run left: run kpatch trailers on the copy again`},
 		{"self-test cases in the series file", func(f fstest.MapFS) {
 			f["v2/series"] = &fstest.MapFile{Data: []byte(strings.Replace(string(f["v2/series"].Data), "\n\n", "\nSelftest-Cases: x\n\n", 1))}
 		}, `Selftest-Cases is no longer read: name the cases in facts/selftest.tmpl`},

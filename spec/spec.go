@@ -259,6 +259,10 @@ func load(fsys fs.FS) (*Spec, error) {
 	return s, nil
 }
 
+// tmpMark is in the name of every temporary file package outdir's
+// ReplaceFiles writes beside a file it replaces (kpatch trailers).
+const tmpMark = ".kpatch-tmp"
+
 // parsed is a template file of the spec, parsed.
 type parsed struct {
 	src  string
@@ -537,6 +541,8 @@ func (s *Spec) loadRevision(dir string, decls map[string]*decl, on *Revision) (*
 			if r.lead(id) == nil {
 				return nil, fmt.Errorf("spec: %s/%s: v%d has no patch %q that heads its slot in the order", dir, n, r.Version, id)
 			}
+		case strings.Contains(n, tmpMark):
+			return nil, fmt.Errorf("spec: %s/%s: a temporary file an interrupted kpatch trailers run left: run kpatch trailers on the copy again (it completes or clears that run's change)", dir, n)
 		default:
 			return nil, fmt.Errorf("spec: %s/%s: unknown file in a revision folder (series, order, <id>.patch and <id>.notes are known)", dir, n)
 		}

@@ -69,3 +69,35 @@ func TestDamagedSpecExits2(t *testing.T) {
 		})
 	}
 }
+
+// TestInterruptedTrailersCopy: a spec copy that a killed kpatch trailers
+// run left with its temporary file (ReplaceFiles writes each new
+// description beside the old one first) is refused with what to do, and
+// running kpatch trailers again clears it and adds the trailers.
+func TestInterruptedTrailersCopy(t *testing.T) {
+	dir := specCopy(t)
+	f, err := os.CreateTemp(filepath.Join(dir, "v11"), ".faultable.patch.kpatch-tmp-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("Author: half a descrip")
+	f.Close()
+	out := filepath.Join(t.TempDir(), "flat")
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"spec", "--spec", dir, "-v", "16", "-o", out}, &stdout, &stderr); code != 2 ||
+		!strings.Contains(stderr.String(), filepath.Base(f.Name())+": a temporary file an interrupted kpatch trailers run left: run kpatch trailers on the copy again") {
+		t.Errorf("spec -v on the copy: exit %d, %q", code, stderr.String())
+	}
+	replies := filepath.Join("..", "..", "revision", "trailers", "testdata", "replies.mbox")
+	stderr.Reset()
+	if code := run([]string{"trailers", "-v", "12", "--spec", dir, replies}, &stdout, &stderr); code != 0 || !strings.Contains(stderr.String(), "added 15 to v12") {
+		t.Fatalf("trailers again: exit %d: %s", code, stderr.String())
+	}
+	if _, err := os.Stat(f.Name()); err == nil {
+		t.Errorf("%s is still there", f.Name())
+	}
+	stderr.Reset()
+	if code := run([]string{"spec", "--spec", dir, "-v", "16", "-o", out}, &stdout, &stderr); code != 0 {
+		t.Errorf("spec -v after trailers: exit %d: %s", code, stderr.String())
+	}
+}
