@@ -114,6 +114,19 @@ func TestModelRefuses(t *testing.T) {
 		{"missing order", func(f fstest.MapFS) { delete(f, "v2/order") }, `v2/order is missing`},
 		{"a temporary file of an interrupted trailers run", func(f fstest.MapFS) { f["v1/.c.patch.kpatch-tmp-2041"] = f["v1/c.patch"] },
 			`v1/.c.patch.kpatch-tmp-2041: a temporary file an interrupted kpatch trailers run left: run kpatch trailers on the copy again`},
+		{"no files folder", func(f fstest.MapFS) { delete(f, "files/f.c.tmpl") }, `no files/ folder (the templates of the files the series creates): not a series description; kpatch spec -o DIR writes a complete one`},
+		{"no revision", func(f fstest.MapFS) {
+			for p := range f {
+				if strings.HasPrefix(p, "v") {
+					delete(f, p)
+				}
+			}
+		}, `no v*/series file (a revision): not a series description; kpatch spec -o DIR writes a complete one`},
+		{"nothing", func(f fstest.MapFS) {
+			for p := range f {
+				delete(f, p)
+			}
+		}, `no files/ folder and no v*/series file: not a series description; kpatch spec -o DIR writes a complete one`},
 		{"self-test cases in the series file", func(f fstest.MapFS) {
 			f["v2/series"] = &fstest.MapFile{Data: []byte(strings.Replace(string(f["v2/series"].Data), "\n\n", "\nSelftest-Cases: x\n\n", 1))}
 		}, `Selftest-Cases is no longer read: name the cases in facts/selftest.tmpl`},

@@ -168,6 +168,9 @@ func Load(fsys fs.FS) (*Spec, error) {
 }
 
 func load(fsys fs.FS) (*Spec, error) {
+	if err := complete(fsys); err != nil {
+		return nil, err
+	}
 	s := &Spec{fsys: fsys, Templates: map[string]*File{}, Facts: map[string]*File{}}
 	// The templates, the facts and the patch declarations are parsed at
 	// once (text/template's parser is most of what loading costs); their
@@ -220,9 +223,6 @@ func load(fsys fs.FS) (*Spec, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(dirs) == 0 {
-		return nil, fmt.Errorf("spec: no v*/series file: not a series description")
-	}
 	if derr != nil {
 		return nil, derr
 	}
@@ -257,6 +257,24 @@ func load(fsys fs.FS) (*Spec, error) {
 	}
 	s.decls = decls
 	return s, nil
+}
+
+// complete refuses a directory that lacks what every series description
+// has: files/ and a revision folder.
+func complete(fsys fs.FS) error {
+	_, err := fs.Stat(fsys, "files")
+	noFiles := errors.Is(err, fs.ErrNotExist)
+	revs, _ := fs.Glob(fsys, "v*/series")
+	const fix = "not a series description; kpatch spec -o DIR writes a complete one"
+	switch {
+	case noFiles && len(revs) == 0:
+		return fmt.Errorf("no files/ folder and no v*/series file: %s", fix)
+	case noFiles:
+		return fmt.Errorf("no files/ folder (the templates of the files the series creates): %s", fix)
+	case len(revs) == 0:
+		return fmt.Errorf("no v*/series file (a revision): %s", fix)
+	}
+	return nil
 }
 
 // tmpMark is in the name of every temporary file package outdir's

@@ -101,3 +101,24 @@ func TestInterruptedTrailersCopy(t *testing.T) {
 		t.Errorf("spec -v after trailers: exit %d: %s", code, stderr.String())
 	}
 }
+
+// TestNotASpecDirectory: an empty directory, or one without files/, is
+// refused as no series description, saying what it lacks and how to get a
+// complete one.
+func TestNotASpecDirectory(t *testing.T) {
+	empty := t.TempDir()
+	noFiles := specCopy(t)
+	if err := os.RemoveAll(filepath.Join(noFiles, "files")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ dir, want string }{
+		{empty, "no files/ folder and no v*/series file: not a series description; kpatch spec -o DIR writes a complete one"},
+		{noFiles, "no files/ folder (the templates of the files the series creates): not a series description; kpatch spec -o DIR writes a complete one"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run([]string{"gen", "--spec", tc.dir, "-o", filepath.Join(t.TempDir(), "out")}, &stdout, &stderr)
+		if code != 2 || !strings.Contains(stderr.String(), tc.want) || strings.Contains(stderr.String(), "stat files") {
+			t.Errorf("%s: exit %d, %q", tc.dir, code, stderr.String())
+		}
+	}
+}
