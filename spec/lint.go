@@ -34,13 +34,13 @@ func (s *Spec) lint(decls map[string]*decl) error {
 				}
 				for _, a := range c.Args[1:] {
 					if n, ok := a.(*parse.NumberNode); ok && n.IsInt && !versions[int(n.Int64)] {
-						err = fmt.Errorf("spec: %s: the guard %q names v%d, which the series has no folder for: name a revision it has", where(), c.String(), n.Int64)
+						err = fmt.Errorf("%s: the guard %q names v%d, which the series has no folder for: name a revision it has", where(), c.String(), n.Int64)
 					}
 				}
 			case "since", "before", "between", "created":
 				for _, a := range c.Args[1:] {
 					if id, ok := a.(*parse.StringNode); ok && !s.knownID(id.Text) {
-						err = fmt.Errorf("spec: %s: unknown patch id %q: no revision's order lists it", where(), id.Text)
+						err = fmt.Errorf("%s: unknown patch id %q: no revision's order lists it", where(), id.Text)
 					}
 				}
 			}
@@ -59,7 +59,7 @@ func (s *Spec) lint(decls map[string]*decl) error {
 	}
 	for _, d := range decls {
 		if !s.knownID(d.id) {
-			return fmt.Errorf("spec: %s: no revision's order lists patch %q: add it to one or remove the file", d.src, d.id)
+			return fmt.Errorf("%s: no revision's order lists patch %q: add it to one or remove the file", d.src, d.id)
 		}
 		if err := checkTree(d.tmpl); err != nil {
 			return err

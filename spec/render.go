@@ -70,14 +70,14 @@ func (r *Revision) position(id string) (int, error) {
 func (r *Revision) Render(path string, step int) (content []byte, exists bool, err error) {
 	f := r.spec.Templates[path]
 	if f == nil {
-		return nil, false, fmt.Errorf("spec: no template for %s", path)
+		return nil, false, fmt.Errorf("no template for %s", path)
 	}
 	out, created, err := r.execute(f, step)
 	if err != nil {
 		return nil, false, invalid(err)
 	}
 	if created < 0 {
-		return nil, false, invalid(fmt.Errorf("spec: %s: the template does not start with {{created \"id\"}}", f.Src))
+		return nil, false, invalid(fmt.Errorf("%s: the template does not start with {{created \"id\"}}", f.Src))
 	}
 	if step < created {
 		return nil, false, nil
@@ -93,10 +93,10 @@ func (r *Revision) Render(path string, step int) (content []byte, exists bool, e
 func (r *Revision) Facts(name string, step int) (map[string]string, error) {
 	f := r.spec.Facts[name]
 	if f == nil {
-		return nil, invalid(fmt.Errorf("spec: no facts/%s.tmpl", name))
+		return nil, invalid(fmt.Errorf("no facts/%s.tmpl", name))
 	}
 	if step < 0 || step > len(r.Patches) {
-		return nil, fmt.Errorf("spec: v%d has patches 1 to %d, not %d", r.Version, len(r.Patches), step)
+		return nil, fmt.Errorf("v%d has patches 1 to %d, not %d", r.Version, len(r.Patches), step)
 	}
 	out, _, err := r.execute(f, step)
 	if err != nil {
@@ -109,11 +109,11 @@ func (r *Revision) Facts(name string, step int) (map[string]string, error) {
 		}
 		k, v, ok := strings.Cut(l, ":")
 		if !ok {
-			return nil, invalid(fmt.Errorf("spec: %s rendered for v%d after patch %d: line %d: want \"key: value\", got %q", f.Src, r.Version, step, i+1, l))
+			return nil, invalid(fmt.Errorf("%s rendered for v%d after patch %d: line %d: want \"key: value\", got %q", f.Src, r.Version, step, i+1, l))
 		}
 		k = strings.TrimSpace(k)
 		if _, dup := facts[k]; dup {
-			return nil, invalid(fmt.Errorf("spec: %s rendered for v%d after patch %d: %s is given twice", f.Src, r.Version, step, k))
+			return nil, invalid(fmt.Errorf("%s rendered for v%d after patch %d: %s is given twice", f.Src, r.Version, step, k))
 		}
 		facts[k] = strings.TrimSpace(v)
 	}
@@ -187,7 +187,7 @@ func (r *Revision) executeTemplate(f *File, step int) ([]byte, int, error) {
 	t.Funcs(guardFuncs(applied, createdBy))
 	var buf bytes.Buffer
 	if err := t.Execute(&buf, d); err != nil {
-		return nil, 0, fmt.Errorf("spec: rendering %s: %w", f.Src, err)
+		return nil, 0, fmt.Errorf("rendering %s: %w", f.Src, err)
 	}
 	return buf.Bytes(), created, nil
 }

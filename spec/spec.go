@@ -206,7 +206,7 @@ func load(fsys fs.FS) (*Spec, error) {
 	decls, derr = s.loadDecls()
 	wg.Wait()
 	if terr != nil {
-		return nil, fmt.Errorf("spec: reading templates: %w", terr)
+		return nil, fmt.Errorf("reading templates: %w", terr)
 	}
 	for _, t := range tmpls {
 		tp := strings.TrimSuffix(strings.TrimPrefix(t.src, "files/"), ".tmpl")
@@ -414,10 +414,10 @@ func (s *Spec) loadDecls() (map[string]*decl, error) {
 	for _, f := range files {
 		m := declName.FindStringSubmatch(f)
 		if m == nil {
-			return nil, fmt.Errorf("spec: %s: a patch declaration is named vN/<id>.patch, the id in lower case letters, digits and dashes", f)
+			return nil, fmt.Errorf("%s: a patch declaration is named vN/<id>.patch, the id in lower case letters, digits and dashes", f)
 		}
 		if d := out[m[2]]; d != nil {
-			return nil, fmt.Errorf("spec: patch %q is declared twice, in %s and %s: declare it once and guard what differs by revision", m[2], d.src, f)
+			return nil, fmt.Errorf("patch %q is declared twice, in %s and %s: declare it once and guard what differs by revision", m[2], d.src, f)
 		}
 		data, err := fs.ReadFile(s.fsys, f)
 		if err != nil {
@@ -482,15 +482,15 @@ func (s *Spec) loadRevision(dir string, decls map[string]*decl, on *Revision) (*
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("spec: %w", err)
+		return nil, fmt.Errorf("%w", err)
 	}
 	if r.Version == 0 || r.Subject == "" || r.From == "" || r.Date.IsZero() {
-		return nil, fmt.Errorf("spec: %s: Version, Subject, From and Date are required", src)
+		return nil, fmt.Errorf("%s: Version, Subject, From and Date are required", src)
 	}
 	if name, _, ok := strings.Cut(dir, "-v"); ok {
 		r.Series = name
 		if r.Prerequisite == nil {
-			return nil, fmt.Errorf("spec: %s: a stacked series names the revision it applies on: Prerequisite: vN", src)
+			return nil, fmt.Errorf("%s: a stacked series names the revision it applies on: Prerequisite: vN", src)
 		}
 		r.PostedOn = r.Prerequisite
 		if on != nil {
@@ -498,10 +498,10 @@ func (s *Spec) loadRevision(dir string, decls map[string]*decl, on *Revision) (*
 		}
 		r.Own = len(r.Prerequisite.Patches)
 	} else if r.Prerequisite != nil {
-		return nil, fmt.Errorf("spec: %s: only a stacked series (a NAME-vN folder) has a Prerequisite", src)
+		return nil, fmt.Errorf("%s: only a stacked series (a NAME-vN folder) has a Prerequisite", src)
 	}
 	if dir != fmt.Sprintf("v%d", r.Version) && dir != fmt.Sprintf("%s-v%d", r.Series, r.Version) {
-		return nil, fmt.Errorf("spec: %s: Version %d in the folder of another revision", src, r.Version)
+		return nil, fmt.Errorf("%s: Version %d in the folder of another revision", src, r.Version)
 	}
 	_, cover, _ := bytes.Cut(data, []byte("\n\n"))
 	r.Cover = string(cover)
@@ -516,12 +516,12 @@ func (s *Spec) loadRevision(dir string, decls map[string]*decl, on *Revision) (*
 		p := &Patch{Number: r.Own + i + 1}
 		for j, id := range slot.ids {
 			if prev, ok := seen[id]; ok {
-				return nil, fmt.Errorf("spec: %s: patch %q is listed twice (%s and line %d)", slot.src, id, prev, slot.line)
+				return nil, fmt.Errorf("%s: patch %q is listed twice (%s and line %d)", slot.src, id, prev, slot.line)
 			}
 			seen[id] = fmt.Sprintf("line %d", slot.line)
 			d := decls[id]
 			if d == nil {
-				return nil, fmt.Errorf("spec: %s: patch %q is not declared: write v%d/%s.patch", slot.src, id, r.Version, id)
+				return nil, fmt.Errorf("%s: patch %q is not declared: write v%d/%s.patch", slot.src, id, r.Version, id)
 			}
 			q, err := d.render(r.guardVersion())
 			if err != nil {
@@ -544,7 +544,7 @@ func (s *Spec) loadRevision(dir string, decls map[string]*decl, on *Revision) (*
 		r.Patches = append(r.Patches, p)
 	}
 	if len(r.Patches) == r.Own {
-		return nil, fmt.Errorf("spec: %s/order: no patches", dir)
+		return nil, fmt.Errorf("%s/order: no patches", dir)
 	}
 	ents, err := fs.ReadDir(s.fsys, dir)
 	if err != nil {
@@ -557,12 +557,12 @@ func (s *Spec) loadRevision(dir string, decls map[string]*decl, on *Revision) (*
 		case notesName.MatchString(n):
 			id := strings.TrimSuffix(n, ".notes")
 			if r.lead(id) == nil {
-				return nil, fmt.Errorf("spec: %s/%s: v%d has no patch %q that heads its slot in the order", dir, n, r.Version, id)
+				return nil, fmt.Errorf("%s/%s: v%d has no patch %q that heads its slot in the order", dir, n, r.Version, id)
 			}
 		case strings.Contains(n, tmpMark):
-			return nil, fmt.Errorf("spec: %s/%s: a temporary file an interrupted kpatch trailers run left: run kpatch trailers on the copy again (it completes or clears that run's change)", dir, n)
+			return nil, fmt.Errorf("%s/%s: a temporary file an interrupted kpatch trailers run left: run kpatch trailers on the copy again (it completes or clears that run's change)", dir, n)
 		default:
-			return nil, fmt.Errorf("spec: %s/%s: unknown file in a revision folder (series, order, <id>.patch and <id>.notes are known)", dir, n)
+			return nil, fmt.Errorf("%s/%s: unknown file in a revision folder (series, order, <id>.patch and <id>.notes are known)", dir, n)
 		}
 	}
 	return r, nil
@@ -703,7 +703,7 @@ func (s *Spec) readOrder(src string) ([]slot, error) {
 	data, err := fs.ReadFile(s.fsys, src)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("spec: %s is missing: list the revision's patches in it, one id a line", src)
+			return nil, fmt.Errorf("%s is missing: list the revision's patches in it, one id a line", src)
 		}
 		return nil, err
 	}
@@ -719,7 +719,7 @@ func (s *Spec) readOrder(src string) ([]slot, error) {
 		for _, id := range strings.Split(l, "+") {
 			id = strings.TrimSpace(id)
 			if !idWord.MatchString(id) {
-				return nil, fmt.Errorf("spec: %s:%d: want a patch id, or \"id + id\" for a fold, got %q", src, i+1, strings.TrimSpace(l))
+				return nil, fmt.Errorf("%s:%d: want a patch id, or \"id + id\" for a fold, got %q", src, i+1, strings.TrimSpace(l))
 			}
 			sl.ids = append(sl.ids, id)
 		}
@@ -764,7 +764,7 @@ func (d *decl) render(v int) (*Patch, error) {
 func (d *decl) execute(v int) (string, error) {
 	var buf bytes.Buffer
 	if err := d.tmpl.Execute(&buf, RenderData{Version: v}); err != nil {
-		return "", fmt.Errorf("spec: rendering %s for v%d: %w", d.src, v, err)
+		return "", fmt.Errorf("rendering %s for v%d: %w", d.src, v, err)
 	}
 	return buf.String(), nil
 }
@@ -872,7 +872,7 @@ func parsePatch(src, text string) (*Patch, error) {
 		}
 		k, v, ok := strings.Cut(l, ":")
 		if !ok {
-			return nil, fmt.Errorf("spec: %s:%d: want \"Key: value\", got %q", src, n, l)
+			return nil, fmt.Errorf("%s:%d: want \"Key: value\", got %q", src, n, l)
 		}
 		switch v = strings.TrimSpace(v); k {
 		case "Author":
@@ -880,11 +880,11 @@ func parsePatch(src, text string) (*Patch, error) {
 		case "Subject":
 			p.Subject = v
 		default:
-			return nil, fmt.Errorf("spec: %s:%d: unknown field %q", src, n, k)
+			return nil, fmt.Errorf("%s:%d: unknown field %q", src, n, k)
 		}
 	}
 	if p.Author == "" || p.Subject == "" {
-		return nil, fmt.Errorf("spec: %s: Author and Subject are required", src)
+		return nil, fmt.Errorf("%s: Author and Subject are required", src)
 	}
 	var log strings.Builder
 	inEdits := false
@@ -897,7 +897,7 @@ func parsePatch(src, text string) (*Patch, error) {
 		switch {
 		case strings.HasPrefix(l, "==="):
 			if l != "=== edits" || inEdits {
-				return nil, fmt.Errorf("spec: %s:%d: unknown section line %q: the edits start at a line \"=== edits\", once", src, line, l)
+				return nil, fmt.Errorf("%s:%d: unknown section line %q: the edits start at a line \"=== edits\", once", src, line, l)
 			}
 			inEdits = true
 		case inEdits:
@@ -905,29 +905,29 @@ func parsePatch(src, text string) (*Patch, error) {
 			case strings.HasPrefix(l, "@ "):
 				ed, err := parseEditLine(l[2:])
 				if err != nil {
-					return nil, fmt.Errorf("spec: %s:%d: %w", src, line, err)
+					return nil, fmt.Errorf("%s:%d: %w", src, line, err)
 				}
 				ed.Src = fmt.Sprintf("%s:%d", src, line)
 				p.Edits = append(p.Edits, ed)
 				e = &p.Edits[len(p.Edits)-1]
 			case strings.HasPrefix(l, "+"):
 				if e == nil {
-					return nil, fmt.Errorf("spec: %s:%d: text before the first \"@ PATH: OP\" line", src, line)
+					return nil, fmt.Errorf("%s:%d: text before the first \"@ PATH: OP\" line", src, line)
 				}
 				e.Text += l[1:] + "\n"
 			case l == "" || strings.HasPrefix(l, "#"):
 			default:
-				return nil, fmt.Errorf("spec: %s:%d: an edit line starts with \"@ \" or \"+\", got %q", src, line, l)
+				return nil, fmt.Errorf("%s:%d: an edit line starts with \"@ \" or \"+\", got %q", src, line, l)
 			}
 		case l == "---":
-			return nil, fmt.Errorf("spec: %s:%d: the notes below \"---\" belong to one revision: write them in vN/<id>.notes", src, line)
+			return nil, fmt.Errorf("%s:%d: the notes below \"---\" belong to one revision: write them in vN/<id>.notes", src, line)
 		default:
 			log.WriteString(l + "\n")
 		}
 	}
 	p.Log = log.String()
 	if strings.TrimSpace(p.Log) == "" {
-		return nil, fmt.Errorf("spec: %s: empty commit message", src)
+		return nil, fmt.Errorf("%s: empty commit message", src)
 	}
 	return p, nil
 }
@@ -1023,7 +1023,7 @@ func trimLeadingMarks(l string) string {
 func parseTemplate(name, src string) (*template.Template, error) {
 	t, err := template.New(name).Option("missingkey=error").Funcs(placeholderFuncs).Parse(joinControlLines(src))
 	if err != nil {
-		return nil, fmt.Errorf("spec: %w", err)
+		return nil, fmt.Errorf("%w", err)
 	}
 	return t, nil
 }

@@ -39,17 +39,17 @@ func Revisions(revs []Rev) (string, error) {
 			continue
 		}
 		if len(r.States) != len(r.IDs)-r.Created+1 {
-			return "", fmt.Errorf("weave: v%d: %d states for steps %d to %d", r.Version, len(r.States), r.Created, len(r.IDs))
+			return "", fmt.Errorf("v%d: %d states for steps %d to %d", r.Version, len(r.States), r.Created, len(r.IDs))
 		}
 		for _, c := range r.States {
 			if c != "" && !strings.HasSuffix(c, "\n") {
-				return "", fmt.Errorf("weave: v%d: a state does not end in a newline: not supported", r.Version)
+				return "", fmt.Errorf("v%d: a state does not end in a newline: not supported", r.Version)
 			}
 		}
 		have = append(have, r)
 	}
 	if len(have) == 0 {
-		return "", fmt.Errorf("weave: no revision has the file")
+		return "", fmt.Errorf("no revision has the file")
 	}
 	sort.Ints(versions)
 	var merged []entry
@@ -195,7 +195,7 @@ func writeCreated(b *strings.Builder, versions []int, byVersion, all map[int]Rev
 			}
 		}
 		if ids[v] == "" {
-			return fmt.Errorf("weave: v%d lacks the file but has every patch that creates it in another revision", v)
+			return fmt.Errorf("v%d lacks the file but has every patch that creates it in another revision", v)
 		}
 	}
 	groups := map[string][]int{}

@@ -28,11 +28,11 @@ type line struct {
 // file is created by versions[0].
 func Weave(versions []Version) (string, error) {
 	if len(versions) == 0 {
-		return "", fmt.Errorf("weave: no versions")
+		return "", fmt.Errorf("no versions")
 	}
 	for _, v := range versions {
 		if v.Content != "" && !strings.HasSuffix(v.Content, "\n") {
-			return "", fmt.Errorf("weave: the version after %q does not end in a newline: not supported", v.ID)
+			return "", fmt.Errorf("the version after %q does not end in a newline: not supported", v.ID)
 		}
 	}
 	contents := make([]string, len(versions))
