@@ -125,7 +125,7 @@ func (r *Revision) Facts(name string, step int) (map[string]string, error) {
 func (r *Revision) execute(f *File, step int) ([]byte, int, error) {
 	var key string
 	if f.cacheable {
-		b := []byte(r.Dir + ":")
+		b := []byte(r.renders)
 		for _, id := range f.ids {
 			n, err := r.position(id)
 			if err != nil {

@@ -106,6 +106,10 @@ type Revision struct {
 	// series was laid on another revision (On).
 	PostedOn *Revision
 	spec     *Spec
+	// renders names the revision in the keys of its Files' kept renders:
+	// its folder and the version its guards see (a stacked series laid
+	// on another revision has the folder of the one posted).
+	renders string
 }
 
 // Patch is the description of one patch of a revision.
@@ -503,6 +507,7 @@ func (s *Spec) loadRevision(dir string, decls map[string]*decl, on *Revision) (*
 	if dir != fmt.Sprintf("v%d", r.Version) && dir != fmt.Sprintf("%s-v%d", r.Series, r.Version) {
 		return nil, fmt.Errorf("%s: Version %d in the folder of another revision", src, r.Version)
 	}
+	r.renders = fmt.Sprintf("%s@v%d:", dir, r.guardVersion())
 	_, cover, _ := bytes.Cut(data, []byte("\n\n"))
 	r.Cover = string(cover)
 

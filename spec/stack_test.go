@@ -7,6 +7,7 @@ import (
 	"testing/fstest"
 
 	"kpatch/spec"
+	"kpatch/templates/linux"
 )
 
 // stackFS is a spec whose stacked series "st" (patch s) was posted on v3;
@@ -80,5 +81,42 @@ func TestStackOn(t *testing.T) {
 	main, _ := sp.Revision(3)
 	if _, err := main.On(2); !errors.Is(err, spec.ErrNotStacked) {
 		t.Errorf("main series on v2: %v", err)
+	}
+}
+
+// TestStackOnRendersItsOwn: the built-in x86 series laid on v15 renders
+// every created file as it does in a process that never rendered it on
+// v16: a render kept for one revision is not another's.
+func TestStackOnRendersItsOwn(t *testing.T) {
+	laid := func(sp *spec.Spec) *spec.Revision {
+		r, err := sp.Select(0, "x86", 15)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	fresh, err := spec.Load(linux.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := spec.Load(linux.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	posted, _ := sp.Stack("x86", 0)
+	on15, want := laid(sp), laid(fresh)
+	for _, p := range sp.CreatedFiles() {
+		for step := 1; step <= len(posted.Patches); step++ {
+			if _, _, err := posted.Render(p, step); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for step := 1; step <= len(on15.Patches); step++ {
+			got, _, err1 := on15.Render(p, step)
+			w, _, err2 := want.Render(p, step)
+			if err1 != nil || err2 != nil || string(got) != string(w) {
+				t.Errorf("%s after patch %d of %s: differs from a fresh render (%v, %v)", p, step, on15.Name(), err1, err2)
+			}
+		}
 	}
 }
