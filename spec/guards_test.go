@@ -53,24 +53,37 @@ func TestGuardLanguage(t *testing.T) {
 	}
 }
 
-// TestCreatedBy: a file exists from the patch its {{created}} names on.
+// TestCreatedBy: a file exists from the patch its {{created}} names on,
+// also where a guard chooses that patch by revision or by the patches
+// applied.
 func TestCreatedBy(t *testing.T) {
-	f := modelFS()
-	f["files/t.c.tmpl"] = &fstest.MapFile{Data: []byte("{{created \"b\"}}\nt\n")}
-	s, err := spec.Load(f)
-	if err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name string
+		src  string
+		v    int
+		want []bool // exists after patch 1, 2, ...
+	}{
+		{"one patch", "{{created \"b\"}}\nt\n", 1, []bool{false, true, true}},
+		{"a folded patch", "{{created \"b\"}}\nt\n", 2, []bool{true, true}},
+		{"by revision", "{{if lt .Version 2}}\n{{created \"c\"}}\n{{else}}\n{{created \"d\"}}\n{{end}}\nt\n", 1, []bool{false, false, true}},
+		{"by revision, the other", "{{if lt .Version 2}}\n{{created \"c\"}}\n{{else}}\n{{created \"d\"}}\n{{end}}\nt\n", 2, []bool{false, true}},
+		{"by the patches applied", "{{if since \"b\"}}\n{{created \"b\"}}\n{{else}}\n{{created \"c\"}}\n{{end}}\nt\n", 1, []bool{false, true, true}},
 	}
-	v1, _ := s.Revision(1)
-	v2, _ := s.Revision(2)
-	for _, tc := range []struct {
-		r      *spec.Revision
-		step   int
-		exists bool
-	}{{v1, 1, false}, {v1, 2, true}, {v2, 1, true}} {
-		out, ok, err := tc.r.Render("t.c", tc.step)
-		if err != nil || ok != tc.exists || ok && string(out) != "t\n" {
-			t.Errorf("v%d after patch %d: %q exists %v (%v), want exists %v", tc.r.Version, tc.step, out, ok, err, tc.exists)
-		}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := modelFS()
+			f["files/t.c.tmpl"] = &fstest.MapFile{Data: []byte(tc.src)}
+			s, err := spec.Load(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, _ := s.Revision(tc.v)
+			for i, want := range tc.want {
+				out, ok, err := r.Render("t.c", i+1)
+				if err != nil || ok != want || ok && string(out) != "t\n" {
+					t.Errorf("v%d after patch %d: %q exists %v (%v), want exists %v", tc.v, i+1, out, ok, err, want)
+				}
+			}
+		})
 	}
 }
