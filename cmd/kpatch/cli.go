@@ -249,7 +249,7 @@ func runCommand(c command, args []string, stdout *checkedWriter, stderr io.Write
 		}
 		err = errInterrupted
 	}
-	prefix := "kpatch " + strings.Fields(c.name)[0]
+	prefix := "kpatch " + c.name
 	code, msg := exitOK, ""
 	var (
 		help  *helpRequest

@@ -182,7 +182,7 @@ func TestTestBuildLockSignal(t *testing.T) {
 	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
 		code, stderr, took := interrupt(t, []string{"test", "build", "--tree", tree, "--base", "v6.12", "--build-root", root, "--config", "i386"}, nil,
 			"waiting for another kpatch run", 0, sig)
-		if code != 130 || took > stopLimit(t) || !strings.Contains(stderr, "kpatch test: interrupted") {
+		if code != 130 || took > stopLimit(t) || !strings.Contains(stderr, "kpatch test build: interrupted") {
 			t.Errorf("%v: exit %d after %v, stderr %q", sig, code, took, stderr)
 		}
 		if ents, _ := os.ReadDir(filepath.Join(root, "matrix-i386")); len(ents) != 1 {
@@ -311,7 +311,7 @@ func TestSeriesDiffSignal(t *testing.T) {
 		return p
 	}
 	code, stderr, took := interrupt(t, []string{"series", "diff", series("old.mbox", "b"), series("new.mbox", "c")}, nil, "", time.Second, os.Interrupt)
-	if code != 130 || took > stopLimit(t) || stderr != "kpatch series: interrupted\n" {
+	if code != 130 || took > stopLimit(t) || stderr != "kpatch series diff: interrupted\n" {
 		t.Errorf("exit %d after %v: %q", code, took, stderr)
 	}
 }

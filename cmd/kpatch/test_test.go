@@ -18,8 +18,8 @@ func TestTestMissingTools(t *testing.T) {
 		without string
 		want    string
 	}{
-		{"no qemu", "qemu-system-x86_64", "kpatch test: missing qemu-system-x86_64 to boot the kernel (Debian package qemu-system-x86): apt-get install qemu-system-x86 (or run scripts/setup.sh)\n"},
-		{"no bison", "bison", "kpatch test: missing bison to build Kconfig's parser (Debian package bison): apt-get install bison (or run scripts/setup.sh)\n"},
+		{"no qemu", "qemu-system-x86_64", "kpatch test qemu: missing qemu-system-x86_64 to boot the kernel (Debian package qemu-system-x86): apt-get install qemu-system-x86 (or run scripts/setup.sh)\n"},
+		{"no bison", "bison", "kpatch test qemu: missing bison to build Kconfig's parser (Debian package bison): apt-get install bison (or run scripts/setup.sh)\n"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
