@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"kpatch/plumbing/outdir"
 	"kpatch/series"
 	"kpatch/spec"
 )
@@ -37,8 +38,11 @@ var ErrExists = errors.New("the next revision already exists")
 // made at once, and only when the spec loads with it.
 func New(o Options) (*Result, error) {
 	sp, err := series.LoadSpec(o.SpecDir)
-	if err != nil {
+	if errors.Is(err, outdir.ErrNotDir) {
 		return nil, fmt.Errorf("%w: write a copy to edit with kpatch spec -o DIR", err)
+	}
+	if err != nil {
+		return nil, err // a damaged copy: the error says what to mend
 	}
 	prev, err := sp.Revision(0)
 	if err != nil {

@@ -56,6 +56,10 @@ func TestDamagedSpecExits2(t *testing.T) {
 				if code != 2 || !strings.Contains(stderr.String(), d.want) || strings.Count(stderr.String(), "\n") != 1 {
 					t.Errorf("%s: exit %d, want 2 naming %q: %s", name, code, d.want, stderr.String())
 				}
+				// The copy is there: the advice is to mend it, not to write one.
+				if strings.Contains(stderr.String(), "write a copy to edit") {
+					t.Errorf("%s: advises writing a copy that exists: %s", name, stderr.String())
+				}
 				if args[len(args)-1] == "--json" {
 					var rep struct{ Exit int }
 					if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil || rep.Exit != 2 {

@@ -12,7 +12,6 @@ import (
 	"kpatch/plumbing/outdir"
 	"kpatch/revision/trailers"
 	"kpatch/series"
-	"kpatch/spec"
 )
 
 func cmdTrailers(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -46,11 +45,11 @@ Trailers a patch already has are not added again.`)
 		defer unlock()
 	}
 	sel, err := sf.selection(false)
-	if errors.Is(err, spec.ErrNoRevision) {
-		return err
+	if errors.Is(err, outdir.ErrNotDir) {
+		return fmt.Errorf("%w: write a copy to edit with kpatch spec -o DIR", err)
 	}
 	if err != nil {
-		return fmt.Errorf("%w: write a copy to edit with kpatch spec -o DIR", err)
+		return err // a damaged copy or a revision it lacks: the error says what to mend
 	}
 	rev := sel.Revision
 	var msgs []*mail.Message
