@@ -69,7 +69,7 @@ func loadSide(ctx context.Context, arg string, sel *series.Selection, tree, base
 	}
 	s, err := mail.Load(arg)
 	if err != nil {
-		return nil, badInput(fmt.Errorf("%s: %w: give a directory of patches, an mbox, a saved thread or a revision such as v11", arg, err))
+		return nil, mailInputError(err, "give a directory of patches, an mbox, a saved thread or a revision such as v11")
 	}
 	return rangediff.FromMail(s), nil
 }
@@ -111,11 +111,8 @@ kpatch series diff. Replies are left out; kpatch trailers reads them.`)
 		return fs.usageError("-o DIR is required")
 	}
 	s, err := mail.Load(pos[0])
-	if errors.Is(err, mail.ErrNotMail) || errors.Is(err, mail.ErrNoPatches) || errors.Is(err, os.ErrNotExist) {
-		err = fmt.Errorf("%w: give an mbox, a saved thread or a directory of patches", err)
-	}
 	if err != nil {
-		return badInput(err) // it names the file, the cause and what to do
+		return mailInputError(err, "give an mbox, a saved thread or a directory of patches")
 	}
 	names, err := s.WriteDir(*out)
 	if err != nil {
@@ -126,4 +123,15 @@ kpatch series diff. Replies are left out; kpatch trailers reads them.`)
 	}
 	fmt.Fprintf(stderr, "kpatch series import: v%d, %d patches, %d replies left out\n", s.Version, len(s.Patches), len(s.Replies))
 	return nil
+}
+
+// mailInputError is the refusal of mail a command was given (exit 2).
+// mail's errors name the file (and the line) and, where something in the
+// mail is wrong, what to do; the command's own advice, what it reads, is
+// added where mail has none: not mail, no patches, no such file.
+func mailInputError(err error, advice string) error {
+	if errors.Is(err, mail.ErrNotMail) || errors.Is(err, mail.ErrNoPatches) || errors.Is(err, mail.ErrNoMessages) || errors.Is(err, os.ErrNotExist) {
+		err = fmt.Errorf("%w: %s", err, advice)
+	}
+	return badInput(err)
 }

@@ -56,7 +56,7 @@ Trailers a patch already has are not added again.`)
 	for _, f := range files {
 		ms, err := mail.LoadMessages(f)
 		if err != nil {
-			return badInput(fmt.Errorf("%s: %w: give an mbox, a saved thread or a directory of mails", f, err))
+			return mailInputError(err, "give an mbox, a saved thread or a directory of mails")
 		}
 		msgs = append(msgs, ms...)
 	}

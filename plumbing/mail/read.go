@@ -794,18 +794,26 @@ func LoadMessages(path string) ([]*Message, error) {
 		return nil, err
 	}
 	if st.IsDir() {
-		return ReadDir(path)
+		msgs, err := ReadDir(path)
+		if err == nil && len(msgs) == 0 {
+			return nil, fmt.Errorf("%s: a directory without .patch, .eml, .mbx, .mbox or .cover files: %w", path, ErrNotMail)
+		}
+		return msgs, located(path, err)
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	if isMbox(data) {
-		return ReadMbox(data)
+		msgs, err := readMbox(data, path)
+		return msgs, located(path, err)
 	}
-	s, err := FromThread(data)
+	s, err := fromThread(data, path)
+	if errors.Is(err, ErrNoMessages) {
+		return nil, fmt.Errorf("%s: %w", path, ErrNotMail)
+	}
 	if err != nil {
-		return nil, err
+		return nil, located(path, err)
 	}
 	var out []*Message
 	if s.Cover != nil {
