@@ -44,6 +44,14 @@ func TestSeriesImportRefusals(t *testing.T) {
 	}
 	empty := filepath.Join(tmp, "empty")
 	os.Mkdir(empty, 0o755)
+	second, err := os.ReadFile(patches[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Mkdir(filepath.Join(tmp, "outside"), 0o755)
+	write("outside/0001.patch", strings.ReplaceAll(string(first), "a.c", "../../outside.c"))
+	write("outside/0002.patch", string(second))
+	outside := filepath.Join(tmp, "outside")
 	for _, tc := range []struct {
 		name, path, cause string
 	}{
@@ -52,6 +60,8 @@ func TestSeriesImportRefusals(t *testing.T) {
 		{"not mail", write("notes.txt", "just some notes\n"), "not an mbox, a mail or a saved thread"},
 		{"no patches", empty, "no patches found"},
 		{"no such file", filepath.Join(tmp, "nothing.mbox"), "no such file or directory"},
+		// git am says "invalid path '../../outside.c'" and applies nothing.
+		{"a path outside the tree", outside, "invalid path '../../outside.c'"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "imported")

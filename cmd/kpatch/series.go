@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 
+	"kpatch/plumbing/gitapply"
 	"kpatch/plumbing/mail"
 	"kpatch/plumbing/rangediff"
 	"kpatch/series"
@@ -113,6 +114,11 @@ kpatch series diff. Replies are left out; kpatch trailers reads them.`)
 	s, err := mail.Load(pos[0])
 	if err != nil {
 		return mailInputError(err, "give an mbox, a saved thread or a directory of patches")
+	}
+	for _, p := range s.Patches {
+		if _, err := gitapply.CheckPaths(p.Files); err != nil {
+			return badInput(fmt.Errorf("%s:%d: patch %d of %d (%q): %w (git am refuses it): give patches whose files are inside the tree", p.File, p.Line, p.Number, p.Total, p.Title, err))
+		}
 	}
 	names, err := s.WriteDir(*out)
 	if err != nil {
