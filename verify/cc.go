@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
-	"regexp"
 	"strings"
 	"sync"
 	"testing/fstest"
@@ -415,5 +414,3 @@ type cfuncType struct {
 	line   int
 	static bool
 }
-
-var ifdefRE = regexp.MustCompile(`^#\s*(?:ifdef\s+(CONFIG_\w+)|if\s+(?:defined\s*\(?\s*|IS_ENABLED\s*\(\s*)(CONFIG_\w+)\s*\)?\s*$)`)

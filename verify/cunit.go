@@ -1,8 +1,6 @@
 package verify
 
 import (
-	"fmt"
-	"sort"
 	"strings"
 )
 
@@ -12,7 +10,7 @@ import (
 // empty, the prelude standing in for the rest of the kernel), for one
 // build (ABI and options). Positions are the file's real lines, so
 // findings carry file:line of the tree at that patch. Here: what a unit
-// holds and how the rules ask for units; cunit_input.go chooses what a
+// holds; cfront.go is how the rules ask for units, cunit_input.go chooses what a
 // unit reads and caches it, cchunk.go cuts C files lexically,
 // cunit_parse.go parses with cc/v4, cunit_ast.go reads the AST,
 // cunit_prelude.go stands in for the kernel headers.
@@ -122,75 +120,4 @@ func (f *cFunc) instrumented(line, col int) bool {
 		}
 	}
 	return state
-}
-
-// unitsAt returns path after (or before) patch p in every build (x86_64
-// and i386, options on and off); what cc/v4 could not read there is
-// reported as C_EVAL.
-func (c *checker) unitsAt(p *Patch, path string, side unitSide) []*cUnit {
-	var out []*cUnit
-	for _, e := range envs() {
-		u := c.unit(path, p.Number, side, e)
-		if u == nil {
-			continue
-		}
-		if side == afterPatch {
-			if u.err != nil {
-				c.unreadable(p, path, "", 0, fmt.Errorf("%s: %w", e, u.err))
-			}
-			for _, f := range u.failed {
-				if f.fn {
-					c.unreadable(p, path, f.name, f.start, fmt.Errorf("line %d: %s", f.line, f.msg))
-				}
-			}
-		}
-		out = append(out, u)
-	}
-	return out
-}
-
-// funcsAt returns the function definitions of path after (or before) patch
-// p, in any build, once each (by name and line).
-func (c *checker) funcsAt(p *Patch, path string, side unitSide) []*cFunc {
-	return onceByLine(c.unitsAt(p, path, side), func(u *cUnit) []*cFunc { return u.funcs },
-		func(f *cFunc) (string, int) { return f.name, f.line })
-}
-
-// declsAt is funcsAt for the function declarations.
-func (c *checker) declsAt(p *Patch, path string, side unitSide) []cDecl {
-	return onceByLine(c.unitsAt(p, path, side), func(u *cUnit) []cDecl { return u.decls },
-		func(d cDecl) (string, int) { return d.name, d.line })
-}
-
-// onceByLine gathers the items of several builds' units, once each by name
-// and line, in line order.
-func onceByLine[T any](units []*cUnit, items func(*cUnit) []T, at func(T) (string, int)) []T {
-	var out []T
-	seen := map[string]bool{}
-	for _, u := range units {
-		for _, it := range items(u) {
-			name, line := at(it)
-			k := fmt.Sprintf("%s:%d", name, line)
-			if !seen[k] {
-				seen[k] = true
-				out = append(out, it)
-			}
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool { _, a := at(out[i]); _, b := at(out[j]); return a < b })
-	return out
-}
-
-// within reports whether every line from a to b is one of lines.
-func within(a, b int, lines []Line) bool {
-	have := map[int]bool{}
-	for _, l := range lines {
-		have[l.N] = true
-	}
-	for i := a; i <= b; i++ {
-		if !have[i] {
-			return false
-		}
-	}
-	return a <= b
 }

@@ -110,19 +110,6 @@ func (c *checker) unit(path string, n int, side unitSide, e cenv) *cUnit {
 	return ent.u
 }
 
-// fileOf returns the change patch n makes to path, or nil.
-func fileOf(p *Patch, path string) *File {
-	if p == nil {
-		return nil
-	}
-	for _, f := range p.Files {
-		if f.Path == path {
-			return f
-		}
-	}
-	return nil
-}
-
 // unitInput is what a unit gives cc/v4, whatever the build.
 type unitInput struct {
 	once   sync.Once

@@ -630,45 +630,6 @@ func (u *cUnit) keepOnly(keep []cChunk, whole bool) {
 	u.failed = failed
 }
 
-// cReadInfo is how a Run read the C files: the build trees it was given,
-// and per C file the way its units were read.
-type cReadInfo struct {
-	trees []*BuildTree
-	files []CRead
-}
-
-// notes says it for the report, one line each.
-func (ri *cReadInfo) notes() []string {
-	const prelude = "C read by cc/v4 with verify's prelude in place of the kernel headers"
-	if ri == nil || len(ri.trees) == 0 {
-		return []string{prelude + " (no kernel build tree: kpatch test build keeps them, or give one with --build-dir)"}
-	}
-	var out []string
-	for _, f := range ri.files {
-		var via []string
-		for _, t := range f.Trees {
-			via = append(via, fmt.Sprintf("config %s, flags of %s", t.Config, t.Flags))
-		}
-		switch f.Via {
-		case "kbuild":
-			out = append(out, fmt.Sprintf("%s: C read from kbuild's preprocessed unit (%s)", f.File, strings.Join(via, "; ")))
-		case "both":
-			out = append(out, fmt.Sprintf("%s: C read from kbuild's preprocessed unit (%s), at some patches by cc/v4 with verify's prelude: %s", f.File, strings.Join(via, "; "), f.Why))
-		default:
-			out = append(out, fmt.Sprintf("%s: %s: %s", f.File, prelude, f.Why))
-		}
-	}
-	out = append(out, "headers the series creates: read by cc/v4 with verify's prelude for the header rules (STUB_PARITY, ARCH_HOOK, UNUSED_INLINE, ...), and as the compiler reads them inside the C files above")
-	if len(ri.files) == 0 {
-		var names []string
-		for _, t := range ri.trees {
-			names = append(names, t.Name)
-		}
-		out = append(out, fmt.Sprintf("no C file of the series to read in the build trees (%s)", strings.Join(names, ", ")))
-	}
-	return out
-}
-
 // addWritten adds to the calls and identifiers of u's functions (and its
 // file-scope uses) the ones the source has as written, before the
 // preprocessor expanded them: the rules speak of what the patch writes

@@ -696,39 +696,6 @@ func (c *checker) unitsQuiet(p *Patch, path string) []*cUnit {
 	return out
 }
 
-// codeOnly blanks the comments and string literals of C source, keeping
-// the lines.
-func codeOnly(src []byte) []byte {
-	out := append([]byte(nil), src...)
-	for i := 0; i < len(out); i++ {
-		switch {
-		case out[i] == '/' && i+1 < len(out) && out[i+1] == '/':
-			for ; i < len(out) && out[i] != '\n'; i++ {
-				out[i] = ' '
-			}
-		case out[i] == '/' && i+1 < len(out) && out[i+1] == '*':
-			for ; i < len(out) && !(out[i] == '*' && i+1 < len(out) && out[i+1] == '/'); i++ {
-				if out[i] != '\n' {
-					out[i] = ' '
-				}
-			}
-			if i+1 < len(out) {
-				out[i], out[i+1] = ' ', ' '
-				i++
-			}
-		case out[i] == '"':
-			for i++; i < len(out) && out[i] != '"' && out[i] != '\n'; i++ {
-				if out[i] == '\\' && i+1 < len(out) {
-					out[i] = ' '
-					i++
-				}
-				out[i] = ' '
-			}
-		}
-	}
-	return out
-}
-
 // wordLines counts the lines of code other than skip that have name as a
 // word.
 func wordLines(code []byte, name string, skip int) int {

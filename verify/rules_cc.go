@@ -125,6 +125,9 @@ func lineOf(c []byte, re *regexp.Regexp) int {
 	return 0
 }
 
+// ifdefRE is the #ifdef or #if of a configuration option.
+var ifdefRE = regexp.MustCompile(`^#\s*(?:ifdef\s+(CONFIG_\w+)|if\s+(?:defined\s*\(?\s*|IS_ENABLED\s*\(\s*)(CONFIG_\w+)\s*\)?\s*$)`)
+
 // condBlock is an "#ifdef CONFIG_X ... #else ... #endif" at the top level
 // of a header (inside its guard).
 type condBlock struct {
