@@ -22,7 +22,7 @@ import (
 // BuildTree is a configured kernel object tree (make O=DIR, at least
 // "make prepare" run) whose compile commands verify reads C files with:
 // each C file of the series is preprocessed as kbuild compiles it there
-// (see cunit_kbuild.go).
+// (see verify/cunit/kbuild.go).
 type BuildTree struct {
 	Name string // the configuration: "x86_64" (matrix-x86_64), or the directory's name
 	Obj  string // the object tree (has .config)

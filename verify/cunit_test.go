@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"kpatch/verify/cunit"
 )
 
 // unitSeries is a one-patch series that creates testdata/cunit's files as
@@ -29,17 +31,17 @@ func unitSeries(t *testing.T) *Series {
 	return s
 }
 
-func describeFunc(f *cFunc) string {
+func describeFunc(f *cunit.Func) string {
 	var calls []string
-	for _, r := range f.calls {
-		calls = append(calls, fmt.Sprintf("%s@%d", r.name, r.line))
+	for _, r := range f.Calls {
+		calls = append(calls, fmt.Sprintf("%s@%d", r.Name, r.Line))
 	}
 	var params []string
-	for _, p := range f.params {
-		params = append(params, p.typ+" "+p.name)
+	for _, p := range f.Params {
+		params = append(params, p.Type+" "+p.Name)
 	}
 	return fmt.Sprintf("%s:%d-%d static=%v inline=%v always=%v noinstr=%v (%s) calls %s",
-		f.name, f.line, f.end, f.static, f.inline, f.alwaysInline, f.noinstr, strings.Join(params, ", "), strings.Join(calls, " "))
+		f.Name, f.Line, f.End, f.Static, f.Inline, f.AlwaysInline, f.Noinstr, strings.Join(params, ", "), strings.Join(calls, " "))
 }
 
 // TestUnit: cc/v4 reads the definitions of a file of the series with
@@ -49,71 +51,71 @@ func describeFunc(f *cFunc) string {
 // typedefs.
 func TestUnit(t *testing.T) {
 	s := unitSeries(t)
-	c := &checker{s: s, units: newUnitCache()}
+	c := testChecker(t, s, Rule{})
 	for _, tc := range []struct {
 		path  string
-		env   cenv
+		env   cunit.Env
 		funcs []string
 		fail  []int // first lines of the definitions left out
 	}{
-		{"kernel/unit.c", envs()[0], []string{
+		{"kernel/unit.c", cunit.Envs()[0], []string{
 			"only64:5-8 static=true inline=false always=false noinstr=false () calls ",
 			"leave:18-30 static=false inline=false always=false noinstr=true (struct task_struct * task, handle h, gfp_t gfp) calls instrumentation_begin@23 first@24 next@24 reset@25 instrumentation_end@26 note@28 reset@29",
 		}, []int{32}},
-		{"kernel/unit.c", envs()[1], []string{
+		{"kernel/unit.c", cunit.Envs()[1], []string{
 			"only32:10-13 static=true inline=false always=false noinstr=false () calls ",
 			"leave:18-30 static=false inline=false always=false noinstr=true (struct task_struct * task, handle h, gfp_t gfp) calls instrumentation_begin@23 first@24 next@24 reset@25 instrumentation_end@26 note@28 reset@29",
 		}, []int{32}},
-		{"include/linux/unit.h", envs()[0], []string{
+		{"include/linux/unit.h", cunit.Envs()[0], []string{
 			"reset:7-10 static=true inline=true always=true noinstr=false (struct thing * t) calls atomic_long_set@9",
 		}, nil},
 	} {
 		t.Run(tc.path+"/"+tc.env.String(), func(t *testing.T) {
-			u := c.unit(tc.path, 1, afterPatch, tc.env)
-			if u == nil || u.err != nil {
+			u := c.unit(tc.path, 1, cunit.After, tc.env)
+			if u == nil || u.Err != nil {
 				t.Fatalf("unit: %+v", u)
 			}
 			var got []string
-			for _, f := range u.funcs {
+			for _, f := range u.Funcs {
 				got = append(got, describeFunc(f))
 			}
 			if strings.Join(got, "\n") != strings.Join(tc.funcs, "\n") {
 				t.Errorf("functions:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.funcs, "\n"))
 			}
 			var fail []int
-			for _, f := range u.failed {
-				fail = append(fail, f.start)
+			for _, f := range u.Failed {
+				fail = append(fail, f.Start)
 			}
 			if fmt.Sprint(fail) != fmt.Sprint(tc.fail) {
-				t.Errorf("left out %v (%+v), want %v", fail, u.failed, tc.fail)
+				t.Errorf("left out %v (%+v), want %v", fail, u.Failed, tc.fail)
 			}
 		})
 	}
 	// The region rules: in noinstr leave(), reset() runs between
 	// instrumentation_begin() and _end(), note() after.
-	u := c.unit("kernel/unit.c", 1, afterPatch, envs()[0])
-	leave := u.funcs[1]
-	for _, r := range leave.calls {
-		want := r.line < 28 && r.name != "instrumentation_begin"
-		if got := leave.instrumented(r.line, r.col); got != want {
-			t.Errorf("%s() at line %d: instrumented %v, want %v", r.name, r.line, got, want)
+	u := c.unit("kernel/unit.c", 1, cunit.After, cunit.Envs()[0])
+	leave := u.Funcs[1]
+	for _, r := range leave.Calls {
+		want := r.Line < 28 && r.Name != "instrumentation_begin"
+		if got := leave.Instrumented(r.Line, r.Col); got != want {
+			t.Errorf("%s() at line %d: instrumented %v, want %v", r.Name, r.Line, got, want)
 		}
 	}
-	if p, ok := leave.param("struct task_struct *"); !ok || p.name != "task" {
+	if p, ok := leave.Param("struct task_struct *"); !ok || p.Name != "task" {
 		t.Errorf("task parameter: %+v %v", p, ok)
 	}
-	if !hasRef(leave.idents, "current", 28) {
-		t.Errorf("current at line 28 not among the identifiers: %+v", leave.idents)
+	if !hasRef(leave.Idents, "current", 28) {
+		t.Errorf("current at line 28 not among the identifiers: %+v", leave.Idents)
 	}
-	h := c.unit("include/linux/unit.h", 1, afterPatch, envs()[0])
-	if len(h.macros) != 1 || h.macros[0].name != "for_each_thing" || h.macros[0].line != 5 || !strings.Contains(strings.Join(h.macros[0].idents, " "), "first") {
-		t.Errorf("macros: %+v", h.macros)
+	h := c.unit("include/linux/unit.h", 1, cunit.After, cunit.Envs()[0])
+	if len(h.Macros) != 1 || h.Macros[0].Name != "for_each_thing" || h.Macros[0].Line != 5 || !strings.Contains(strings.Join(h.Macros[0].Idents, " "), "first") {
+		t.Errorf("macros: %+v", h.Macros)
 	}
 }
 
-func hasRef(rs []cRef, name string, line int) bool {
+func hasRef(rs []cunit.Ref, name string, line int) bool {
 	for _, r := range rs {
-		if r.name == name && r.line == line {
+		if r.Name == name && r.Line == line {
 			return true
 		}
 	}
@@ -126,7 +128,7 @@ func hasRef(rs []cRef, name string, line int) bool {
 // body called between instrumentation_begin() and _end() is not.
 func TestNoinstrAccessUnit(t *testing.T) {
 	s := unitSeries(t)
-	c := &checker{s: s, units: newUnitCache(), rule: noinstrAccessRule, seen: map[string]bool{}, ignore: map[string]bool{}}
+	c := testChecker(t, s, noinstrAccessRule)
 	checkNoinstrAccess(c)
 	if len(c.out) != 1 {
 		t.Fatalf("%d findings, want 1: %+v", len(c.out), c.out)
@@ -158,44 +160,17 @@ func TestUnitFromHunk(t *testing.T) {
 		Added:   append(lines(100, "unsigned long seg_base(unsigned int seg)\n{\n\treturn 0;\n}"), Line{200, "\tseg_base(1);"})}
 	s := &Series{Patches: []*Patch{{Number: 1, Subject: "hunk", Files: []*File{f}}}}
 	s.index()
-	c := &checker{s: s, units: newUnitCache(), rule: Rules()[0], seen: map[string]bool{}, ignore: map[string]bool{}}
-	after := c.funcsAt(s.Patches[0], f.Path, afterPatch)
-	before := c.funcsAt(s.Patches[0], f.Path, beforePatch)
-	if len(after) != 1 || after[0].name != "seg_base" || after[0].line != 100 || after[0].static ||
-		len(before) != 1 || before[0].line != 40 || !before[0].static {
+	c := testChecker(t, s, Rules()[0])
+	after := c.funcsAt(s.Patches[0], f.Path, cunit.After)
+	before := c.funcsAt(s.Patches[0], f.Path, cunit.Before)
+	if len(after) != 1 || after[0].Name != "seg_base" || after[0].Line != 100 || after[0].Static ||
+		len(before) != 1 || before[0].Line != 40 || !before[0].Static {
 		t.Fatalf("after %+v, before %+v", after, before)
 	}
 	c.rule = Rule{ID: "X86_PREFIX", Severity: Error}
 	checkX86Prefix(c)
 	if len(c.out) != 1 || c.out[0].Line != 100 || !strings.Contains(c.out[0].Message, "seg_base() is made global") {
 		t.Errorf("X86_PREFIX: %+v", c.out)
-	}
-}
-
-// TestCChunks: the lexical split hands cc/v4 whole definitions: braces in
-// comments, strings and preprocessor lines do not count, a struct is not a
-// function, and a function's name is the one before its parameters.
-func TestCChunks(t *testing.T) {
-	src := "#define X(a) { a }\n/* { */\nstruct s {\n\tint a; // }\n};\ntypedef int t_t;\n" +
-		"static noinstr void f(const char *s)\n{\n\tg(\"}\", '{');\n}\nint v = 1;\n"
-	var got []string
-	for _, ch := range cChunks([]byte(src)) {
-		got = append(got, fmt.Sprintf("%d-%d fn=%v typedef=%v brace=%v %s", ch.startLine, ch.endLine, ch.fn, ch.typedef, ch.brace, ch.name))
-	}
-	want := []string{
-		"3-5 fn=false typedef=false brace=true ",
-		"6-6 fn=false typedef=true brace=false ",
-		"7-10 fn=true typedef=false brace=true f",
-		"11-11 fn=false typedef=false brace=false ",
-	}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("chunks:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
-	// Blanking keeps the lines and the preprocessor lines.
-	b := blankExcept([]byte(src), nil)
-	if strings.Count(string(b), "\n") != strings.Count(src, "\n") || !strings.HasPrefix(string(b), "#define X(a) { a }\n") ||
-		strings.Contains(string(b), "struct") {
-		t.Errorf("blankExcept: %q", b)
 	}
 }
 
@@ -253,14 +228,14 @@ func TestUnitFromHunkContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.index()
-	c := &checker{s: s, units: newUnitCache(), rule: Rules()[0], seen: map[string]bool{}, ignore: map[string]bool{}}
-	fns := c.funcsAt(s.Patches[0], "drivers/x.c", afterPatch)
-	u := c.unit("drivers/x.c", 1, afterPatch, envs()[0])
+	c := testChecker(t, s, Rules()[0])
+	fns := c.funcsAt(s.Patches[0], "drivers/x.c", cunit.After)
+	u := c.unit("drivers/x.c", 1, cunit.After, cunit.Envs()[0])
 	fnFailed := false // a context statement left out is not a definition
-	for _, f := range u.failed {
-		fnFailed = fnFailed || f.fn
+	for _, f := range u.Failed {
+		fnFailed = fnFailed || f.Fn
 	}
-	if len(fns) != 1 || fns[0].name != "x_mode" || fns[0].line != 16 || u.err != nil || fnFailed {
-		t.Errorf("functions %+v, unit error %v, left out %+v", fns, u.err, u.failed)
+	if len(fns) != 1 || fns[0].Name != "x_mode" || fns[0].Line != 16 || u.Err != nil || fnFailed {
+		t.Errorf("functions %+v, unit error %v, left out %+v", fns, u.Err, u.Failed)
 	}
 }

@@ -11,7 +11,8 @@
 // a tree when one is given).
 //
 // The rules on function bodies read each C file of the series at each
-// patch through cc/v4's preprocessor and parser (cunit.go), for x86_64 and
+// patch through verify's C front end, package verify/cunit (cfront.go is
+// how they ask), with cc/v4's preprocessor and parser, for x86_64 and
 // i386 with the options on and off: the series' headers are served, every
 // other kernel header is empty and a prelude stands in for it (noinstr and
 // __always_inline as the GNU attributes they are), and of a file the series
@@ -22,10 +23,10 @@
 // instead as the compiler reads it: preprocessed with the compile command
 // kbuild recorded for it (or a sibling), the series' files at that patch
 // laid over the tree, and the translation unit parsed by cc/v4 with the
-// real headers' typedefs (cunit_kbuild.go); the prelude stays the fallback,
+// real headers' typedefs; the prelude stays the fallback,
 // and the report says per file which reading was used (Report.CRead).
 // What the rules read of each such unit is kept between runs
-// (Options.PreprocessCache, cunit_cache.go).
+// (Options.PreprocessCache).
 //
 // Every check is a Rule with a stable ID, a severity and a scope: kernel
 // rules apply to every series, series rules (one review's points) only

@@ -150,3 +150,17 @@ func builtinSeriesRules(t testing.TB) *SeriesRules {
 	}
 	return r
 }
+
+// testChecker is a checker of rule on s, as Run makes one (without build
+// trees).
+func testChecker(t testing.TB, s *Series, rule Rule) *checker {
+	t.Helper()
+	s.index()
+	r, err := s.newReader(context.Background(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Close)
+	return &checker{s: s, rule: rule, units: r, evals: &evalSet{m: map[string]Finding{}}, ignore: map[string]bool{},
+		seen: map[string]bool{}, ctx: context.Background()}
+}

@@ -11,9 +11,9 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"kpatch/internal/testenv"
+	"kpatch/verify/cunit"
 )
 
 // fakeBuildTree lays out an object tree whose kernel/fork.o was compiled
@@ -131,21 +131,19 @@ func TestKbuildUnusedStatic(t *testing.T) {
 func TestKbuildUnitReal(t *testing.T) {
 	tree := fakeBuildTree(t)
 	s := unusedSeries(t)
-	kb, err := newKbuildReader(context.Background(), []*BuildTree{tree}, "")
+	s.index()
+	r, err := s.newReader(context.Background(), Options{BuildTrees: []*BuildTree{tree}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer kb.close()
-	uc := newUnitCache()
-	uc.kb = kb
-	c := &checker{s: s, units: uc, ctx: context.Background(), seen: map[string]bool{}}
-	u, ok := c.kbuildUnit(kb, tree, "drivers/misc/foo.c", 1, afterPatch)
-	if !ok || u == nil {
-		t.Fatalf("not read through the build tree: %+v", kb.reads)
+	defer r.Close()
+	u := r.Unit("drivers/misc/foo.c", 1, cunit.After, cunit.Envs()[0])
+	if reads := r.CReads(); u == nil || len(reads) != 1 || reads[0].Via != "kbuild" {
+		t.Fatalf("not read through the build tree: %+v", reads)
 	}
 	var uses []string
-	for _, r := range u.uses {
-		uses = append(uses, fmt.Sprintf("%s:%d", r.name, r.line))
+	for _, r := range u.Uses {
+		uses = append(uses, fmt.Sprintf("%s:%d", r.Name, r.Line))
 	}
 	for _, want := range []string{"foo_init:89", "foo_exit:90"} {
 		if !slices.Contains(uses, want) {
@@ -153,8 +151,8 @@ func TestKbuildUnitReal(t *testing.T) {
 		}
 	}
 	var vars []string
-	for _, v := range u.vars {
-		vars = append(vars, v.name)
+	for _, v := range u.Vars {
+		vars = append(vars, v.Name)
 	}
 	initcall := false
 	for _, v := range vars {
@@ -164,20 +162,20 @@ func TestKbuildUnitReal(t *testing.T) {
 		t.Errorf("no initcall variable among %q", vars)
 	}
 	lines := map[string]int{}
-	for _, f := range u.funcs {
-		lines[f.name] = f.line
+	for _, f := range u.Funcs {
+		lines[f.Name] = f.Line
 	}
 	for name, line := range map[string]int{"foo_match": 20, "foo_lookup": 42, "foo_rx": 53, "foo_init": 79} {
 		if lines[name] != line {
 			t.Errorf("%s() at line %d, want %d", name, lines[name], line)
 		}
 	}
-	if _, ok := lines["foo_walk_unknown"]; ok || len(u.failed) != 1 || u.failed[0].name != "foo_walk_unknown" {
-		t.Errorf("failed %+v", u.failed)
+	if _, ok := lines["foo_walk_unknown"]; ok || len(u.Failed) != 1 || u.Failed[0].Name != "foo_walk_unknown" {
+		t.Errorf("failed %+v", u.Failed)
 	}
 	var macros []string
-	for _, m := range u.macros {
-		macros = append(macros, fmt.Sprintf("%s:%d", m.name, m.line))
+	for _, m := range u.Macros {
+		macros = append(macros, fmt.Sprintf("%s:%d", m.Name, m.Line))
 	}
 	if strings.Join(macros, " ") != "FOO_UNUSED_MACRO:7 FOO_USED_MACRO:8" {
 		t.Errorf("macros %q", macros)
@@ -214,61 +212,5 @@ func TestBuildTreesRefused(t *testing.T) {
 	}
 	if trees, _, err := BuildTrees(filepath.Dir(fakeBuildTree(t).Obj)); err != nil || len(trees) != 1 || trees[0].Name != "x86_64" {
 		t.Errorf("a directory of trees: %v, %v", trees, err)
-	}
-}
-
-// TestSweepOverlays: the overlay directory of a run whose process is gone
-// (stopped by Ctrl-C) is removed by the next run; a live process's stays.
-func TestSweepOverlays(t *testing.T) {
-	dead := exec.Command("true")
-	if err := dead.Run(); err != nil {
-		t.Fatal(err)
-	}
-	gone, err := os.MkdirTemp("", fmt.Sprintf("%s%d-", overlayPrefix, dead.Process.Pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(gone)
-	live, err := os.MkdirTemp("", fmt.Sprintf("%s%d-", overlayPrefix, os.Getppid()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(live)
-	// a name without the process ID (os.MkdirTemp's digits only) is not
-	// taken for one
-	other, err := os.MkdirTemp("", overlayPrefix)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(other)
-	sweepOverlays()
-	if _, err := os.Stat(other); err != nil {
-		t.Errorf("%s without a process ID is removed: %v", other, err)
-	}
-	if _, err := os.Stat(gone); !os.IsNotExist(err) {
-		t.Errorf("%s of an ended process is left: %v", gone, err)
-	}
-	if _, err := os.Stat(live); err != nil {
-		t.Errorf("%s of a live process is removed: %v", live, err)
-	}
-}
-
-// TestPruneCache: a kept unit no run has read for cacheAge goes; one read
-// since stays.
-func TestPruneCache(t *testing.T) {
-	dir := t.TempDir()
-	stale, fresh := filepath.Join(dir, "ab", "stale.gob"), filepath.Join(dir, "cd", "fresh.gob")
-	for _, p := range []string{stale, fresh} {
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		os.WriteFile(p, []byte("x"), 0o644)
-	}
-	old := time.Now().Add(-cacheAge - time.Hour)
-	os.Chtimes(stale, old, old)
-	pruneCache(dir)
-	if _, err := os.Stat(stale); !os.IsNotExist(err) {
-		t.Errorf("%s stays: %v", stale, err)
-	}
-	if _, err := os.Stat(fresh); err != nil {
-		t.Errorf("%s removed: %v", fresh, err)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"kpatch/verify/cunit"
 )
 
 // TestPreludeUnitsKept: with a cache directory, the prelude's units a run
@@ -16,7 +18,7 @@ func TestPreludeUnitsKept(t *testing.T) {
 	s := seed(t)
 	plain := Run(s, Options{})
 	dir := t.TempDir()
-	sharedUnits.reset()
+	cunit.ResetShared()
 	first := Run(s, Options{PreprocessCache: dir})
 	kept, _ := filepath.Glob(filepath.Join(dir, "*", "*.gob"))
 	if len(kept) == 0 {
@@ -26,7 +28,7 @@ func TestPreludeUnitsKept(t *testing.T) {
 	for _, k := range kept {
 		os.Chtimes(k, old, old)
 	}
-	sharedUnits.reset()
+	cunit.ResetShared()
 	second := Run(s, Options{PreprocessCache: dir})
 	read := 0
 	for _, k := range kept {

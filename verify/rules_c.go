@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 
+	"kpatch/verify/cunit"
+
 	"regexp"
 )
 
@@ -152,14 +154,14 @@ func checkX86Prefix(c *checker) {
 			if !isCode(f.Path) {
 				continue
 			}
-			for _, fn := range c.funcsAt(p, f.Path, beforePatch) {
-				if !fn.static {
-					wasGlobal[fn.name] = true
+			for _, fn := range c.funcsAt(p, f.Path, cunit.Before) {
+				if !fn.Static {
+					wasGlobal[fn.Name] = true
 				}
 			}
-			for _, d := range c.declsAt(p, f.Path, beforePatch) {
-				if !d.static {
-					wasGlobal[d.name] = true
+			for _, d := range c.declsAt(p, f.Path, cunit.Before) {
+				if !d.Static {
+					wasGlobal[d.Name] = true
 				}
 			}
 		}
@@ -174,18 +176,18 @@ func checkX86Prefix(c *checker) {
 		}
 		for _, f := range p.Files {
 			if strings.HasSuffix(f.Path, ".c") {
-				for _, fn := range c.funcsAt(p, f.Path, afterPatch) {
-					if !fn.static {
-						flag(f, fn.name, fn.line, "made")
+				for _, fn := range c.funcsAt(p, f.Path, cunit.After) {
+					if !fn.Static {
+						flag(f, fn.Name, fn.Line, "made")
 					}
 				}
 			}
 		}
 		for _, f := range p.Files {
 			if strings.HasSuffix(f.Path, ".h") {
-				for _, d := range c.declsAt(p, f.Path, afterPatch) {
-					if !d.static {
-						flag(f, d.name, d.line, "declared")
+				for _, d := range c.declsAt(p, f.Path, cunit.After) {
+					if !d.Static {
+						flag(f, d.Name, d.Line, "declared")
 					}
 				}
 			}
@@ -196,7 +198,7 @@ func checkX86Prefix(c *checker) {
 // movedFunc is a function a patch removes or adds whole.
 type movedFunc struct {
 	name, file string
-	body       []Line
+	body       []cunit.Line
 }
 
 // checkMoveBody pairs the functions a patch removes whole with the ones it
@@ -211,14 +213,14 @@ func checkMoveBody(c *checker) {
 			if !isCode(f.Path) {
 				continue
 			}
-			for _, fn := range c.funcsAt(p, f.Path, beforePatch) {
-				if within(fn.start, fn.end, f.Removed) {
-					removed = append(removed, movedFunc{fn.name, f.Path, fn.body()})
+			for _, fn := range c.funcsAt(p, f.Path, cunit.Before) {
+				if within(fn.Start, fn.End, f.Removed) {
+					removed = append(removed, movedFunc{fn.Name, f.Path, fn.Body()})
 				}
 			}
-			for _, fn := range c.funcsAt(p, f.Path, afterPatch) {
-				if within(fn.start, fn.end, f.Added) {
-					added = append(added, movedFunc{fn.name, f.Path, fn.body()})
+			for _, fn := range c.funcsAt(p, f.Path, cunit.After) {
+				if within(fn.Start, fn.End, f.Added) {
+					added = append(added, movedFunc{fn.Name, f.Path, fn.Body()})
 				}
 			}
 		}
@@ -287,7 +289,7 @@ func normLine(s string, renames map[string]string) string {
 
 // similar returns the share of a's non-blank lines that b has; 0 when a
 // has fewer than three.
-func similar(a, b []Line) float64 {
+func similar(a, b []cunit.Line) float64 {
 	have := map[string]int{}
 	for _, l := range b {
 		have[normLine(l.Text, nil)]++
@@ -312,7 +314,7 @@ func similar(a, b []Line) float64 {
 
 // newLines returns the non-blank lines of body a that body r lacks, by a
 // longest common subsequence of the normalized lines.
-func newLines(r, a []Line, renames map[string]string) []Line {
+func newLines(r, a []cunit.Line, renames map[string]string) []cunit.Line {
 	x := make([]string, len(r))
 	for i, l := range r {
 		x[i] = normLine(l.Text, renames)
@@ -335,7 +337,7 @@ func newLines(r, a []Line, renames map[string]string) []Line {
 			}
 		}
 	}
-	var out []Line
+	var out []cunit.Line
 	i, j := 0, 0
 	for j < len(y) {
 		switch {
@@ -368,16 +370,16 @@ func checkTaskCurrent(c *checker) {
 			if !isCode(f.Path) || len(f.Added) == 0 {
 				continue
 			}
-			for _, fn := range c.funcsAt(p, f.Path, afterPatch) {
-				task, ok := fn.param("struct task_struct *")
-				if !ok || task.name == "current" {
+			for _, fn := range c.funcsAt(p, f.Path, cunit.After) {
+				task, ok := fn.Param("struct task_struct *")
+				if !ok || task.Name == "current" {
 					continue
 				}
 				lines := map[int]bool{}
-				for _, r := range fn.idents {
-					if r.name == "current" && addedAt(f, r.line) && !lines[r.line] {
-						lines[r.line] = true
-						c.report(p, f.Path, r.line, "%s() is given a task (%s) but reads current: use %s instead", fn.name, task.name, task.name)
+				for _, r := range fn.Idents {
+					if r.Name == "current" && addedAt(f, r.Line) && !lines[r.Line] {
+						lines[r.Line] = true
+						c.report(p, f.Path, r.Line, "%s() is given a task (%s) but reads current: use %s instead", fn.Name, task.Name, task.Name)
 					}
 				}
 			}
@@ -419,7 +421,7 @@ func checkUnusedStatic(c *checker) {
 			if !isC && !isH {
 				continue
 			}
-			units := c.unitsAt(p, f.Path, afterPatch)
+			units := c.unitsAt(p, f.Path, cunit.After)
 			if isC {
 				c.unusedInFile(p, f, units)
 				continue
@@ -431,13 +433,13 @@ func checkUnusedStatic(c *checker) {
 
 // unusedInFile reports the static functions, variables and macros patch p
 // adds to the .c file f that f does not use.
-func (c *checker) unusedInFile(p *Patch, f *File, units []*cUnit) {
-	code := codeOnly(f.New)
+func (c *checker) unusedInFile(p *Patch, f *File, units []*cunit.Unit) {
+	code := cunit.CodeOnly(f.New)
 	lines := strings.Split(string(code), "\n")
 	protos := map[string][]int{} // the lines of each name's declarations: not uses
 	for _, u := range units {
-		for _, d := range u.decls {
-			protos[d.name] = append(protos[d.name], d.line)
+		for _, d := range u.Decls {
+			protos[d.Name] = append(protos[d.Name], d.Line)
 		}
 	}
 	silenced := func(from, to int) bool {
@@ -448,31 +450,31 @@ func (c *checker) unusedInFile(p *Patch, f *File, units []*cUnit) {
 		}
 		return false
 	}
-	for _, fn := range c.funcsAt(p, f.Path, afterPatch) {
-		if !fn.static || fn.inline || !addedAt(f, fn.line) || silenced(fn.start, fn.open) || !written(lines, fn.name, fn.line) {
+	for _, fn := range c.funcsAt(p, f.Path, cunit.After) {
+		if !fn.Static || fn.Inline || !addedAt(f, fn.Line) || silenced(fn.Start, fn.Open) || !written(lines, fn.Name, fn.Line) {
 			continue
 		}
-		if usesOutside(lines, fn.name, fn.start, fn.end, protos[fn.name]) == 0 {
-			c.report(p, f.Path, fn.line, "static %s() is not used in this file at this patch (the build warns: defined but not used): add it in the patch that first calls it", fn.name)
+		if usesOutside(lines, fn.Name, fn.Start, fn.End, protos[fn.Name]) == 0 {
+			c.report(p, f.Path, fn.Line, "static %s() is not used in this file at this patch (the build warns: defined but not used): add it in the patch that first calls it", fn.Name)
 		}
 	}
 	seen := map[string]bool{}
 	for _, u := range units {
-		for _, v := range u.vars {
-			k := fmt.Sprintf("%s:%d", v.name, v.line)
-			if !v.static || seen[k] || !addedAt(f, v.line) || silenced(v.line, v.line) || !written(lines, v.name, v.line) {
+		for _, v := range u.Vars {
+			k := fmt.Sprintf("%s:%d", v.Name, v.Line)
+			if !v.Static || seen[k] || !addedAt(f, v.Line) || silenced(v.Line, v.Line) || !written(lines, v.Name, v.Line) {
 				continue
 			}
 			seen[k] = true
-			if usesOutside(lines, v.name, v.line, v.line, protos[v.name]) == 0 {
-				c.report(p, f.Path, v.line, "static variable %s is not used in this file at this patch (the build warns: defined but not used): add it in the patch that first uses it", v.name)
+			if usesOutside(lines, v.Name, v.Line, v.Line, protos[v.Name]) == 0 {
+				c.report(p, f.Path, v.Line, "static variable %s is not used in this file at this patch (the build warns: defined but not used): add it in the patch that first uses it", v.Name)
 			}
 		}
 	}
 	macros := map[int]string{} // cc/v4's function-like macros of the file, by line, in any build
 	for _, u := range units {
-		for _, m := range u.macros {
-			macros[m.line] = m.name
+		for _, m := range u.Macros {
+			macros[m.Line] = m.Name
 		}
 	}
 	saved := c.rule
@@ -520,23 +522,23 @@ func usesOutside(lines []string, name string, from, to int, decls []int) int {
 // unusedInline reports the static inline functions patch p adds to f (a
 // header the series creates) that no file of the series uses yet, with the
 // patch that first does.
-func (c *checker) unusedInline(p *Patch, f *File, units []*cUnit) {
+func (c *checker) unusedInline(p *Patch, f *File, units []*cunit.Unit) {
 	declared := map[string]bool{} // extern declarations: an API with stubs
 	for _, u := range units {
-		for _, d := range u.decls {
-			if !d.static {
-				declared[d.name] = true
+		for _, d := range u.Decls {
+			if !d.Static {
+				declared[d.Name] = true
 			}
 		}
 	}
 	saved := c.rule
 	c.rule = unusedInlineRule
 	defer func() { c.rule = saved }()
-	for _, fn := range c.funcsAt(p, f.Path, afterPatch) {
-		if !fn.static || !fn.inline || !addedAt(f, fn.line) || declared[fn.name] || strings.HasPrefix(fn.name, "arch_") {
+	for _, fn := range c.funcsAt(p, f.Path, cunit.After) {
+		if !fn.Static || !fn.Inline || !addedAt(f, fn.Line) || declared[fn.Name] || strings.HasPrefix(fn.Name, "arch_") {
 			continue
 		}
-		if c.usedBy(p, fn) || !c.once("static inline "+fn.name) {
+		if c.usedBy(p, fn) || !c.once("static inline "+fn.Name) {
 			continue
 		}
 		first := 0
@@ -547,9 +549,9 @@ func (c *checker) unusedInline(p *Patch, f *File, units []*cUnit) {
 			}
 		}
 		if first > 0 {
-			c.report(p, f.Path, fn.line, "static inline %s() is introduced before use: patch %d is the first to use it; consider adding it there", fn.name, first)
+			c.report(p, f.Path, fn.Line, "static inline %s() is introduced before use: patch %d is the first to use it; consider adding it there", fn.Name, first)
 		} else {
-			c.report(p, f.Path, fn.line, "static inline %s() is not used by any patch of the series", fn.name)
+			c.report(p, f.Path, fn.Line, "static inline %s() is not used by any patch of the series", fn.Name)
 		}
 	}
 }
@@ -557,7 +559,7 @@ func (c *checker) unusedInline(p *Patch, f *File, units []*cUnit) {
 // usedBy reports whether a file of the series uses fn at patch q: cc/v4's
 // identifiers, or the name among the code lines the series added up to q
 // (a use in a definition cc/v4 could not read), its own definition aside.
-func (c *checker) usedBy(q *Patch, fn *cFunc) bool {
+func (c *checker) usedBy(q *Patch, fn *cunit.Func) bool {
 	if c.usesAt == nil {
 		c.usesAt = map[int]map[string]int{}
 	}
@@ -566,7 +568,7 @@ func (c *checker) usedBy(q *Patch, fn *cFunc) bool {
 		uses = c.seriesUses(q)
 		c.usesAt[q.Number] = uses
 	}
-	if uses[fn.name]-selfUses(fn) > 0 {
+	if uses[fn.Name]-selfUses(fn) > 0 {
 		return true
 	}
 	for _, r := range c.s.Patches[:q.Number] {
@@ -579,20 +581,20 @@ func (c *checker) usedBy(q *Patch, fn *cFunc) bool {
 
 // addsUse reports whether patch r adds a code line that names fn, its own
 // definition aside.
-func addsUse(r *Patch, fn *cFunc) bool {
+func addsUse(r *Patch, fn *cunit.Func) bool {
 	var re *regexp.Regexp
 	for _, f := range r.Files {
 		if !isCode(f.Path) {
 			continue
 		}
 		for _, l := range f.Added {
-			if f.Path == fn.unitPath && l.N >= fn.start && l.N <= fn.end || !strings.Contains(l.Text, fn.name) {
+			if f.Path == fn.UnitPath && l.N >= fn.Start && l.N <= fn.End || !strings.Contains(l.Text, fn.Name) {
 				continue
 			}
 			if re == nil {
-				re = regexp.MustCompile(`\b` + regexp.QuoteMeta(fn.name) + `\b`)
+				re = regexp.MustCompile(`\b` + regexp.QuoteMeta(fn.Name) + `\b`)
 			}
-			if re.Match(codeOnly([]byte(l.Text))) {
+			if re.Match(cunit.CodeOnly([]byte(l.Text))) {
 				return true
 			}
 		}
@@ -613,20 +615,20 @@ func sortedInts[V any](m map[int]V) []int {
 // identUses counts the identifiers the units use, in bodies, file-scope
 // initializers and the replacement lists of the macros they define (the
 // most any one build uses).
-func identUses(units []*cUnit) map[string]int {
+func identUses(units []*cunit.Unit) map[string]int {
 	out := map[string]int{}
 	for _, u := range units {
 		n := map[string]int{}
-		for _, fn := range u.funcs {
-			for _, r := range fn.idents {
-				n[r.name]++
+		for _, fn := range u.Funcs {
+			for _, r := range fn.Idents {
+				n[r.Name]++
 			}
 		}
-		for _, r := range u.uses {
-			n[r.name]++
+		for _, r := range u.Uses {
+			n[r.Name]++
 		}
-		for _, m := range u.macros {
-			for _, id := range m.idents {
+		for _, m := range u.Macros {
+			for _, id := range m.Idents {
 				n[id]++
 			}
 		}
@@ -638,10 +640,10 @@ func identUses(units []*cUnit) map[string]int {
 }
 
 // selfUses counts the uses of fn's own name in its body (recursion).
-func selfUses(fn *cFunc) int {
+func selfUses(fn *cunit.Func) int {
 	n := 0
-	for _, r := range fn.idents {
-		if r.name == fn.name {
+	for _, r := range fn.Idents {
+		if r.Name == fn.Name {
 			n++
 		}
 	}
@@ -668,7 +670,7 @@ func (c *checker) seriesUses(p *Patch) map[string]int {
 			for _, q := range c.s.Patches[:p.Number] {
 				if f := fileOf(q, path); f != nil {
 					for _, l := range f.Added {
-						for _, w := range identWordRE.FindAll(codeOnly([]byte(l.Text)), -1) {
+						for _, w := range identWordRE.FindAll(cunit.CodeOnly([]byte(l.Text)), -1) {
 							out[string(w)]++
 						}
 					}
@@ -686,10 +688,10 @@ func (c *checker) seriesUses(p *Patch) map[string]int {
 var identWordRE = regexp.MustCompile(`[A-Za-z_]\w*`)
 
 // unitsQuiet is unitsAt without reporting: for files p does not change.
-func (c *checker) unitsQuiet(p *Patch, path string) []*cUnit {
-	var out []*cUnit
-	for _, e := range envs() {
-		if u := c.unit(path, p.Number, afterPatch, e); u != nil {
+func (c *checker) unitsQuiet(p *Patch, path string) []*cunit.Unit {
+	var out []*cunit.Unit
+	for _, e := range cunit.Envs() {
+		if u := c.unit(path, p.Number, cunit.After, e); u != nil {
 			out = append(out, u)
 		}
 	}

@@ -6,8 +6,10 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"kpatch/unwind"
+	"kpatch/verify/cunit"
 )
 
 var ccRules = []Rule{
@@ -66,22 +68,29 @@ func (c *checker) evalFinding(key string, p *Patch, file string, line int, msg s
 	if p != nil {
 		f.Patch, f.Subject = p.Number, p.Subject
 	}
-	uc := c.units
-	uc.mu.Lock()
-	defer uc.mu.Unlock()
-	if old, ok := uc.evals[key]; ok && (old.Patch < f.Patch || old.Patch == f.Patch && old.Line <= f.Line) {
+	es := c.evals
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	if old, ok := es.m[key]; ok && (old.Patch < f.Patch || old.Patch == f.Patch && old.Line <= f.Line) {
 		return
 	}
-	uc.evals[key] = f
+	es.m[key] = f
 }
 
-// evalFindings returns the C_EVAL findings of the run.
-func (uc *unitCache) evalFindings() []Finding {
-	uc.mu.Lock()
-	defer uc.mu.Unlock()
+// evalSet is the C_EVAL findings of a run, by what failed (see
+// evalFinding).
+type evalSet struct {
+	mu sync.Mutex
+	m  map[string]Finding
+}
+
+// findings returns the C_EVAL findings of the run.
+func (es *evalSet) findings() []Finding {
+	es.mu.Lock()
+	defer es.mu.Unlock()
 	var out []Finding
-	for _, k := range sortedKeys(uc.evals) {
-		out = append(out, uc.evals[k])
+	for _, k := range sortedKeys(es.m) {
+		out = append(out, es.m[k])
 	}
 	return out
 }
@@ -92,10 +101,10 @@ var ccSourceRE = regexp.MustCompile(` \(\w+\.go:\d+:\w+:\)`)
 // evalDeferred evaluates exprs with cc/v4 after the preprocessor
 // directives of kernel/unwind/deferred.c (src) at patch p on ABI e; a
 // failure is reported as C_EVAL and gives ok false.
-func (c *checker) evalDeferred(p *Patch, e cenv, src []byte, exprs []string) (v []uint64, ok bool) {
-	ast, err := c.s.translate(p.Number, e, deferredC, directives(src), evalTail(exprs))
+func (c *checker) evalDeferred(p *Patch, e cunit.Env, src []byte, exprs []string) (v []uint64, ok bool) {
+	ast, err := c.units.Translate(p.Number, e, deferredC, cunit.Directives(src), cunit.EvalTail(exprs))
 	if err == nil {
-		v, err = values(ast, len(exprs))
+		v, err = cunit.Values(ast, len(exprs))
 	}
 	if err != nil {
 		c.evalFailed(p, deferredC, fmt.Errorf("%s: %w", e, err))
@@ -202,29 +211,29 @@ func checkStubParity(c *checker) {
 			if len(blocks) == 0 {
 				continue
 			}
-			for _, e := range envs()[:2] { // both ABIs; the option itself is switched below
+			for _, e := range cunit.Envs()[:2] { // both ABIs; the option itself is switched below
 				for _, b := range blocks {
 					onEnv, offEnv := e, e
-					onEnv.defines = append(without(e.defines, b.option), b.option)
-					offEnv.defines = without(e.defines, b.option)
-					astOn, err := c.s.translate(p.Number, onEnv, f.Path, f.New, "")
+					onEnv.Defines = append(without(e.Defines, b.option), b.option)
+					offEnv.Defines = without(e.Defines, b.option)
+					astOn, err := c.units.Translate(p.Number, onEnv, f.Path, f.New, "")
 					if err != nil {
 						c.evalFailed(p, f.Path, fmt.Errorf("%s with %s: %w", e, b.option, err))
 						continue
 					}
-					astOff, err := c.s.translate(p.Number, offEnv, f.Path, f.New, "")
+					astOff, err := c.units.Translate(p.Number, offEnv, f.Path, f.New, "")
 					if err != nil {
 						c.evalFailed(p, f.Path, fmt.Errorf("%s without %s: %w", e, b.option, err))
 						continue
 					}
-					on, off := map[string]cfuncType{}, map[string]cfuncType{}
-					for n, ft := range functions(astOn, f.Path) {
-						if ft.line > b.ifLine && ft.line < b.elseLine {
+					on, off := map[string]cunit.FuncType{}, map[string]cunit.FuncType{}
+					for n, ft := range cunit.Functions(astOn, f.Path) {
+						if ft.Line > b.ifLine && ft.Line < b.elseLine {
 							on[n] = ft
 						}
 					}
-					for n, ft := range functions(astOff, f.Path) {
-						if ft.line > b.elseLine && ft.line < b.endLine {
+					for n, ft := range cunit.Functions(astOff, f.Path) {
+						if ft.Line > b.elseLine && ft.Line < b.endLine {
 							off[n] = ft
 						}
 					}
@@ -234,17 +243,17 @@ func checkStubParity(c *checker) {
 						switch {
 						case !ok:
 							if c.once(fmt.Sprintf("stub %s %s missing", f.Path, n)) {
-								c.report(p, f.Path, ft.line, "%s() is declared under %s but the #else branch (line %d) has no stub: add \"static inline\" %s with the same type", n, b.option, b.elseLine, n)
+								c.report(p, f.Path, ft.Line, "%s() is declared under %s but the #else branch (line %d) has no stub: add \"static inline\" %s with the same type", n, b.option, b.elseLine, n)
 							}
-						case st.typ != ft.typ:
-							if c.once(fmt.Sprintf("stub %s %s type %s %s", f.Path, n, ft.typ, st.typ)) {
-								c.report(p, f.Path, st.line, "the stub of %s() has type %s, but with %s it is %s (%s): give the stub the same parameters and result", n, st.typ, b.option, ft.typ, e.name)
+						case st.Type != ft.Type:
+							if c.once(fmt.Sprintf("stub %s %s type %s %s", f.Path, n, ft.Type, st.Type)) {
+								c.report(p, f.Path, st.Line, "the stub of %s() has type %s, but with %s it is %s (%s): give the stub the same parameters and result", n, st.Type, b.option, ft.Type, e.Name)
 							}
 						}
 					}
 					for _, n := range sortedKeys(off) {
 						if _, ok := on[n]; !ok && c.once(fmt.Sprintf("stub %s %s extra", f.Path, n)) {
-							c.report(p, f.Path, off[n].line, "the #else branch of %s defines %s(), which %s does not declare: the branch only stubs what the option declares", b.option, n, b.option)
+							c.report(p, f.Path, off[n].Line, "the #else branch of %s defines %s(), which %s does not declare: the branch only stubs what the option declares", b.option, n, b.option)
 						}
 					}
 				}
@@ -295,14 +304,14 @@ func checkCachePage(c *checker) {
 			exprs[0] = "sizeof(struct unwind_cache) + " + exprs[0]
 			exprs[2] = "sizeof(struct unwind_cache)"
 		}
-		for _, e := range envs()[:2] {
+		for _, e := range cunit.Envs()[:2] {
 			v, ok := c.evalDeferred(p, e, src, exprs)
 			if !ok {
 				continue
 			}
-			if v[0] > 4096 && c.once(fmt.Sprintf("cache %s %d", e.name, v[0])) {
+			if v[0] > 4096 && c.once(fmt.Sprintf("cache %s %d", e.Name, v[0])) {
 				c.report(p, deferredC, line, "on %s the per-task cache takes %d bytes (%d for struct unwind_cache + %d entries of %d), over a 4K page: derive UNWIND_MAX_ENTRIES from SZ_4K and sizeof(long)",
-					e.name, v[0], v[2], v[1], e.bits/8)
+					e.Name, v[0], v[2], v[1], e.Bits/8)
 			}
 		}
 	}
@@ -351,13 +360,13 @@ func checkReservedBits(c *checker) {
 		for _, r := range reserved {
 			exprs = append(exprs, "BIT("+r+")")
 		}
-		for _, e := range envs()[:2] {
+		for _, e := range cunit.Envs()[:2] {
 			v, ok := c.evalDeferred(p, e, src, exprs)
 			if !ok {
 				continue
 			}
-			full := uint64(1)<<e.bits - 1
-			if e.bits == 64 {
+			full := uint64(1)<<e.Bits - 1
+			if e.Bits == 64 {
 				full = ^uint64(0)
 			}
 			var rmask uint64
@@ -367,16 +376,16 @@ func checkReservedBits(c *checker) {
 			mask, handed := v[1]&full, 0
 			for mask != v[0]&full {
 				if mask == full {
-					if c.once(fmt.Sprintf("bits full %s", e.name)) {
-						c.report(p, deferredC, line, "on %s the mask fills up before %s == %s: ffz() of a full mask is undefined; end the allocation with -EBUSY when only reserved bits are left", e.name, maskVar, limit)
+					if c.once(fmt.Sprintf("bits full %s", e.Name)) {
+						c.report(p, deferredC, line, "on %s the mask fills up before %s == %s: ffz() of a full mask is undefined; end the allocation with -EBUSY when only reserved bits are left", e.Name, maskVar, limit)
 					}
 					break
 				}
 				b := bits.TrailingZeros64(^mask)
 				if rmask&(1<<b) != 0 {
-					if c.once(fmt.Sprintf("bits %s %d", e.name, b)) {
+					if c.once(fmt.Sprintf("bits %s %d", e.Name, b)) {
 						c.report(p, deferredC, line, "on %s, after %d tracers ffz(%s) hands out bit %d, which is reserved (%s): the -EBUSY test must fire when every unreserved bit is taken, e.g. %s == ~(%s)",
-							e.name, handed, maskVar, b, strings.Join(reserved, ", "), maskVar, strings.Join(bitNames(reserved), " | "))
+							e.Name, handed, maskVar, b, strings.Join(reserved, ", "), maskVar, strings.Join(bitNames(reserved), " | "))
 					}
 					break
 				}

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 
+	"kpatch/verify/cunit"
+
 	"regexp"
 )
 
@@ -38,7 +40,7 @@ func isGenericHeader(p string) bool {
 // #defines the name to itself, and an overriding function has the type of
 // the default (both evaluated with cc/v4, on x86_64 with the options on).
 func checkArchHooks(c *checker) {
-	env := envs()[0]
+	env := cunit.Envs()[0]
 	for _, p := range c.s.Patches {
 		c.stopped()
 		changed := false
@@ -60,7 +62,7 @@ func checkArchHooks(c *checker) {
 		}
 		sort.Strings(headers)
 		defaults := map[string]hookSite{}
-		defaultTypes := map[string]cfuncType{}
+		defaultTypes := map[string]cunit.FuncType{}
 		for _, h := range headers {
 			if !isGenericHeader(h) {
 				continue
@@ -70,7 +72,7 @@ func checkArchHooks(c *checker) {
 			if len(ms) == 0 {
 				continue
 			}
-			var fns map[string]cfuncType
+			var fns map[string]cunit.FuncType
 			for _, m := range ms {
 				name := string(src[m[2]:m[3]])
 				line := 1 + strings.Count(string(src[:m[0]]), "\n")
@@ -87,12 +89,12 @@ func checkArchHooks(c *checker) {
 					continue
 				}
 				if fns == nil {
-					ast, err := c.s.translateWith(p.Number, env, true, h, src, "")
+					ast, err := c.units.TranslateWith(p.Number, env, true, h, src, "")
 					if err != nil {
 						c.evalFailed(p, h, fmt.Errorf("%s, generic defaults: %w", env, err))
 						break
 					}
-					fns = functions(ast, h)
+					fns = cunit.Functions(ast, h)
 				}
 				if ft, ok := fns[name]; ok {
 					defaultTypes[name] = ft
@@ -116,7 +118,7 @@ func checkArchHooks(c *checker) {
 				}
 				overrides[a] = line
 			}
-			var fns map[string]cfuncType
+			var fns map[string]cunit.FuncType
 			needTypes := false
 			for name := range defaults {
 				if strings.Contains(string(src), name) {
@@ -124,12 +126,12 @@ func checkArchHooks(c *checker) {
 				}
 			}
 			if needTypes {
-				ast, err := c.s.translate(p.Number, env, h, src, "")
+				ast, err := c.units.Translate(p.Number, env, h, src, "")
 				if err != nil {
 					c.evalFailed(p, h, fmt.Errorf("%s: %w", env, err))
 					continue
 				}
-				fns = functions(ast, h)
+				fns = cunit.Functions(ast, h)
 			}
 			for _, name := range sortedKeys(fns) {
 				ft := fns[name]
@@ -139,12 +141,12 @@ func checkArchHooks(c *checker) {
 				}
 				if _, ok := overrides[name]; !ok {
 					if c.once(fmt.Sprintf("no define %s %s", h, name)) {
-						c.report(p, h, ft.line, "%s() overrides the hook of %s:%d without \"#define %s %s\": the generic default is defined as well", name, def.file, def.line, name, name)
+						c.report(p, h, ft.Line, "%s() overrides the hook of %s:%d without \"#define %s %s\": the generic default is defined as well", name, def.file, def.line, name, name)
 					}
 					continue
 				}
-				if dt, ok := defaultTypes[name]; ok && dt.typ != ft.typ && c.once(fmt.Sprintf("type %s %s %s", h, name, ft.typ)) {
-					c.report(p, h, ft.line, "%s() has type %s, the generic default (%s:%d) %s: give the override the default's parameters and result", name, ft.typ, def.file, def.line, dt.typ)
+				if dt, ok := defaultTypes[name]; ok && dt.Type != ft.Type && c.once(fmt.Sprintf("type %s %s %s", h, name, ft.Type)) {
+					c.report(p, h, ft.Line, "%s() has type %s, the generic default (%s:%d) %s: give the override the default's parameters and result", name, ft.Type, def.file, def.line, dt.Type)
 				}
 			}
 			for _, name := range sortedKeys(overrides) {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
+
+	"kpatch/verify/cunit"
 )
 
 var noinstrRule = Rule{ID: "NOINSTR_CALL", Severity: Error,
@@ -16,7 +18,7 @@ var noinstrAccessRule = Rule{ID: "NOINSTR_ACCESS", Severity: Error,
 
 // noinstrEnvs are the builds the noinstr rules look at: with the options
 // off the series' hooks are empty stubs.
-func noinstrEnvs() []cenv { return envs()[:2] }
+func noinstrEnvs() []cunit.Env { return cunit.Envs()[:2] }
 
 // link is a call on the way from a non-instrumentable region to what it
 // reaches: the name called, where.
@@ -29,8 +31,8 @@ type link struct {
 // instrumentation_end() in a function, or outside an
 // instrumentation_begin()/end() pair in a noinstr function.
 type region struct {
-	root *cFunc
-	call cRef
+	root *cunit.Func
+	call cunit.Ref
 }
 
 // seriesFuncs indexes, by name, the functions defined at patch n in every
@@ -40,18 +42,18 @@ type region struct {
 // function those files call. Which files those are is followed patch by
 // patch (c.noinstr), so that a patch costs what it changes, not the size of
 // the series; the rules ask for the patches in order.
-func (c *checker) seriesFuncs(n int, e cenv) map[string][]*cFunc {
+func (c *checker) seriesFuncs(n int, e cunit.Env) map[string][]*cunit.Func {
 	ix := c.noinstrAt(n)
-	out := map[string][]*cFunc{}
+	out := map[string][]*cunit.Func{}
 	called := map[string]bool{}
 	parsed := map[string]bool{}
 	for _, path := range sortedKeys(ix.mention) {
 		parsed[path] = true
-		if u := c.unit(path, n, afterPatch, e); u != nil {
-			for _, f := range u.funcs {
-				out[f.name] = append(out[f.name], f)
-				for _, r := range f.calls {
-					called[r.name] = true
+		if u := c.unit(path, n, cunit.After, e); u != nil {
+			for _, f := range u.Funcs {
+				out[f.Name] = append(out[f.Name], f)
+				for _, r := range f.Calls {
+					called[r.Name] = true
 				}
 			}
 		}
@@ -65,9 +67,9 @@ func (c *checker) seriesFuncs(n int, e cenv) map[string][]*cFunc {
 		}
 	}
 	for _, path := range sortedKeys(rest) {
-		if u := c.unit(path, n, afterPatch, e); u != nil {
-			for _, f := range u.funcs {
-				out[f.name] = append(out[f.name], f)
+		if u := c.unit(path, n, cunit.After, e); u != nil {
+			for _, f := range u.Funcs {
+				out[f.Name] = append(out[f.Name], f)
 			}
 		}
 	}
@@ -101,22 +103,22 @@ func (c *checker) noinstrAt(n int) *noinstrIndex {
 			}
 			delete(ix.names, f.Path)
 			delete(ix.mention, f.Path)
-			in := c.input(f.Path, k, afterPatch)
+			in := c.units.Input(f.Path, k, cunit.After)
 			if in == nil {
 				continue
 			}
-			if mentionsAny(in.blank, "noinstr", "instrumentation_end", "__always_inline") {
+			if mentionsAny(in.Blank, "noinstr", "instrumentation_end", "__always_inline") {
 				ix.mention[f.Path] = true
 			}
-			for _, ch := range in.keep {
-				if !ch.fn {
+			for _, ch := range in.Keep {
+				if !ch.Fn {
 					continue
 				}
-				if ix.defines[ch.name] == nil {
-					ix.defines[ch.name] = map[string]bool{}
+				if ix.defines[ch.Name] == nil {
+					ix.defines[ch.Name] = map[string]bool{}
 				}
-				ix.defines[ch.name][f.Path] = true
-				ix.names[f.Path] = append(ix.names[f.Path], ch.name)
+				ix.defines[ch.Name][f.Path] = true
+				ix.names[f.Path] = append(ix.names[f.Path], ch.Name)
 			}
 		}
 	}
@@ -140,15 +142,15 @@ func (c *checker) seriesCode() []string {
 
 // regions returns the calls made without instrumentation in the functions
 // of defs.
-func regions(defs map[string][]*cFunc) []region {
+func regions(defs map[string][]*cunit.Func) []region {
 	var out []region
 	for _, name := range sortedKeys(defs) {
 		for _, fn := range defs[name] {
-			if !fn.noinstr && len(fn.instrEnd) == 0 {
+			if !fn.Noinstr && len(fn.InstrEnd) == 0 {
 				continue
 			}
-			for _, r := range fn.calls {
-				if r.name != "instrumentation_begin" && r.name != "instrumentation_end" && !fn.instrumented(r.line, r.col) {
+			for _, r := range fn.Calls {
+				if r.Name != "instrumentation_begin" && r.Name != "instrumentation_end" && !fn.Instrumented(r.Line, r.Col) {
 					out = append(out, region{fn, r})
 				}
 			}
@@ -160,11 +162,11 @@ func regions(defs map[string][]*cFunc) []region {
 // inlinedCalls returns the calls of an __always_inline body that run
 // without instrumentation once it is inlined into such a region: the ones
 // outside its own instrumentation_begin()/end() pairs.
-func inlinedCalls(fn *cFunc) []cRef {
-	var out []cRef
+func inlinedCalls(fn *cunit.Func) []cunit.Ref {
+	var out []cunit.Ref
 	on := false
-	for _, r := range fn.calls {
-		switch r.name {
+	for _, r := range fn.Calls {
+		switch r.Name {
 		case "instrumentation_begin":
 			on = true
 		case "instrumentation_end":
@@ -180,9 +182,9 @@ func inlinedCalls(fn *cFunc) []cRef {
 
 // emptyBody reports whether fn's body has nothing between its braces (a
 // stub, inlined to nothing).
-func emptyBody(fn *cFunc) bool {
+func emptyBody(fn *cunit.Func) bool {
 	var b strings.Builder
-	for _, l := range fn.body() {
+	for _, l := range fn.Body() {
 		b.WriteString(l.Text)
 	}
 	s := strings.TrimSpace(b.String())
@@ -192,11 +194,11 @@ func emptyBody(fn *cFunc) bool {
 	if i := strings.LastIndexByte(s, '}'); i >= 0 {
 		s = s[:i]
 	}
-	return strings.TrimSpace(s) == "" && len(fn.calls) == 0 && len(fn.idents) == 0
+	return strings.TrimSpace(s) == "" && len(fn.Calls) == 0 && len(fn.Idents) == 0
 }
 
-func where(fn *cFunc) string {
-	if fn.noinstr {
+func where(fn *cunit.Func) string {
+	if fn.Noinstr {
 		return "outside instrumentation_begin()/instrumentation_end() in noinstr code"
 	}
 	return "after instrumentation_end()"
@@ -218,14 +220,14 @@ func checkNoinstrCalls(c *checker) {
 		for _, e := range noinstrEnvs() {
 			defs := c.seriesFuncs(p.Number, e)
 			for _, r := range regions(defs) {
-				f := fileOf(p, r.root.unitPath)
-				if f == nil || !addedAt(f, r.call.line) {
+				f := fileOf(p, r.root.UnitPath)
+				if f == nil || !addedAt(f, r.call.Line) {
 					continue
 				}
-				why := outOfLine(defs, r.call.name, map[string]bool{})
-				if why != "" && c.once(fmt.Sprintf("%s %s %d %s", f.Path, r.root.name, r.call.line, r.call.name)) {
-					c.report(p, f.Path, r.call.line, "%s() calls %s() %s: %s; make it __always_inline or noinstr, or call it before instrumentation_end()",
-						r.root.name, r.call.name, where(r.root), why)
+				why := outOfLine(defs, r.call.Name, map[string]bool{})
+				if why != "" && c.once(fmt.Sprintf("%s %s %d %s", f.Path, r.root.Name, r.call.Line, r.call.Name)) {
+					c.report(p, f.Path, r.call.Line, "%s() calls %s() %s: %s; make it __always_inline or noinstr, or call it before instrumentation_end()",
+						r.root.Name, r.call.Name, where(r.root), why)
 				}
 			}
 		}
@@ -234,19 +236,19 @@ func checkNoinstrCalls(c *checker) {
 
 // outOfLine says why calling name from a non-instrumentable region leaves
 // it, or "" when it does not (or when the series does not define it).
-func outOfLine(defs map[string][]*cFunc, name string, seen map[string]bool) string {
+func outOfLine(defs map[string][]*cunit.Func, name string, seen map[string]bool) string {
 	if seen[name] {
 		return ""
 	}
 	seen[name] = true
 	for _, d := range defs[name] {
 		switch {
-		case d.noinstr, emptyBody(d):
+		case d.Noinstr, emptyBody(d):
 			continue
-		case d.alwaysInline:
+		case d.AlwaysInline:
 			for _, r := range inlinedCalls(d) {
-				if why := outOfLine(defs, r.name, seen); why != "" {
-					return name + "() inlines " + r.name + "(), and " + why
+				if why := outOfLine(defs, r.Name, seen); why != "" {
+					return name + "() inlines " + r.Name + "(), and " + why
 				}
 			}
 		default:
@@ -322,14 +324,14 @@ var userAccessors = map[string]bool{"copy_from_user": true, "copy_to_user": true
 // access is an instrumented accessor reached from a non-instrumentable
 // region: the calls from the region's call to the accessor's.
 type access struct {
-	root     *cFunc
+	root     *cunit.Func
 	chain    []link // the region's call first, the accessor's call last
 	accessor string
 }
 
 // accesses returns the instrumented accessors that call r makes, directly
 // or through the __always_inline functions the series defines.
-func accesses(defs map[string][]*cFunc, r region) []access {
+func accesses(defs map[string][]*cunit.Func, r region) []access {
 	var out []access
 	var visit func(chain []link, seen map[string]bool)
 	visit = func(chain []link, seen map[string]bool) {
@@ -344,15 +346,15 @@ func accesses(defs map[string][]*cFunc, r region) []access {
 		seen[last.name] = true
 		defer delete(seen, last.name)
 		for _, d := range defs[last.name] {
-			if !d.alwaysInline || d.noinstr {
+			if !d.AlwaysInline || d.Noinstr {
 				continue // noinstr code is checked as a region of its own; other code is NOINSTR_CALL's
 			}
 			for _, c := range inlinedCalls(d) {
-				visit(append(chain, link{c.name, d.unitPath, c.line}), seen)
+				visit(append(chain, link{c.Name, d.UnitPath, c.Line}), seen)
 			}
 		}
 	}
-	visit([]link{{r.call.name, r.root.unitPath, r.call.line}}, map[string]bool{r.root.name: true})
+	visit([]link{{r.call.Name, r.root.UnitPath, r.call.Line}}, map[string]bool{r.root.Name: true})
 	return out
 }
 
@@ -389,7 +391,7 @@ func checkNoinstrAccess(c *checker) {
 					for _, l := range a.chain {
 						names = append(names, l.name+"()")
 					}
-					if !c.once(a.root.name + " " + strings.Join(names, " ")) {
+					if !c.once(a.root.Name + " " + strings.Join(names, " ")) {
 						continue
 					}
 					via := ""
@@ -398,7 +400,7 @@ func checkNoinstrAccess(c *checker) {
 					}
 					instead, _ := instrumentedAccess(a.accessor)
 					fix := "do that work before instrumentation_end()"
-					if a.root.noinstr {
+					if a.root.Noinstr {
 						fix = "do that work between instrumentation_begin() and instrumentation_end()"
 					}
 					if instead != "" {
@@ -406,7 +408,7 @@ func checkNoinstrAccess(c *checker) {
 					}
 					l := a.chain[at]
 					c.report(p, l.file, l.line, "%s() calls %s()%s %s: KASAN/KCSAN instrument it; %s",
-						a.root.name, a.accessor, via, where(a.root), fix)
+						a.root.Name, a.accessor, via, where(a.root), fix)
 				}
 			}
 		}

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"kpatch/verify/cunit"
 )
 
 // fileLines numbers the lines of b from first on.
@@ -87,10 +89,10 @@ func TestUnusedStatic(t *testing.T) {
 // TestSimilarBodies: two bodies are paired as a move by their lines only
 // when there are enough of them to say so.
 func TestSimilarBodies(t *testing.T) {
-	body := func(lines ...string) []Line {
-		var out []Line
+	body := func(lines ...string) []cunit.Line {
+		var out []cunit.Line
 		for i, l := range lines {
-			out = append(out, Line{i + 1, l})
+			out = append(out, cunit.Line{N: i + 1, Text: l})
 		}
 		return out
 	}

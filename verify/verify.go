@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"kpatch/verify/cunit"
 )
 
 // Severity says whether a finding fails the check (Error) or is advice
@@ -146,19 +148,12 @@ func RunContext(s *Series, opt Options) ([]Finding, error) {
 		}
 	}
 	s.index()
-	units := newUnitCache() // the C files the rules read, parsed once per run
-	units.disk = opt.PreprocessCache
-	if opt.PreprocessCache != "" && len(opt.BuildTrees) == 0 {
-		pruneCache(opt.PreprocessCache)
+	units, err := s.newReader(ctx, opt) // the C files the rules read, parsed once per run
+	if err != nil {
+		return nil, err
 	}
-	if len(opt.BuildTrees) > 0 {
-		kb, err := newKbuildReader(ctx, opt.BuildTrees, opt.PreprocessCache)
-		if err != nil {
-			return nil, err
-		}
-		defer kb.close()
-		units.kb = kb
-	}
+	defer units.Close()
+	evals := &evalSet{m: map[string]Finding{}}
 	// The rules are independent: run them on every core, each with its own
 	// checker (the series is only read).
 	rules := Rules()
@@ -177,7 +172,7 @@ func RunContext(s *Series, opt Options) ([]Finding, error) {
 			if ctx.Err() != nil {
 				return
 			}
-			c := &checker{s: s, rule: r, ignore: ignore, seen: map[string]bool{}, units: units, ctx: ctx, words: opt.Series.words()}
+			c := &checker{s: s, rule: r, ignore: ignore, seen: map[string]bool{}, units: units, evals: evals, ctx: ctx, words: opt.Series.words()}
 			func() {
 				defer func() {
 					if r := recover(); r != nil && r != errStopped { // errStopped: the context is done
@@ -197,11 +192,8 @@ func RunContext(s *Series, opt Options) ([]Finding, error) {
 	for _, o := range outs {
 		all = append(all, o...)
 	}
-	all = append(all, units.evalFindings()...)
-	ri := &cReadInfo{trees: opt.BuildTrees}
-	if units.kb != nil {
-		ri.files = units.kb.cReads()
-	}
+	all = append(all, evals.findings()...)
+	ri := &cReadInfo{trees: opt.BuildTrees, files: units.CReads()}
 	s.cRead.Store(ri)
 	return Sorted(all), nil
 }
@@ -243,7 +235,8 @@ type checker struct {
 	ignore map[string]bool
 	out    []Finding
 	seen   map[string]bool // what once has let through
-	units  *unitCache      // shared by the rules of one Run
+	units  *cunit.Reader   // shared by the rules of one Run
+	evals  *evalSet        // the C_EVAL findings, shared by the rules of one Run
 
 	ctx     context.Context
 	words   map[string]string      // the series' own misspellings

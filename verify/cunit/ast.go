@@ -1,4 +1,4 @@
-package verify
+package cunit
 
 import (
 	"reflect"
@@ -56,7 +56,7 @@ func walkValue(v reflect.Value, f func(cc.Node) bool, tok func(cc.Token)) {
 
 // collect reads the function definitions and function-like macros of the
 // unit's file from ast.
-func (u *cUnit) collect(ast *cc.AST) {
+func (u *Unit) collect(ast *cc.AST) {
 	for l := ast.TranslationUnit; l != nil; l = l.TranslationUnit {
 		ed := l.ExternalDeclaration
 		if ed != nil && ed.Case == cc.ExternalDeclarationDecl && ed.Declaration != nil {
@@ -66,25 +66,25 @@ func (u *cUnit) collect(ast *cc.AST) {
 			continue
 		}
 		fd := ed.FunctionDefinition
-		if fd.Declarator == nil || fd.CompoundStatement == nil || fd.Declarator.Position().Filename != u.path {
+		if fd.Declarator == nil || fd.CompoundStatement == nil || fd.Declarator.Position().Filename != u.Path {
 			continue
 		}
-		fn := &cFunc{name: fd.Declarator.Name(), line: fd.Declarator.Position().Line, start: fd.Position().Line,
-			open: fd.CompoundStatement.Token.Position().Line, end: fd.CompoundStatement.Token2.Position().Line,
-			unitPath: u.path, unitText: u.text}
+		fn := &Func{Name: fd.Declarator.Name(), Line: fd.Declarator.Position().Line, Start: fd.Position().Line,
+			Open: fd.CompoundStatement.Token.Position().Line, End: fd.CompoundStatement.Token2.Position().Line,
+			UnitPath: u.Path, UnitText: u.Text}
 		walk(fd.DeclarationSpecifiers, func(n cc.Node) bool {
 			switch x := n.(type) {
 			case *cc.StorageClassSpecifier:
-				fn.static = fn.static || x.Case == cc.StorageClassSpecifierStatic
+				fn.Static = fn.Static || x.Case == cc.StorageClassSpecifierStatic
 			case *cc.FunctionSpecifier:
-				fn.inline = fn.inline || x.Case == cc.FunctionSpecifierInline
+				fn.Inline = fn.Inline || x.Case == cc.FunctionSpecifierInline
 			case *cc.AttributeSpecifier:
 				walk(x, nil, func(t cc.Token) {
 					switch t.SrcStr() {
 					case "__always_inline__", "always_inline":
-						fn.alwaysInline = true
+						fn.AlwaysInline = true
 					case `".noinstr.text"`:
-						fn.noinstr = true
+						fn.Noinstr = true
 					}
 				})
 				return false
@@ -96,9 +96,9 @@ func (u *cUnit) collect(ast *cc.AST) {
 			if !ok {
 				return true
 			}
-			var p cParam
+			var p Param
 			if pd.Declarator != nil {
-				p.name = pd.Declarator.Name()
+				p.Name = pd.Declarator.Name()
 			}
 			var toks []cc.Token
 			walk(pd, nil, func(t cc.Token) {
@@ -109,16 +109,16 @@ func (u *cUnit) collect(ast *cc.AST) {
 			sort.Slice(toks, func(i, j int) bool { return toks[i].Seq() < toks[j].Seq() })
 			var parts []string
 			for _, t := range toks {
-				if s := t.SrcStr(); s != p.name {
+				if s := t.SrcStr(); s != p.Name {
 					parts = append(parts, s)
 				}
 			}
-			p.typ = strings.Join(parts, " ")
-			fn.params = append(fn.params, p)
+			p.Type = strings.Join(parts, " ")
+			fn.Params = append(fn.Params, p)
 			return false
 		}, nil)
-		if len(fn.params) == 1 && fn.params[0].name == "" && fn.params[0].typ == "void" {
-			fn.params = nil // (void)
+		if len(fn.Params) == 1 && fn.Params[0].Name == "" && fn.Params[0].Type == "void" {
+			fn.Params = nil // (void)
 		}
 		walk(fd.CompoundStatement, func(n cc.Node) bool {
 			switch x := n.(type) {
@@ -128,51 +128,51 @@ func (u *cUnit) collect(ast *cc.AST) {
 				}
 				if pe, ok := x.PostfixExpression.(*cc.PrimaryExpression); ok && pe.Case == cc.PrimaryExpressionIdent {
 					if r, ok := u.ref(pe.Token); ok {
-						fn.calls = append(fn.calls, r)
+						fn.Calls = append(fn.Calls, r)
 					}
 				}
 			case *cc.PrimaryExpression:
 				if x.Case == cc.PrimaryExpressionIdent {
 					if r, ok := u.ref(x.Token); ok {
-						fn.idents = append(fn.idents, r)
+						fn.Idents = append(fn.Idents, r)
 					}
 				}
 			}
 			return true
 		}, nil)
-		byPos := func(rs []cRef) {
+		byPos := func(rs []Ref) {
 			sort.SliceStable(rs, func(i, j int) bool {
-				return rs[i].line < rs[j].line || rs[i].line == rs[j].line && rs[i].col < rs[j].col
+				return rs[i].Line < rs[j].Line || rs[i].Line == rs[j].Line && rs[i].Col < rs[j].Col
 			})
 		}
-		byPos(fn.calls)
-		byPos(fn.idents)
-		for _, r := range fn.calls {
-			if r.name == "instrumentation_end" {
-				fn.instrEnd = append(fn.instrEnd, r.line)
+		byPos(fn.Calls)
+		byPos(fn.Idents)
+		for _, r := range fn.Calls {
+			if r.Name == "instrumentation_end" {
+				fn.InstrEnd = append(fn.InstrEnd, r.Line)
 			}
 		}
-		u.funcs = append(u.funcs, fn)
+		u.Funcs = append(u.Funcs, fn)
 	}
 	for name, m := range ast.Macros {
-		if !m.IsFnLike || m.Name.Position().Filename != u.path {
+		if !m.IsFnLike || m.Name.Position().Filename != u.Path {
 			continue
 		}
-		cm := cMacro{name: name, line: m.Name.Position().Line}
+		cm := Macro{Name: name, Line: m.Name.Position().Line}
 		for _, t := range m.ReplacementList() {
 			if t.Ch == rune(cc.IDENTIFIER) {
-				cm.idents = append(cm.idents, t.SrcStr())
+				cm.Idents = append(cm.Idents, t.SrcStr())
 			}
 		}
-		u.macros = append(u.macros, cm)
+		u.Macros = append(u.Macros, cm)
 	}
-	sort.Slice(u.macros, func(i, j int) bool { return u.macros[i].line < u.macros[j].line })
-	sort.Slice(u.funcs, func(i, j int) bool { return u.funcs[i].line < u.funcs[j].line })
+	sort.Slice(u.Macros, func(i, j int) bool { return u.Macros[i].Line < u.Macros[j].Line })
+	sort.Slice(u.Funcs, func(i, j int) bool { return u.Funcs[i].Line < u.Funcs[j].Line })
 }
 
 // declaration records the function declarations of d that are in the
 // unit's file, and the identifiers its initializers use.
-func (u *cUnit) declaration(d *cc.Declaration) {
+func (u *Unit) declaration(d *cc.Declaration) {
 	static, typedef := false, false
 	walk(d.DeclarationSpecifiers, func(n cc.Node) bool {
 		if x, ok := n.(*cc.StorageClassSpecifier); ok {
@@ -188,19 +188,19 @@ func (u *cUnit) declaration(d *cc.Declaration) {
 		}
 		if dd := id.Declarator.DirectDeclarator; dd != nil && (dd.Case == cc.DirectDeclaratorFuncParam || dd.Case == cc.DirectDeclaratorFuncIdent) &&
 			dd.DirectDeclarator != nil && dd.DirectDeclarator.Case == cc.DirectDeclaratorIdent {
-			if p := id.Declarator.Position(); p.Filename == u.path {
-				u.decls = append(u.decls, cDecl{name: id.Declarator.Name(), line: p.Line, static: static})
+			if p := id.Declarator.Position(); p.Filename == u.Path {
+				u.Decls = append(u.Decls, Decl{Name: id.Declarator.Name(), Line: p.Line, Static: static})
 			}
 		} else if dd != nil && !typedef && (dd.Case == cc.DirectDeclaratorIdent || dd.Case == cc.DirectDeclaratorArr) {
-			if p := id.Declarator.Position(); p.Filename == u.path {
-				u.vars = append(u.vars, cDecl{name: id.Declarator.Name(), line: p.Line, static: static})
+			if p := id.Declarator.Position(); p.Filename == u.Path {
+				u.Vars = append(u.Vars, Decl{Name: id.Declarator.Name(), Line: p.Line, Static: static})
 			}
 		}
 		if id.Initializer != nil {
 			walk(id.Initializer, func(n cc.Node) bool {
 				if x, ok := n.(*cc.PrimaryExpression); ok && x.Case == cc.PrimaryExpressionIdent {
 					if r, ok := u.ref(x.Token); ok {
-						u.uses = append(u.uses, r)
+						u.Uses = append(u.Uses, r)
 					}
 				}
 				return true
@@ -209,11 +209,11 @@ func (u *cUnit) declaration(d *cc.Declaration) {
 	}
 }
 
-// ref turns an identifier token into a cRef when it is in the unit's file.
-func (u *cUnit) ref(t cc.Token) (cRef, bool) {
+// ref turns an identifier token into a Ref when it is in the unit's file.
+func (u *Unit) ref(t cc.Token) (Ref, bool) {
 	p := t.Position()
-	if p.Filename != u.path {
-		return cRef{}, false
+	if p.Filename != u.Path {
+		return Ref{}, false
 	}
-	return cRef{name: t.SrcStr(), line: p.Line, col: p.Column}, true
+	return Ref{Name: t.SrcStr(), Line: p.Line, Col: p.Column}, true
 }

@@ -1,4 +1,4 @@
-package verify
+package cunit
 
 import (
 	"bytes"
@@ -21,7 +21,7 @@ import (
 // into changes (the cut, the parse, what collect reads).
 const factsVersion = "facts-1"
 
-// unitFacts is a cUnit as kept on disk.
+// unitFacts is a Unit as kept on disk.
 type unitFacts struct {
 	Funcs  []funcFacts
 	Decls  []cDeclFacts
@@ -70,56 +70,56 @@ func convert[A, B any](xs []A, f func(A) B) []B {
 	return out
 }
 
-func refsFacts(rs []cRef) []cRefFacts {
-	return convert(rs, func(r cRef) cRefFacts { return cRefFacts{r.name, r.line, r.col} })
+func refsFacts(rs []Ref) []cRefFacts {
+	return convert(rs, func(r Ref) cRefFacts { return cRefFacts{r.Name, r.Line, r.Col} })
 }
 
-func refsOf(fs []cRefFacts) []cRef {
-	return convert(fs, func(r cRefFacts) cRef { return cRef{r.Name, r.Line, r.Col} })
+func refsOf(fs []cRefFacts) []Ref {
+	return convert(fs, func(r cRefFacts) Ref { return Ref{r.Name, r.Line, r.Col} })
 }
 
-func declsFacts(ds []cDecl) []cDeclFacts {
-	return convert(ds, func(d cDecl) cDeclFacts { return cDeclFacts{d.name, d.line, d.static} })
+func declsFacts(ds []Decl) []cDeclFacts {
+	return convert(ds, func(d Decl) cDeclFacts { return cDeclFacts{d.Name, d.Line, d.Static} })
 }
 
-func declsOf(fs []cDeclFacts) []cDecl {
-	return convert(fs, func(d cDeclFacts) cDecl { return cDecl{d.Name, d.Line, d.Static} })
+func declsOf(fs []cDeclFacts) []Decl {
+	return convert(fs, func(d cDeclFacts) Decl { return Decl{d.Name, d.Line, d.Static} })
 }
 
-func factsOf(u *cUnit) *unitFacts {
-	f := &unitFacts{Decls: declsFacts(u.decls), Vars: declsFacts(u.vars), Uses: refsFacts(u.uses)}
-	for _, fn := range u.funcs {
-		ff := funcFacts{Name: fn.name, Static: fn.static, Inline: fn.inline, AlwaysInline: fn.alwaysInline, Noinstr: fn.noinstr,
-			Line: fn.line, Start: fn.start, Open: fn.open, End: fn.end, Calls: refsFacts(fn.calls), Idents: refsFacts(fn.idents), InstrEnd: fn.instrEnd}
-		for _, p := range fn.params {
-			ff.Params = append(ff.Params, [2]string{p.name, p.typ})
+func factsOf(u *Unit) *unitFacts {
+	f := &unitFacts{Decls: declsFacts(u.Decls), Vars: declsFacts(u.Vars), Uses: refsFacts(u.Uses)}
+	for _, fn := range u.Funcs {
+		ff := funcFacts{Name: fn.Name, Static: fn.Static, Inline: fn.Inline, AlwaysInline: fn.AlwaysInline, Noinstr: fn.Noinstr,
+			Line: fn.Line, Start: fn.Start, Open: fn.Open, End: fn.End, Calls: refsFacts(fn.Calls), Idents: refsFacts(fn.Idents), InstrEnd: fn.InstrEnd}
+		for _, p := range fn.Params {
+			ff.Params = append(ff.Params, [2]string{p.Name, p.Type})
 		}
 		f.Funcs = append(f.Funcs, ff)
 	}
-	for _, m := range u.macros {
-		f.Macros = append(f.Macros, ppMacro{Name: m.name, Line: m.line, Idents: m.idents})
+	for _, m := range u.Macros {
+		f.Macros = append(f.Macros, ppMacro{Name: m.Name, Line: m.Line, Idents: m.Idents})
 	}
-	for _, fl := range u.failed {
-		f.Failed = append(f.Failed, failFacts{fl.fn, fl.name, fl.start, fl.line, fl.msg})
+	for _, fl := range u.Failed {
+		f.Failed = append(f.Failed, failFacts{fl.Fn, fl.Name, fl.Start, fl.Line, fl.Msg})
 	}
 	return f
 }
 
-func (f *unitFacts) unit() *cUnit {
-	u := &cUnit{decls: declsOf(f.Decls), vars: declsOf(f.Vars), uses: refsOf(f.Uses)}
+func (f *unitFacts) unit() *Unit {
+	u := &Unit{Decls: declsOf(f.Decls), Vars: declsOf(f.Vars), Uses: refsOf(f.Uses)}
 	for _, ff := range f.Funcs {
-		fn := &cFunc{name: ff.Name, static: ff.Static, inline: ff.Inline, alwaysInline: ff.AlwaysInline, noinstr: ff.Noinstr,
-			line: ff.Line, start: ff.Start, open: ff.Open, end: ff.End, calls: refsOf(ff.Calls), idents: refsOf(ff.Idents), instrEnd: ff.InstrEnd}
+		fn := &Func{Name: ff.Name, Static: ff.Static, Inline: ff.Inline, AlwaysInline: ff.AlwaysInline, Noinstr: ff.Noinstr,
+			Line: ff.Line, Start: ff.Start, Open: ff.Open, End: ff.End, Calls: refsOf(ff.Calls), Idents: refsOf(ff.Idents), InstrEnd: ff.InstrEnd}
 		for _, p := range ff.Params {
-			fn.params = append(fn.params, cParam{p[0], p[1]})
+			fn.Params = append(fn.Params, Param{p[0], p[1]})
 		}
-		u.funcs = append(u.funcs, fn)
+		u.Funcs = append(u.Funcs, fn)
 	}
 	for _, m := range f.Macros {
-		u.macros = append(u.macros, cMacro{name: m.Name, line: m.Line, idents: m.Idents})
+		u.Macros = append(u.Macros, Macro{Name: m.Name, Line: m.Line, Idents: m.Idents})
 	}
 	for _, fl := range f.Failed {
-		u.failed = append(u.failed, cFailure{fl.Fn, fl.Name, fl.Start, fl.Line, fl.Msg})
+		u.Failed = append(u.Failed, Failure{fl.Fn, fl.Name, fl.Start, fl.Line, fl.Msg})
 	}
 	return u
 }
@@ -134,7 +134,7 @@ func (kb *kbuildReader) cachePath(key string) string {
 
 // cached returns the unit kept under key (in this run, or on disk), or
 // nil.
-func (kb *kbuildReader) cached(key string) *cUnit {
+func (kb *kbuildReader) cached(key string) *Unit {
 	kb.mu.Lock()
 	f := kb.facts[key]
 	kb.mu.Unlock()
@@ -151,7 +151,7 @@ func (kb *kbuildReader) cached(key string) *cUnit {
 }
 
 // store keeps u under key; a cache that cannot be written is only slower.
-func (kb *kbuildReader) store(key string, u *cUnit) {
+func (kb *kbuildReader) store(key string, u *Unit) {
 	f := factsOf(u)
 	kb.mu.Lock()
 	kb.facts[key] = f
@@ -242,7 +242,7 @@ func preludePath(dir, key string) string {
 }
 
 // loadPreludeUnit returns the unit kept at p, or nil.
-func loadPreludeUnit(p string) *cUnit {
+func loadPreludeUnit(p string) *Unit {
 	if f := readFacts(p); f != nil {
 		return f.unit()
 	}
@@ -251,4 +251,4 @@ func loadPreludeUnit(p string) *cUnit {
 
 // storePreludeUnit keeps u at p; a cache that cannot be written is only
 // slower.
-func storePreludeUnit(p string, u *cUnit) { writeFacts(p, factsOf(u)) }
+func storePreludeUnit(p string, u *Unit) { writeFacts(p, factsOf(u)) }

@@ -1,4 +1,4 @@
-package verify
+package cunit
 
 import (
 	"fmt"
@@ -17,11 +17,11 @@ var cErrRE = regexp.MustCompile(`^(.+?):(\d+):(\d+): (.*)$`)
 // the series' headers at patch n. A chunk cc/v4 cannot parse is left out
 // (and recorded); a name that is used as a type but that nothing declares
 // is declared a typedef, as the kernel headers would.
-func parseChunks(s *Series, path string, n int, e cenv, text []byte, keep []cChunk) *cUnit {
-	u := &cUnit{path: path, text: text}
-	cfg, err := s.parseConfig(n, e)
+func (r *Reader) parseChunks(path string, n int, e Env, text []byte, keep []Chunk) *Unit {
+	u := &Unit{Path: path, Text: text}
+	cfg, err := r.parseConfig(n, e)
 	if err != nil {
-		u.err = err
+		u.Err = err
 		return u
 	}
 	typedefs := typedefWords(blankExcept(text, keep))
@@ -37,13 +37,13 @@ func parseChunks(s *Series, path string, n int, e cenv, text []byte, keep []cChu
 			break
 		}
 		if try > 60 {
-			u.err = err
+			u.Err = err
 			return u
 		}
 		first, _, _ := strings.Cut(err.Error(), "\n")
 		m := cErrRE.FindStringSubmatch(first)
 		if m == nil || m[1] != path {
-			u.err = err
+			u.Err = err
 			return u
 		}
 		var line, col int
@@ -61,15 +61,15 @@ func parseChunks(s *Series, path string, n int, e cenv, text []byte, keep []cChu
 		}
 		i := -1
 		for j, ch := range keep {
-			if line >= ch.startLine && line <= ch.endLine {
+			if line >= ch.StartLine && line <= ch.EndLine {
 				i = j
 			}
 		}
 		if i < 0 {
-			u.err = err
+			u.Err = err
 			return u
 		}
-		u.failed = append(u.failed, cFailure{keep[i].fn, keep[i].name, keep[i].startLine, line, m[4]})
+		u.Failed = append(u.Failed, Failure{keep[i].Fn, keep[i].Name, keep[i].StartLine, line, m[4]})
 		keep = append(keep[:i:i], keep[i+1:]...)
 	}
 	u.collect(ast)
@@ -122,8 +122,8 @@ func wordBefore(src []byte, line, col int) string {
 }
 
 // parseConfig is the cc/v4 configuration the units are parsed with.
-func (s *Series) parseConfig(n int, e cenv) (*cc.Config, error) {
-	cfg, err := s.config(n, e, false)
+func (r *Reader) parseConfig(n int, e Env) (*cc.Config, error) {
+	cfg, err := r.config(n, e, false)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package verify
+package cunit
 
 import (
 	"fmt"
@@ -15,7 +15,7 @@ import (
 // annotations empty, and the kernel's loop macros as the for statements
 // they are. typedefs are names the file uses as types; loops are names of
 // iterator macros the file uses that the prelude does not define.
-func (e cenv) unitPrelude(typedefs, loops []string) string {
+func (e Env) unitPrelude(typedefs, loops []string) string {
 	var b strings.Builder
 	b.WriteString(e.preludeDefines())
 	b.WriteString(ktypes.Prelude(true))

@@ -1,4 +1,4 @@
-package verify
+package cunit
 
 import (
 	"bytes"
@@ -28,13 +28,26 @@ import (
 // over the tree's, and the translation unit is parsed by cc/v4 with the
 // real kernel headers' typedefs. Where that cannot be done (no build
 // tree, no compiler, a file whose content is unknown, a preprocessing
-// error), the unit is read the prelude's way (cunit.go) and the report
+// error), the unit is read the prelude's way (reader.go) and the report
 // says so per file.
+
+// treeCommand is the compile command a file is preprocessed with.
+type treeCommand struct {
+	cmd  *kbuild.CompileCommand
+	from string // the object whose command it is ("kernel/fork.o")
+	err  error
+}
+
+// command returns the compile command path is preprocessed with in t.
+func (t *Tree) command(path string) *treeCommand {
+	cmd, from, err := t.Command(path)
+	return &treeCommand{cmd, from, err}
+}
 
 // kbuildReader preprocesses the units of one Run.
 type kbuildReader struct {
 	ctx   context.Context
-	trees []*BuildTree
+	trees []*Tree
 	tmp   string // the overlay directories (removed at the end of the run)
 	cache string // preprocessed units kept between runs ("" for none)
 
@@ -77,7 +90,7 @@ type CReadTree struct {
 	Flags  string `json:"flags_of"`
 }
 
-func newKbuildReader(ctx context.Context, trees []*BuildTree, cacheDir string) (*kbuildReader, error) {
+func newKbuildReader(ctx context.Context, trees []*Tree, cacheDir string) (*kbuildReader, error) {
 	sweepOverlays()
 	pruneCache(cacheDir)
 	tmp, err := os.MkdirTemp("", fmt.Sprintf("%s%d-", overlayPrefix, os.Getpid()))
@@ -112,14 +125,14 @@ func sweepOverlays() {
 
 // treeFor returns the build tree that stands for build e: the one named
 // like it, else the first of its architecture, else the first.
-func (kb *kbuildReader) treeFor(e cenv) *BuildTree {
+func (kb *kbuildReader) treeFor(e Env) *Tree {
 	for _, t := range kb.trees {
-		if t.Name == e.name && t.arch == e.arch {
+		if t.Name == e.Name && t.Arch == e.Arch {
 			return t
 		}
 	}
 	for _, t := range kb.trees {
-		if t.arch == e.arch {
+		if t.Arch == e.Arch {
 			return t
 		}
 	}
@@ -127,7 +140,7 @@ func (kb *kbuildReader) treeFor(e cenv) *BuildTree {
 }
 
 // noteKbuild and notePrelude record how a unit of path was read.
-func (kb *kbuildReader) noteKbuild(path string, t *BuildTree, from string) {
+func (kb *kbuildReader) noteKbuild(path string, t *Tree, from string) {
 	kb.mu.Lock()
 	defer kb.mu.Unlock()
 	r := kb.read(path)
@@ -177,7 +190,7 @@ func (kb *kbuildReader) cReads() []CRead {
 
 // overlay returns a directory holding every file the series touches, as
 // it is after patch at (the files absent then left out).
-func (kb *kbuildReader) overlay(s *Series, at int) (string, error) {
+func (kb *kbuildReader) overlay(s Series, at int) (string, error) {
 	kb.mu.Lock()
 	ent := kb.overlays[at]
 	if ent == nil {
@@ -213,7 +226,7 @@ const generatedDir = ".generated"
 // does not touch, as the base has them; and, for a header the series adds
 // to include/asm-generic/Kbuild's mandatory-y that x86 does not have, the
 // wrapper kbuild would generate (asm/X.h including asm-generic/X.h).
-func (kb *kbuildReader) overlayFiles(s *Series, at int) map[string][]byte {
+func (kb *kbuildReader) overlayFiles(s Series, at int) map[string][]byte {
 	kb.mu.Lock()
 	if f, ok := kb.files[at]; ok {
 		kb.mu.Unlock()
@@ -227,27 +240,30 @@ func (kb *kbuildReader) overlayFiles(s *Series, at int) map[string][]byte {
 	return out
 }
 
-func (kb *kbuildReader) overlayFilesAt(s *Series, at int) map[string][]byte {
+func (kb *kbuildReader) overlayFilesAt(s Series, at int) map[string][]byte {
 	out := map[string][]byte{}
-	for _, p := range sortedKeys(s.changes) {
+	for _, p := range s.Paths() {
 		if c, ok := s.FileAt(p, at); ok {
 			out[p] = c
 		}
 	}
-	if s.Tree != nil {
+	if s.Tree() != nil {
 		for _, t := range kb.trees {
-			for _, p := range t.laid() {
-				if _, ok := s.changes[p]; ok {
+			for _, p := range t.Laid() {
+				if len(s.Changes(p)) > 0 {
 					continue
 				}
-				if c, err := s.Tree.ReadFile(p); err == nil {
+				if c, err := s.Tree().ReadFile(p); err == nil {
 					out[p] = c
 				}
 			}
 		}
 	}
 	kbuildFile, _ := s.FileAt("include/asm-generic/Kbuild", at)
-	for _, p := range sortedKeys(s.created) {
+	for _, p := range s.Paths() {
+		if !s.Created(p) {
+			continue
+		}
 		name, ok := strings.CutPrefix(p, "include/asm-generic/")
 		if !ok || !strings.HasSuffix(name, ".h") || strings.Contains(name, "/") {
 			continue
@@ -296,9 +312,9 @@ type ppMacro struct {
 // unitKey identifies what a kbuild unit of path (content text, after
 // patch at) is made of: the tree, the command, the file and every file
 // laid over the tree; factsVersion changes when what is made of them does.
-func (kb *kbuildReader) unitKey(s *Series, t *BuildTree, tc *treeCommand, path string, at int, text []byte) string {
+func (kb *kbuildReader) unitKey(s Series, t *Tree, tc *treeCommand, path string, at int, text []byte) string {
 	h := sha256.New()
-	h.Write(t.key)
+	h.Write(t.Key)
 	fmt.Fprintf(h, "\x00%s\x00%s\x00%s\x00", factsVersion, path, strings.Join(tc.cmd.Args, "\x01"))
 	h.Write(text)
 	files := kb.overlayFiles(s, at)
@@ -311,7 +327,7 @@ func (kb *kbuildReader) unitKey(s *Series, t *BuildTree, tc *treeCommand, path s
 
 // preprocess returns path (after patch at) preprocessed in tree t and cut
 // down.
-func (kb *kbuildReader) preprocess(s *Series, t *BuildTree, tc *treeCommand, path string, at int, key string) (*ppUnit, error) {
+func (kb *kbuildReader) preprocess(s Series, t *Tree, tc *treeCommand, path string, at int, key string) (*ppUnit, error) {
 	dir, err := kb.overlay(s, at)
 	if err != nil {
 		return nil, err
@@ -384,7 +400,7 @@ func reducePreprocessed(i []byte, path string, prefixes []string) *ppUnit {
 					rest = rest[j+1:]
 				}
 				var ids []string
-				for _, w := range identWordRE.FindAll(codeOnly(rest), -1) {
+				for _, w := range identWordRE.FindAll(CodeOnly(rest), -1) {
 					if !(w[0] >= '0' && w[0] <= '9') {
 						ids = append(ids, string(w))
 					}
@@ -412,27 +428,27 @@ func reducePreprocessed(i []byte, path string, prefixes []string) *ppUnit {
 	var b strings.Builder
 	outLine := 1
 	last := 0
-	for _, ch := range cChunks(text) {
-		first := lineOf(ch.start)
+	for _, ch := range Chunks(text) {
+		first := lineOf(ch.Start)
 		own := at[first].file == path
-		if !own && !isTypedef(text[ch.start:ch.end]) {
+		if !own && !isTypedef(text[ch.Start:ch.End]) {
 			continue
 		}
 		from := starts[first]
 		if from < last {
-			from = ch.start // a chunk that shares a line with the last one
+			from = ch.Start // a chunk that shares a line with the last one
 		}
-		seg := text[from:ch.end]
+		seg := text[from:ch.End]
 		fmt.Fprintf(&b, "#line %d %q\n", at[first].line, at[first].file)
 		outLine++
-		c := ppChunk{File: at[first].file, Start: outLine, FromLine: at[first].line, Fn: ch.fn, Name: ch.name, OwnFile: own}
-		c.FromEnd = at[lineOf(ch.end-1)].line
+		c := ppChunk{File: at[first].file, Start: outLine, FromLine: at[first].line, Fn: ch.Fn, Name: ch.Name, OwnFile: own}
+		c.FromEnd = at[lineOf(ch.End-1)].line
 		b.Write(seg)
 		b.WriteByte('\n')
 		outLine += bytes.Count(seg, []byte("\n")) + 1
 		c.End = outLine - 1
 		u.Chunks = append(u.Chunks, c)
-		last = ch.end
+		last = ch.End
 	}
 	u.Text = b.String()
 	return u
@@ -485,15 +501,15 @@ func kbuildPredefined(bits int) string {
 // left out and the parse tried again. Chunks of the file are recorded as
 // failures; a header's typedef that fails is replaced by "typedef int
 // NAME" so that the file's code still parses.
-func parsePreprocessed(path string, t *BuildTree, pp *ppUnit) (*cc.AST, []cFailure, error) {
-	cfg, err := kbuildConfig(t.arch)
+func parsePreprocessed(path string, t *Tree, pp *ppUnit) (*cc.AST, []Failure, error) {
+	cfg, err := kbuildConfig(t.Arch)
 	if err != nil {
 		return nil, nil, err
 	}
-	pre := kbuildPredefined(t.bits)
+	pre := kbuildPredefined(t.Bits)
 	lines := strings.Split(pp.Text, "\n")
 	dropped := map[int]bool{}
-	var failed []cFailure
+	var failed []Failure
 	for try := 0; ; try++ {
 		var b strings.Builder
 		for k, l := range lines {
@@ -532,14 +548,15 @@ func parsePreprocessed(path string, t *BuildTree, pp *ppUnit) (*cc.AST, []cFailu
 			dropped[l] = true
 		}
 		if hit.OwnFile {
-			failed = append(failed, cFailure{fn: hit.Fn, name: hit.Name, start: hit.FromLine, line: ln, msg: ccSourceRE.ReplaceAllString(m[4], "")})
+			failed = append(failed, Failure{Fn: hit.Fn, Name: hit.Name, Start: hit.FromLine, Line: ln, Msg: ccSourceRE.ReplaceAllString(m[4], "")})
 		}
 	}
 }
 
 // kbuildUnit reads path (in, after or before a patch) as tree t compiles
 // it, or returns why it cannot.
-func (s *Series) kbuildUnit(kb *kbuildReader, t *BuildTree, in *unitInput, path string) (*cUnit, string) {
+func (r *Reader) readKbuild(kb *kbuildReader, t *Tree, in *Input, path string) (*Unit, string) {
+	s := r.s
 	if !strings.HasSuffix(path, ".c") {
 		return nil, "headers are read through the C files that include them"
 	}
@@ -563,20 +580,20 @@ func (s *Series) kbuildUnit(kb *kbuildReader, t *BuildTree, in *unitInput, path 
 			first, _, _ := strings.Cut(err.Error(), "\n")
 			return nil, "cc/v4 could not parse the preprocessed unit: " + ccSourceRE.ReplaceAllString(first, "")
 		}
-		u = &cUnit{path: path, text: full}
+		u = &Unit{Path: path, Text: full}
 		u.collect(ast)
 		u.addWritten()
 		for _, m := range pp.Macros {
-			u.macros = append(u.macros, cMacro{name: m.Name, line: m.Line, idents: m.Idents})
+			u.Macros = append(u.Macros, Macro{Name: m.Name, Line: m.Line, Idents: m.Idents})
 		}
-		u.failed = failed
+		u.Failed = failed
 		kb.store(key, u)
 	}
-	u.path, u.text = path, full
-	for _, f := range u.funcs {
-		f.unitPath, f.unitText = path, full
+	u.Path, u.Text = path, full
+	for _, f := range u.Funcs {
+		f.UnitPath, f.UnitText = path, full
 	}
-	u.keepOnly(in.keep, s.created[path])
+	u.keepOnly(in.Keep, s.Created(path))
 	kb.noteKbuild(path, t, tc.from)
 	return u, ""
 }
@@ -585,49 +602,49 @@ func (s *Series) kbuildUnit(kb *kbuildReader, t *BuildTree, in *unitInput, path 
 // would not have read either: the definitions and declarations outside
 // the chunks kept (the ones the series touches), so that the rules judge
 // the series' code, not the file's.
-func (u *cUnit) keepOnly(keep []cChunk, whole bool) {
+func (u *Unit) keepOnly(keep []Chunk, whole bool) {
 	if whole {
 		return
 	}
 	in := func(line int) bool {
 		for _, ch := range keep {
-			if line >= ch.startLine && line <= ch.endLine {
+			if line >= ch.StartLine && line <= ch.EndLine {
 				return true
 			}
 		}
 		return false
 	}
-	var funcs []*cFunc
-	for _, f := range u.funcs {
-		if in(f.line) {
+	var funcs []*Func
+	for _, f := range u.Funcs {
+		if in(f.Line) {
 			funcs = append(funcs, f)
 		}
 	}
-	u.funcs = funcs
-	filter := func(ds []cDecl) []cDecl {
-		var out []cDecl
+	u.Funcs = funcs
+	filter := func(ds []Decl) []Decl {
+		var out []Decl
 		for _, d := range ds {
-			if in(d.line) {
+			if in(d.Line) {
 				out = append(out, d)
 			}
 		}
 		return out
 	}
-	u.decls, u.vars = filter(u.decls), filter(u.vars)
-	var uses []cRef
-	for _, r := range u.uses {
-		if in(r.line) {
+	u.Decls, u.Vars = filter(u.Decls), filter(u.Vars)
+	var uses []Ref
+	for _, r := range u.Uses {
+		if in(r.Line) {
 			uses = append(uses, r)
 		}
 	}
-	u.uses = uses
-	var failed []cFailure
-	for _, f := range u.failed {
-		if in(f.start) {
+	u.Uses = uses
+	var failed []Failure
+	for _, f := range u.Failed {
+		if in(f.Start) {
 			failed = append(failed, f)
 		}
 	}
-	u.failed = failed
+	u.Failed = failed
 }
 
 // addWritten adds to the calls and identifiers of u's functions (and its
@@ -636,41 +653,41 @@ func (u *cUnit) keepOnly(keep []cChunk, whole bool) {
 // (current, local64_read(), instrumentation_end()), which the expanded
 // unit has as what the headers make of it. A name already there on the
 // same line is not added twice.
-func (u *cUnit) addWritten() {
-	lines := strings.Split(string(codeOnly(u.text)), "\n")
-	for _, fn := range u.funcs {
+func (u *Unit) addWritten() {
+	lines := strings.Split(string(CodeOnly(u.Text)), "\n")
+	for _, fn := range u.Funcs {
 		have := map[string]bool{}
-		for _, r := range fn.idents {
-			have[fmt.Sprintf("%s:%d", r.name, r.line)] = true
+		for _, r := range fn.Idents {
+			have[fmt.Sprintf("%s:%d", r.Name, r.Line)] = true
 		}
 		haveCall := map[string]bool{}
-		for _, r := range fn.calls {
-			haveCall[fmt.Sprintf("%s:%d", r.name, r.line)] = true
+		for _, r := range fn.Calls {
+			haveCall[fmt.Sprintf("%s:%d", r.Name, r.Line)] = true
 		}
-		for l := fn.open; l <= fn.end && l <= len(lines); l++ {
-			writtenRefs(lines[l-1], l, func(r cRef, call bool) {
-				k := fmt.Sprintf("%s:%d", r.name, r.line)
+		for l := fn.Open; l <= fn.End && l <= len(lines); l++ {
+			writtenRefs(lines[l-1], l, func(r Ref, call bool) {
+				k := fmt.Sprintf("%s:%d", r.Name, r.Line)
 				if !have[k] {
-					fn.idents = append(fn.idents, r)
+					fn.Idents = append(fn.Idents, r)
 					have[k] = true
 				}
 				if call && !haveCall[k] {
-					fn.calls = append(fn.calls, r)
+					fn.Calls = append(fn.Calls, r)
 					haveCall[k] = true
 				}
 			})
 		}
-		byPos := func(rs []cRef) {
+		byPos := func(rs []Ref) {
 			sort.SliceStable(rs, func(i, j int) bool {
-				return rs[i].line < rs[j].line || rs[i].line == rs[j].line && rs[i].col < rs[j].col
+				return rs[i].Line < rs[j].Line || rs[i].Line == rs[j].Line && rs[i].Col < rs[j].Col
 			})
 		}
-		byPos(fn.calls)
-		byPos(fn.idents)
-		fn.instrEnd = nil
-		for _, r := range fn.calls {
-			if r.name == "instrumentation_end" {
-				fn.instrEnd = append(fn.instrEnd, r.line)
+		byPos(fn.Calls)
+		byPos(fn.Idents)
+		fn.InstrEnd = nil
+		for _, r := range fn.Calls {
+			if r.Name == "instrumentation_end" {
+				fn.InstrEnd = append(fn.InstrEnd, r.Line)
 			}
 		}
 	}
@@ -679,7 +696,7 @@ func (u *cUnit) addWritten() {
 // writtenRefs calls f with every identifier of a line of code (comments
 // and strings blanked) that is not a keyword, a member name (after . or
 // ->) or a struct, union or enum tag, and whether it is called.
-func writtenRefs(line string, n int, f func(r cRef, call bool)) {
+func writtenRefs(line string, n int, f func(r Ref, call bool)) {
 	if t := strings.TrimSpace(line); strings.HasPrefix(t, "#") {
 		return
 	}
@@ -713,7 +730,7 @@ func writtenRefs(line string, n int, f func(r cRef, call bool)) {
 			k++
 		}
 		if !cKeywords[w] && !cWrittenSkip[w] && prev != "." && prev != "->" && prev != "struct" && prev != "union" && prev != "enum" {
-			f(cRef{name: w, line: n, col: i + 1}, k < len(line) && line[k] == '(')
+			f(Ref{Name: w, Line: n, Col: i + 1}, k < len(line) && line[k] == '(')
 		}
 		prev = w
 		i = j

@@ -1,7 +1,8 @@
-package verify
+package cunit
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"fmt"
 	"path"
@@ -12,38 +13,88 @@ import (
 // What each unit reads of a file at a patch, and the caches that let the
 // rules, running in parallel, share units and their inputs.
 
-// unitSide selects which content of a file a unit reads.
-type unitSide int
+// Side selects which content of a file a unit reads.
+type Side int
 
+// The sides.
 const (
-	afterPatch  unitSide = iota // the file after patch n
-	beforePatch                 // the file before patch n (after n-1)
+	After  Side = iota // the file after patch n
+	Before             // the file before patch n (after n-1)
 )
 
 type unitKey struct {
 	path string
 	n    int
-	side unitSide
+	side Side
 	env  string
 }
 
-// unitCache parses each unit once per Run; the rules run in parallel and
-// ask for the same units.
-type unitCache struct {
+// Reader reads the units of one series, each once: the rules run in
+// parallel and ask for the same units.
+type Reader struct {
+	s      Series
 	mu     sync.Mutex
 	units  map[unitKey]*unitEntry
-	inputs map[inputKey]*unitInput
+	inputs map[inputKey]*Input
 	names  map[string]map[string]int // path -> function -> the first patch that touched it
 	texts  map[textKey]*textEntry
-	evals  map[string]Finding // C_EVAL findings by what failed (see evalFinding)
-	kb     *kbuildReader      // nil: no build tree, every unit is the prelude's
-	disk   string             // where the prelude's units are kept between runs ("": not kept)
+	kb     *kbuildReader // nil: no build tree, every unit is the prelude's
+	disk   string        // where the prelude's units are kept between runs ("": not kept)
 	kunits map[unitKey]*kunitEntry
+}
+
+// Options says how a Reader reads C.
+type Options struct {
+	// Context stops the preprocessing of kbuild units; nil: never.
+	Context context.Context
+	// Trees are the kernel build trees the C files are read in (each
+	// preprocessed as kbuild compiles it there); none: the prelude stands
+	// in for the kernel headers.
+	Trees []*Tree
+	// Cache keeps the units between runs ("": no cache).
+	Cache string
+}
+
+// NewReader returns a Reader of s. With build trees it makes a temporary
+// directory for the series' files, which Close removes.
+func NewReader(s Series, opt Options) (*Reader, error) {
+	r := &Reader{s: s, units: map[unitKey]*unitEntry{}, inputs: map[inputKey]*Input{}, names: map[string]map[string]int{}, texts: map[textKey]*textEntry{}, kunits: map[unitKey]*kunitEntry{}}
+	r.disk = opt.Cache
+	if opt.Cache != "" && len(opt.Trees) == 0 {
+		pruneCache(opt.Cache)
+	}
+	if len(opt.Trees) > 0 {
+		ctx := opt.Context
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		kb, err := newKbuildReader(ctx, opt.Trees, opt.Cache)
+		if err != nil {
+			return nil, err
+		}
+		r.kb = kb
+	}
+	return r, nil
+}
+
+// Close removes what the Reader made on disk for its run.
+func (r *Reader) Close() {
+	if r.kb != nil {
+		r.kb.close()
+	}
+}
+
+// CReads returns how each C file was read, or nil without build trees.
+func (r *Reader) CReads() []CRead {
+	if r.kb == nil {
+		return nil
+	}
+	return r.kb.cReads()
 }
 
 type kunitEntry struct {
 	once sync.Once
-	u    *cUnit
+	u    *Unit
 	ok   bool
 }
 
@@ -51,15 +102,15 @@ type kunitEntry struct {
 // compiles it, and whether it could be read so (if not, the prelude's
 // units stand in, and the report says why). A file absent there is a nil
 // unit, read.
-func (c *checker) kbuildUnit(kb *kbuildReader, t *BuildTree, path string, n int, side unitSide) (*cUnit, bool) {
-	ent := entryOf(&c.units.mu, c.units.kunits, unitKey{path, n, side, "kbuild " + t.Name})
+func (r *Reader) kbuildUnit(kb *kbuildReader, t *Tree, path string, n int, side Side) (*Unit, bool) {
+	ent := entryOf(&r.mu, r.kunits, unitKey{path, n, side, "kbuild " + t.Name})
 	ent.once.Do(func() {
-		in := c.input(path, n, side)
+		in := r.Input(path, n, side)
 		if in == nil {
 			ent.ok = true
 			return
 		}
-		u, why := c.s.kbuildUnit(kb, t, in, path)
+		u, why := r.readKbuild(kb, t, in, path)
 		if u == nil {
 			kb.notePrelude(path, why)
 			return
@@ -84,80 +135,80 @@ func entryOf[K comparable, E any](mu *sync.Mutex, m map[K]*E, k K) *E {
 
 type unitEntry struct {
 	once sync.Once
-	u    *cUnit
+	u    *Unit
 }
 
-func newUnitCache() *unitCache {
-	return &unitCache{units: map[unitKey]*unitEntry{}, inputs: map[inputKey]*unitInput{}, names: map[string]map[string]int{}, texts: map[textKey]*textEntry{}, evals: map[string]Finding{}, kunits: map[unitKey]*kunitEntry{}}
-}
-
-// unit returns path parsed in e after (or before) patch n, or nil when the
+// Unit returns path parsed in e after (or before) patch n, or nil when the
 // file does not exist there. Files the series creates are read whole; of
 // a file it edits, only the definitions the series touches up to that
 // patch (and the declarations patch n changes) are kept, the rest of the
 // file blanked but its preprocessor lines kept. An edit whose result is
 // unknown (posted mail without the tree) is read from its hunk: its lines
 // at their line numbers.
-func (c *checker) unit(path string, n int, side unitSide, e cenv) *cUnit {
-	c.stopped()
-	if kb := c.units.kb; kb != nil && strings.HasSuffix(path, ".c") {
-		if u, ok := c.kbuildUnit(kb, kb.treeFor(e), path, n, side); ok {
+func (r *Reader) Unit(path string, n int, side Side, e Env) *Unit {
+	if kb := r.kb; kb != nil && strings.HasSuffix(path, ".c") {
+		if u, ok := r.kbuildUnit(kb, kb.treeFor(e), path, n, side); ok {
 			return u
 		}
 	}
-	ent := entryOf(&c.units.mu, c.units.units, unitKey{path, n, side, e.String()})
-	ent.once.Do(func() { ent.u = c.s.parseUnit(c.units, c.input(path, n, side), path, e) })
+	ent := entryOf(&r.mu, r.units, unitKey{path, n, side, e.String()})
+	ent.once.Do(func() { ent.u = r.parseUnit(r.Input(path, n, side), path, e) })
 	return ent.u
 }
 
-// unitInput is what a unit gives cc/v4, whatever the build.
-type unitInput struct {
+// Input is what a unit gives cc/v4, whatever the build.
+type Input struct {
 	once   sync.Once
 	digest []byte   // of the input, see inputDigest
 	conds  []string // the names its conditionals test
 	at     int      // the patch whose result is read
 	text   []byte   // the file (or the hunk's lines)
-	keep   []cChunk
-	blank  []byte // text with only keep and the preprocessor lines
+	// Keep are the chunks of the file read: all of a file the series
+	// creates, of a file it edits the definitions it touches.
+	Keep []Chunk
+	// Blank is the text with only Keep and the preprocessor lines, the
+	// rest blanked but its newlines (the lines keep their numbers).
+	Blank []byte
 }
 
 type inputKey struct {
 	path string
 	n    int
-	side unitSide
+	side Side
 }
 
-// input returns what the unit of path after (or before) patch n reads, or
+// Input returns what the unit of path after (or before) patch n reads, or
 // nil when the file does not exist there.
-func (c *checker) input(path string, n int, side unitSide) *unitInput {
+func (r *Reader) Input(path string, n int, side Side) *Input {
 	k := inputKey{path, n, side}
-	c.units.mu.Lock()
-	in, ok := c.units.inputs[k]
-	c.units.mu.Unlock()
+	r.mu.Lock()
+	in, ok := r.inputs[k]
+	r.mu.Unlock()
 	if ok {
 		return in
 	}
-	in = c.s.unitInput(c.units, path, n, side)
-	c.units.mu.Lock()
-	c.units.inputs[k] = in
-	c.units.mu.Unlock()
+	in = r.readInput(path, n, side)
+	r.mu.Lock()
+	r.inputs[k] = in
+	r.mu.Unlock()
 	return in
 }
 
-func (s *Series) unitInput(cache *unitCache, path string, n int, side unitSide) *unitInput {
+func (r *Reader) readInput(path string, n int, side Side) *Input {
+	s := r.s
 	at := n
-	if side == beforePatch {
+	if side == Before {
 		at = n - 1
 	}
-	f := fileOf(s.Patch(n), path)
+	f := s.Change(n, path)
 	var text []byte
 	var changed []Line // the lines patch n changes, numbered in text
 	sparse := false
 	switch {
 	case f != nil && !f.Known:
-		lines, shown := f.Added, f.newSide
-		if side == beforePatch {
-			lines, shown = f.Removed, f.oldSide
+		lines, shown := f.Added, f.NewSide
+		if side == Before {
+			lines, shown = f.Removed, f.OldSide
 		}
 		if shown == nil {
 			shown = lines
@@ -173,7 +224,7 @@ func (s *Series) unitInput(cache *unitCache, path string, n int, side unitSide) 
 		text = c
 		if f != nil {
 			changed = f.Added
-			if side == beforePatch {
+			if side == Before {
 				changed = f.Removed
 			}
 		}
@@ -181,16 +232,16 @@ func (s *Series) unitInput(cache *unitCache, path string, n int, side unitSide) 
 	if !sparse {
 		// The same version of the file with the same changed lines reads
 		// the same: share what is cut from it.
-		tk := textKey{path: path, version: s.version(path, at)}
+		tk := textKey{path: path, version: s.Version(path, at)}
 		if f != nil {
 			tk.changedBy, tk.side = n, side
 		}
-		ent := entryOf(&cache.mu, cache.texts, tk)
-		ent.once.Do(func() { ent.keep, ent.blank = s.cutUnit(cache, path, at, text, changed, false) })
-		return &unitInput{at: at, text: text, keep: ent.keep, blank: ent.blank}
+		ent := entryOf(&r.mu, r.texts, tk)
+		ent.once.Do(func() { ent.keep, ent.blank = r.cutUnit(path, at, text, changed, false) })
+		return &Input{at: at, text: text, Keep: ent.keep, Blank: ent.blank}
 	}
-	keep, blank := s.cutUnit(cache, path, at, text, changed, true)
-	return &unitInput{at: at, text: text, keep: keep, blank: blank}
+	keep, blank := r.cutUnit(path, at, text, changed, true)
+	return &Input{at: at, text: text, Keep: keep, Blank: blank}
 }
 
 // textKey identifies what a unit reads of a file: its version (the last
@@ -200,84 +251,85 @@ type textKey struct {
 	path      string
 	version   int
 	changedBy int
-	side      unitSide
+	side      Side
 }
 
 // textEntry is what cutUnit made of a textKey.
 type textEntry struct {
 	once  sync.Once
-	keep  []cChunk
+	keep  []Chunk
 	blank []byte
 }
 
 // cutUnit chooses the chunks of text a unit gives cc/v4 (see unit) and
 // blanks the rest.
-func (s *Series) cutUnit(cache *unitCache, path string, at int, text []byte, changed []Line, sparse bool) ([]cChunk, []byte) {
-	whole := sparse || s.created[path]
+func (r *Reader) cutUnit(path string, at int, text []byte, changed []Line, sparse bool) ([]Chunk, []byte) {
+	whole := sparse || r.s.Created(path)
 	var touched map[string]int
 	if !whole {
-		touched = cache.touchedNames(s, path)
+		touched = r.touchedNames(path)
 	}
-	var keep []cChunk
-	for _, ch := range cChunks(text) {
+	var keep []Chunk
+	for _, ch := range Chunks(text) {
 		switch {
-		case whole, ch.typedef:
+		case whole, ch.Typedef:
 			keep = append(keep, ch)
-		case ch.fn && touched[ch.name] > 0 && touched[ch.name] <= at:
+		case ch.Fn && touched[ch.Name] > 0 && touched[ch.Name] <= at:
 			keep = append(keep, ch)
-		case !ch.fn && !ch.brace && overlaps(ch, changed): // a declaration (a prototype) the patch changes
+		case !ch.Fn && !ch.Brace && overlaps(ch, changed): // a declaration (a prototype) the patch changes
 			keep = append(keep, ch)
-		case ch.fn && overlaps(ch, changed):
+		case ch.Fn && overlaps(ch, changed):
 			keep = append(keep, ch)
 		}
 	}
 	return keep, blankExcept(text, keep)
 }
 
-func (s *Series) parseUnit(cache *unitCache, in *unitInput, path string, e cenv) *cUnit {
+func (r *Reader) parseUnit(in *Input, path string, e Env) *Unit {
 	if in == nil {
 		return nil
 	}
-	at, text, keep, blank := in.at, in.text, in.keep, in.blank
+	s := r.s
+	at, text, keep, blank := in.at, in.text, in.Keep, in.Blank
 	// Units with the same input parse the same: the file as given to
 	// cc/v4, the series' headers it includes, and what the build decides
 	// in their conditionals (two builds that define the same of the names
 	// the #if lines test see the same code).
-	in.once.Do(func() { in.digest, in.conds = s.inputDigest(path, at, blank) })
+	in.once.Do(func() { in.digest, in.conds = r.inputDigest(path, at, blank) })
 	h := sha256.New()
 	h.Write(in.digest)
 	defined := map[string]bool{}
-	for _, d := range e.defines {
+	for _, d := range e.Defines {
 		defined[d] = true
 	}
 	for _, n := range in.conds {
 		switch {
 		case n == "BITS_PER_LONG":
-			fmt.Fprintf(h, "\x00%s=%d", n, e.bits)
+			fmt.Fprintf(h, "\x00%s=%d", n, e.Bits)
 		case strings.HasPrefix(n, "__"): // the compiler's predefined macros
-			fmt.Fprintf(h, "\x00%s@%s", n, e.arch)
+			fmt.Fprintf(h, "\x00%s@%s", n, e.Arch)
 		default:
 			fmt.Fprintf(h, "\x00%s=%v", n, defined[n])
 		}
 	}
 	// and what the tree serves (include/linux/sizes.h)
-	if s.Tree != nil {
-		fmt.Fprintf(h, "\x00tree %s %s %v", s.Tree.Dir, s.Tree.Base, s.Tree.Commit)
+	if s.Tree() != nil {
+		fmt.Fprintf(h, "\x00tree %s %s %v", s.Tree().Dir, s.Tree().Base, s.Tree().Commit)
 	}
 	key := string(h.Sum(nil))
 	ent := sharedUnits.entry(key)
 	ent.once.Do(func() {
-		disk := preludePath(cache.disk, key)
+		disk := preludePath(r.disk, key)
 		if u := loadPreludeUnit(disk); u != nil {
-			u.path, u.text = path, text
-			for _, f := range u.funcs {
-				f.unitPath, f.unitText = path, text
+			u.Path, u.Text = path, text
+			for _, f := range u.Funcs {
+				f.UnitPath, f.UnitText = path, text
 			}
 			ent.u = u
 			return
 		}
-		ent.u = parseChunks(s, path, at, e, text, keep)
-		if ent.u.err == nil {
+		ent.u = r.parseChunks(path, at, e, text, keep)
+		if ent.u.Err == nil {
 			storePreludeUnit(disk, ent.u)
 		}
 	})
@@ -321,7 +373,8 @@ func (st *unitStore) entry(key string) *unitEntry {
 
 // inputDigest hashes what a unit of path reads at patch n (blank, and the
 // series' headers it includes) and lists the names their conditionals test.
-func (s *Series) inputDigest(path string, n int, blank []byte) ([]byte, []string) {
+func (r *Reader) inputDigest(path string, n int, blank []byte) ([]byte, []string) {
+	s := r.s
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00", path)
 	h.Write(blank)
@@ -339,7 +392,7 @@ func (s *Series) inputDigest(path string, n int, blank []byte) ([]byte, []string
 		})
 	}
 	scan(blank)
-	for _, inc := range s.includedHeaders(n, path, blank) {
+	for _, inc := range r.includedHeaders(n, path, blank) {
 		c, _ := s.FileAt(inc, n)
 		fmt.Fprintf(h, "\x00%s\x00%d\x00", inc, len(c))
 		h.Write(c)
@@ -379,7 +432,8 @@ func eachDirective(src []byte, f func(name string, rest []byte)) {
 // file path) includes at patch n, directly or through one another, as cfs
 // serves them: from the include paths, and a quoted name also next to the
 // file that includes it.
-func (s *Series) includedHeaders(n int, file string, src []byte) []string {
+func (r *Reader) includedHeaders(n int, file string, src []byte) []string {
+	s := r.s
 	seen := map[string]bool{}
 	var visit func(file string, src []byte)
 	visit = func(file string, src []byte) {
@@ -395,7 +449,7 @@ func (s *Series) includedHeaders(n int, file string, src []byte) []string {
 				cands = append(cands, path.Join(path.Dir(file), name))
 			}
 			for _, cand := range cands {
-				if !s.created[cand] || seen[cand] {
+				if !s.Created(cand) || seen[cand] {
 					continue
 				}
 				if c, ok := s.FileAt(cand, n); ok {
@@ -412,24 +466,24 @@ func (s *Series) includedHeaders(n int, file string, src []byte) []string {
 // touchedNames returns, for the functions of path (a file the series
 // edits) whose definitions a patch changed, the first patch that did; a
 // function counts at patch n when that is n or before.
-func (uc *unitCache) touchedNames(s *Series, path string) map[string]int {
-	uc.mu.Lock()
-	defer uc.mu.Unlock()
-	first, ok := uc.names[path]
+func (r *Reader) touchedNames(path string) map[string]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	first, ok := r.names[path]
 	if !ok {
 		first = map[string]int{}
-		for _, k := range s.changes[path] {
-			f := fileOf(s.Patches[k-1], path)
+		for _, k := range r.s.Changes(path) {
+			f := r.s.Change(k, path)
 			if f == nil || !f.Known || f.Deleted {
 				continue
 			}
-			for _, ch := range cChunks(f.New) {
-				if _, seen := first[ch.name]; ch.fn && !seen && overlaps(ch, f.Added) {
-					first[ch.name] = k
+			for _, ch := range Chunks(f.New) {
+				if _, seen := first[ch.Name]; ch.Fn && !seen && overlaps(ch, f.Added) {
+					first[ch.Name] = k
 				}
 			}
 		}
-		uc.names[path] = first
+		r.names[path] = first
 	}
 	return first
 }
@@ -451,11 +505,15 @@ func sparseText(lines []Line) []byte {
 	return []byte(b.String())
 }
 
-func overlaps(ch cChunk, lines []Line) bool {
+func overlaps(ch Chunk, lines []Line) bool {
 	for _, l := range lines {
-		if l.N >= ch.startLine && l.N <= ch.endLine {
+		if l.N >= ch.StartLine && l.N <= ch.EndLine {
 			return true
 		}
 	}
 	return false
 }
+
+// ResetShared forgets the prelude's units parsed in this process, as a
+// new process starts without them (the tests of the cache on disk).
+func ResetShared() { sharedUnits.reset() }

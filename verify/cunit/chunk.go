@@ -1,27 +1,29 @@
-package verify
+package cunit
 
 import (
+	"regexp"
+	"sort"
 	"strings"
 )
 
 // The lexical cut of a C file into its top-level chunks, so that cc/v4 can
 // be given some of them.
 
-// cChunk is a top-level declaration or definition of a C file, found
+// Chunk is a top-level declaration or definition of a C file, found
 // lexically (comments, strings and preprocessor lines skipped, braces and
 // parentheses balanced) so that cc/v4 can be given some of them.
-type cChunk struct {
-	start, end         int // byte offsets
-	startLine, endLine int
-	fn                 bool   // a function definition
-	typedef            bool   // a typedef
-	brace              bool   // has a brace (a definition of a struct, union, enum or object)
-	name               string // a function's name (the identifier before its first parenthesis)
+type Chunk struct {
+	Start, End         int // byte offsets
+	StartLine, EndLine int
+	Fn                 bool   // a function definition
+	Typedef            bool   // a typedef
+	Brace              bool   // has a brace (a definition of a struct, union, enum or object)
+	Name               string // a function's name (the identifier before its first parenthesis)
 }
 
-// cChunks splits a C file into its top-level chunks.
-func cChunks(src []byte) []cChunk {
-	var out []cChunk
+// Chunks splits a C file into its top-level chunks.
+func Chunks(src []byte) []Chunk {
+	var out []Chunk
 	line := 1
 	start, startLine := -1, 0
 	braces, parens := 0, 0
@@ -129,8 +131,8 @@ func cChunks(src []byte) []cChunk {
 		}
 		if end {
 			text := string(src[start : i+1])
-			out = append(out, cChunk{start: start, end: i + 1, startLine: startLine, endLine: line, fn: fnBody,
-				typedef: !fnBody && strings.HasPrefix(text, "typedef"), brace: strings.Contains(text, "{"), name: name})
+			out = append(out, Chunk{Start: start, End: i + 1, StartLine: startLine, EndLine: line, Fn: fnBody,
+				Typedef: !fnBody && strings.HasPrefix(text, "typedef"), Brace: strings.Contains(text, "{"), Name: name})
 			start = -1
 		}
 	}
@@ -144,10 +146,10 @@ func isIdentByte(b byte) bool {
 // blankExcept keeps the preprocessor lines of src and the chunks given,
 // and blanks every other byte but the newlines, so that lines keep their
 // numbers.
-func blankExcept(src []byte, keep []cChunk) []byte {
+func blankExcept(src []byte, keep []Chunk) []byte {
 	kept := make([]bool, len(src))
 	for _, ch := range keep {
-		for i := ch.start; i < ch.end; i++ {
+		for i := ch.Start; i < ch.End; i++ {
 			kept[i] = true
 		}
 	}
@@ -209,9 +211,9 @@ func typedefWords(src []byte) map[string]bool {
 	return out
 }
 
-// codeOnly blanks the comments and string literals of C source, keeping
+// CodeOnly blanks the comments and string literals of C source, keeping
 // the lines.
-func codeOnly(src []byte) []byte {
+func CodeOnly(src []byte) []byte {
 	out := append([]byte(nil), src...)
 	for i := 0; i < len(out); i++ {
 		switch {
@@ -239,5 +241,20 @@ func codeOnly(src []byte) []byte {
 			}
 		}
 	}
+	return out
+}
+
+// identWordRE is a C identifier.
+var identWordRE = regexp.MustCompile(`[A-Za-z_]\w*`)
+
+// ccSourceRE is the position in cc/v4's own source some of its messages carry.
+var ccSourceRE = regexp.MustCompile(` \(\w+\.go:\d+:\w+:\)`)
+
+func sortedKeys[V any](m map[string]V) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
 	return out
 }

@@ -1,4 +1,4 @@
-package verify
+package cunit
 
 import (
 	"crypto/sha256"
@@ -15,48 +15,49 @@ import (
 	"kpatch/internal/ktypes"
 )
 
-// cenv is a build the C checks evaluate the series in: an ABI and the
+// Env is a build the C checks evaluate the series in: an ABI and the
 // configuration options defined.
-type cenv struct {
-	name    string // "x86_64", "i386"
-	arch    string // cc/v4's: "amd64", "386"
-	bits    int    // BITS_PER_LONG
-	on      bool   // the series' options enabled
-	defines []string
+type Env struct {
+	Name    string // "x86_64", "i386"
+	Arch    string // cc/v4's: "amd64", "386"
+	Bits    int    // BITS_PER_LONG
+	On      bool   // the series' options enabled
+	Defines []string
 }
 
 // seriesOptions are the options the series adds or depends on; "on"
 // builds define them all, "off" builds none.
 var seriesOptions = []string{"CONFIG_UNWIND_USER", "CONFIG_HAVE_UNWIND_USER_FP", "CONFIG_HAVE_UNWIND_USER_COMPAT_FP"}
 
-// envs returns the four builds: x86_64 and i386, options on and off.
+// Envs returns the four builds: x86_64 and i386, options on and off.
 // x86_64 with the options on also has IA32 emulation (the compat frame).
-func envs() []cenv {
-	var out []cenv
+func Envs() []Env {
+	var out []Env
 	for _, on := range []bool{true, false} {
-		x64 := cenv{name: "x86_64", arch: "amd64", bits: 64, on: on, defines: []string{"CONFIG_X86", "CONFIG_X86_64", "CONFIG_64BIT"}}
-		x32 := cenv{name: "i386", arch: "386", bits: 32, on: on, defines: []string{"CONFIG_X86", "CONFIG_X86_32"}}
+		x64 := Env{Name: "x86_64", Arch: "amd64", Bits: 64, On: on, Defines: []string{"CONFIG_X86", "CONFIG_X86_64", "CONFIG_64BIT"}}
+		x32 := Env{Name: "i386", Arch: "386", Bits: 32, On: on, Defines: []string{"CONFIG_X86", "CONFIG_X86_32"}}
 		if on {
-			x64.defines = append(x64.defines, "CONFIG_IA32_EMULATION", "CONFIG_COMPAT")
-			x64.defines = append(x64.defines, seriesOptions...)
-			x32.defines = append(x32.defines, seriesOptions...)
+			x64.Defines = append(x64.Defines, "CONFIG_IA32_EMULATION", "CONFIG_COMPAT")
+			x64.Defines = append(x64.Defines, seriesOptions...)
+			x32.Defines = append(x32.Defines, seriesOptions...)
 		}
 		out = append(out, x64, x32)
 	}
 	return out
 }
 
-func (e cenv) String() string {
-	if e.on {
-		return e.name
+// String names the build: "x86_64", "i386 (options off)".
+func (e Env) String() string {
+	if e.On {
+		return e.Name
 	}
-	return e.name + " (options off)"
+	return e.Name + " (options off)"
 }
 
 // prelude is what the kernel headers the checks do not read would have
 // given: the fixed-size types, the attributes, BIT() and BITS_PER_LONG for
 // the build. cc/v4 wants __predefined_declarator in every translation unit.
-func (e cenv) prelude() string {
+func (e Env) prelude() string {
 	return e.preludeDefines() + ktypes.Prelude(false) + `#define EXPORT_SYMBOL_GPL(x)
 #define EXPORT_SYMBOL(x)
 ` + preludeTypes
@@ -64,12 +65,12 @@ func (e cenv) prelude() string {
 
 // preludeDefines defines the build's options, BITS_PER_LONG, BIT() and the
 // errno values the series uses.
-func (e cenv) preludeDefines() string {
+func (e Env) preludeDefines() string {
 	var b strings.Builder
-	for _, d := range e.defines {
+	for _, d := range e.Defines {
 		fmt.Fprintf(&b, "#define %s 1\n", d)
 	}
-	fmt.Fprintf(&b, "#define BITS_PER_LONG %d\n", e.bits)
+	fmt.Fprintf(&b, "#define BITS_PER_LONG %d\n", e.Bits)
 	b.WriteString(`#define BIT(nr) (1UL << (nr))
 #define NULL ((void *)0)
 #define ENOSYS 38
@@ -105,7 +106,7 @@ var preludeTypeNames = func() map[string]bool {
 // wrappers do), include/linux/sizes.h from the tree, and every other
 // header empty.
 type cfs struct {
-	s      *Series
+	s      Series
 	n      int
 	noArch bool // serve the architecture's headers empty: the generic defaults
 }
@@ -123,14 +124,14 @@ func (f cfs) header(name string) []byte {
 	if f.noArch && strings.HasPrefix(name, "arch/") {
 		return nil
 	}
-	if f.s.created[name] {
+	if f.s.Created(name) {
 		if c, ok := f.s.FileAt(name, f.n); ok {
 			return stripBodies(c)
 		}
 	}
 	if strings.HasPrefix(name, "arch/x86/include/asm/") {
 		g := "include/asm-generic/" + strings.TrimPrefix(name, "arch/x86/include/asm/")
-		if f.s.created[g] && !f.s.created[name] {
+		if f.s.Created(g) && !f.s.Created(name) {
 			if c, ok := f.s.FileAt(g, f.n); ok {
 				return stripBodies(c)
 			}
@@ -146,14 +147,14 @@ func (f cfs) header(name string) []byte {
 }
 
 // config returns a cc/v4 configuration for e that reads headers from cfs.
-func (s *Series) config(n int, e cenv, noArch bool) (*cc.Config, error) {
-	abi, err := cc.NewABI("linux", e.arch)
+func (r *Reader) config(n int, e Env, noArch bool) (*cc.Config, error) {
+	abi, err := cc.NewABI("linux", e.Arch)
 	if err != nil {
 		return nil, err
 	}
 	cfg := &cc.Config{
 		ABI:             abi,
-		FS:              cfs{s, n, noArch},
+		FS:              cfs{r.s, n, noArch},
 		FSOnly:          true,
 		Header:          true, // declarations only: bodies use what is not served
 		IncludePaths:    []string{"arch/x86/include", "include"},
@@ -165,34 +166,35 @@ func (s *Series) config(n int, e cenv, noArch bool) (*cc.Config, error) {
 	return cfg, nil
 }
 
-// translate type checks src (named name) after the prelude, in e, with
+// Translate type checks src (named name) after the prelude, in e, with
 // the tree at patch n, and then tail (declarations that evaluate things).
-func (s *Series) translate(n int, e cenv, name string, src []byte, tail string) (*cc.AST, error) {
-	return s.translateWith(n, e, false, name, src, tail)
+func (r *Reader) Translate(n int, e Env, name string, src []byte, tail string) (*cc.AST, error) {
+	return r.TranslateWith(n, e, false, name, src, tail)
 }
 
-// translateWith is translate, optionally with the architecture's headers
+// TranslateWith is Translate, optionally with the architecture's headers
 // served empty (noArch), to see the generic defaults of arch hooks.
-func (s *Series) translateWith(n int, e cenv, noArch bool, name string, src []byte, tail string) (*cc.AST, error) {
+func (r *Reader) TranslateWith(n int, e Env, noArch bool, name string, src []byte, tail string) (*cc.AST, error) {
+	s := r.s
 	body := stripBodies(src)
 	// The same source, with the same series headers it includes, in the
 	// same build, translates the same: share the result in the process
 	// (the ASTs are only read).
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%v\x00%v\x00%s\x00%d\x00", e.String(), e.defines, noArch, name, len(body))
+	fmt.Fprintf(h, "%s\x00%v\x00%v\x00%s\x00%d\x00", e.String(), e.Defines, noArch, name, len(body))
 	h.Write(body)
 	fmt.Fprintf(h, "\x00%s\x00", tail)
-	for _, inc := range s.includedHeaders(n, name, src) {
+	for _, inc := range r.includedHeaders(n, name, src) {
 		c, _ := s.FileAt(inc, n)
 		fmt.Fprintf(h, "\x00%s\x00%d\x00", inc, len(c))
 		h.Write(c)
 	}
-	if s.Tree != nil {
-		fmt.Fprintf(h, "\x00tree %s %s %v", s.Tree.Dir, s.Tree.Base, s.Tree.Commit)
+	if s.Tree() != nil {
+		fmt.Fprintf(h, "\x00tree %s %s %v", s.Tree().Dir, s.Tree().Base, s.Tree().Commit)
 	}
 	ent := sharedASTs.entry(string(h.Sum(nil)))
 	ent.once.Do(func() {
-		cfg, err := s.config(n, e, noArch)
+		cfg, err := r.config(n, e, noArch)
 		if err != nil {
 			ent.err = err
 			return
@@ -235,10 +237,10 @@ func (st *astStore) entry(key string) *astEntry {
 	return ent
 }
 
-// directives returns the preprocessor lines of a C file (its #includes,
+// Directives returns the preprocessor lines of a C file (its #includes,
 // #defines and conditionals), other lines blank so that lines keep their
 // numbers: what a .c file contributes to evaluating its macros.
-func directives(c []byte) []byte {
+func Directives(c []byte) []byte {
 	lines := strings.Split(string(c), "\n")
 	cont := false
 	for i, l := range lines {
@@ -321,8 +323,8 @@ func lineStart(c []byte, i int) bool {
 // evalVar is the name of the variable that evaluates expression i.
 func evalVar(i int) string { return fmt.Sprintf("__verify_%d", i) }
 
-// evalTail declares one unsigned long long per expression.
-func evalTail(exprs []string) string {
+// EvalTail declares one unsigned long long per expression.
+func EvalTail(exprs []string) string {
 	var b strings.Builder
 	for i, x := range exprs {
 		fmt.Fprintf(&b, "unsigned long long %s = (%s);\n", evalVar(i), x)
@@ -330,8 +332,8 @@ func evalTail(exprs []string) string {
 	return b.String()
 }
 
-// values reads the constant values of evalTail's variables.
-func values(ast *cc.AST, n int) ([]uint64, error) {
+// Values reads the constant values of evalTail's variables.
+func Values(ast *cc.AST, n int) ([]uint64, error) {
 	out := make([]uint64, n)
 	found := make([]bool, n)
 	for l := ast.TranslationUnit; l != nil; l = l.TranslationUnit {
@@ -367,10 +369,10 @@ func values(ast *cc.AST, n int) ([]uint64, error) {
 	return out, nil
 }
 
-// functions returns the functions declared in file name of ast: name ->
+// Functions returns the functions declared in file name of ast: name ->
 // type and line.
-func functions(ast *cc.AST, name string) map[string]cfuncType {
-	out := map[string]cfuncType{}
+func Functions(ast *cc.AST, name string) map[string]FuncType {
+	out := map[string]FuncType{}
 	for l := ast.TranslationUnit; l != nil; l = l.TranslationUnit {
 		ed := l.ExternalDeclaration
 		if ed == nil {
@@ -402,15 +404,15 @@ func functions(ast *cc.AST, name string) map[string]cfuncType {
 			if ft, ok := d.Type().(*cc.FunctionType); ok {
 				typ = fmt.Sprintf("%s returning %s", typ, ft.Result())
 			}
-			out[d.Name()] = cfuncType{typ: typ, line: pos.Line, static: d.IsStatic()}
+			out[d.Name()] = FuncType{Type: typ, Line: pos.Line, Static: d.IsStatic()}
 		}
 	}
 	return out
 }
 
-// cfuncType is a function's type as cc/v4 prints it, and where it is.
-type cfuncType struct {
-	typ    string
-	line   int
-	static bool
+// FuncType is a function's type as cc/v4 prints it, and where it is.
+type FuncType struct {
+	Type   string
+	Line   int
+	Static bool
 }

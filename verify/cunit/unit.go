@@ -1,0 +1,112 @@
+package cunit
+
+import (
+	"strings"
+)
+
+// Unit is one C file of the series at one patch, parsed by cc/v4.
+type Unit struct {
+	Path   string
+	Text   []byte    // what was read: the file, or a hunk's lines at their line numbers
+	Funcs  []*Func   // function definitions, by line
+	Decls  []Decl    // function declarations (prototypes) at file scope
+	Vars   []Decl    // object declarations and definitions at file scope
+	Uses   []Ref     // identifiers used in file-scope declarations (initializers)
+	Macros []Macro   // the function-like macros the file defines
+	Failed []Failure // definitions cc/v4 could not parse (left out)
+	Err    error     // the file could not be parsed at all
+}
+
+// Func is a function definition of a Unit.
+type Func struct {
+	Name                         string
+	Static, Inline, AlwaysInline bool
+	Noinstr                      bool // in .noinstr.text
+	Line                         int  // the line of the name
+	Start, Open, End             int  // the first line, the "{" line, the "}" line
+	Params                       []Param
+	Calls, Idents                []Ref // in the body, in source order
+	InstrEnd                     []int // lines of instrumentation_end() calls
+	UnitPath                     string
+	UnitText                     []byte
+}
+
+// Decl is a function declaration (or, in Unit.Vars, an object) at file
+// scope.
+type Decl struct {
+	Name   string
+	Line   int
+	Static bool
+}
+
+// Param is a parameter: its name and its type as written (tokens joined
+// by one space, "struct task_struct *").
+type Param struct{ Name, Type string }
+
+// Ref is a use of an identifier (or a call of it) in a body.
+type Ref struct {
+	Name      string
+	Line, Col int
+}
+
+// Macro is a function-like macro the file #defines.
+type Macro struct {
+	Name   string
+	Line   int
+	Idents []string // identifiers of its replacement list
+}
+
+// Failure is a definition cc/v4 could not parse.
+type Failure struct {
+	Fn    bool   // a function definition
+	Name  string // the function's name, when Fn
+	Start int    // its first line
+	Line  int    // the line cc/v4 stopped at
+	Msg   string
+}
+
+// Body returns the lines of f's body, "{" to "}".
+func (f *Func) Body() []Line {
+	lines := strings.Split(string(f.UnitText), "\n")
+	var out []Line
+	for i := f.Open; i <= f.End && i <= len(lines); i++ {
+		out = append(out, Line{i, lines[i-1]})
+	}
+	return out
+}
+
+// Param returns f's first parameter whose type is typ (spaces ignored).
+func (f *Func) Param(typ string) (Param, bool) {
+	want := strings.Join(strings.Fields(typ), "")
+	for _, p := range f.Params {
+		t := strings.Join(strings.Fields(strings.TrimPrefix(p.Type, "const ")), "")
+		if t == want && p.Name != "" {
+			return p, true
+		}
+	}
+	return Param{}, false
+}
+
+// Instrumented reports whether a call at line, col of f's body runs with
+// instrumentation allowed: in a noinstr function only between
+// instrumentation_begin() and instrumentation_end(), in any other function
+// everywhere but after an instrumentation_end() that no
+// instrumentation_begin() follows.
+func (f *Func) Instrumented(line, col int) bool {
+	if !f.Noinstr && len(f.InstrEnd) == 0 {
+		return true
+	}
+	state := !f.Noinstr
+	for _, r := range f.Calls {
+		if r.Line > line || r.Line == line && r.Col >= col {
+			break
+		}
+		switch r.Name {
+		case "instrumentation_begin":
+			state = true
+		case "instrumentation_end":
+			state = false
+		}
+	}
+	return state
+}
