@@ -201,3 +201,38 @@ func TestKbuildRealFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestKbuildSysfs: the sysfs drivers of TestSysfsDrivers and
+// TestSysfsDriversMutated read through a real prepared build tree: every
+// file is read from kbuild's preprocessed unit, where the kernel's own
+// DEVICE_ATTR_RW(), ATTRIBUTE_GROUPS() and SENSOR_DEVICE_ATTR_RO() are
+// expanded: no UNUSED_STATIC on the drivers as they are, and one for the
+// show function of each DEVICE_ATTR line taken out.
+func TestKbuildSysfs(t *testing.T) {
+	testenv.Full(t, "prepares a kernel build tree once")
+	tree := preparedTree(t)
+	src := debianTree(t)
+	files := sysfsFiles(t, src, 100)
+	s := creationSeries(t, files, treeFiles(t, src, files))
+	fs := Run(s, Options{BuildTrees: []*BuildTree{tree}})
+	for _, e := range unusedErrors(s, fs) {
+		t.Errorf("on the kernel's own code, through the build tree: %s", e)
+	}
+	expanded := 0
+	for _, r := range NewReport(s, fs).CRead {
+		if r.Via == "kbuild" {
+			expanded++
+		} else {
+			t.Logf("%s: %s (%s)", r.File, r.Via, r.Why)
+		}
+	}
+	if expanded < len(files)/2 {
+		t.Errorf("only %d of %d files read from the build tree", expanded, len(files))
+	}
+	paths, content, want := mutatedSysfs(t, src, 6)
+	m := creationSeries(t, paths, content)
+	mf := Run(m, Options{BuildTrees: []*BuildTree{tree}})
+	for _, k := range missedUnused(mf, want) {
+		t.Errorf("%s: no UNUSED_STATIC through the build tree without its DEVICE_ATTR line", k)
+	}
+}

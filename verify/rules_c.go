@@ -450,11 +450,38 @@ func (c *checker) unusedInFile(p *Patch, f *File, units []*cunit.Unit) {
 		}
 		return false
 	}
+	// A name is used when the file's code names it, or when the compiler's
+	// view of the file does (a name a macro pastes together is used at the
+	// macro's invocation); where a macro verify does not expand takes the
+	// name's stem as argument, verify cannot tell and says nothing.
+	refs := map[string][]int{}
+	expanded := len(units) > 0
+	for _, u := range units {
+		for _, r := range u.Refs {
+			refs[r.Name] = append(refs[r.Name], r.Line)
+		}
+		expanded = expanded && u.Expanded
+	}
+	var stems map[string]bool
+	if !expanded {
+		stems = macroStems(code)
+	}
+	unused := func(name string, from, to int) bool {
+		if usesOutside(lines, name, from, to, protos[name]) > 0 || pastedFrom(name, stems) {
+			return false
+		}
+		for _, l := range refs[name] {
+			if l < from || l > to {
+				return false
+			}
+		}
+		return true
+	}
 	for _, fn := range c.funcsAt(p, f.Path, cunit.After) {
 		if !fn.Static || fn.Inline || !addedAt(f, fn.Line) || silenced(fn.Start, fn.Open) || !written(lines, fn.Name, fn.Line) {
 			continue
 		}
-		if usesOutside(lines, fn.Name, fn.Start, fn.End, protos[fn.Name]) == 0 {
+		if unused(fn.Name, fn.Start, fn.End) {
 			c.report(p, f.Path, fn.Line, "static %s() is not used in this file at this patch (the build warns: defined but not used): add it in the patch that first calls it", fn.Name)
 		}
 	}
@@ -466,7 +493,7 @@ func (c *checker) unusedInFile(p *Patch, f *File, units []*cunit.Unit) {
 				continue
 			}
 			seen[k] = true
-			if usesOutside(lines, v.Name, v.Line, v.Line, protos[v.Name]) == 0 {
+			if unused(v.Name, v.Line, v.Line) {
 				c.report(p, f.Path, v.Line, "static variable %s is not used in this file at this patch (the build warns: defined but not used): add it in the patch that first uses it", v.Name)
 			}
 		}
@@ -486,6 +513,79 @@ func (c *checker) unusedInFile(p *Patch, f *File, units []*cunit.Unit) {
 			c.report(p, f.Path, line, "macro %s() is not used at this patch: add it in the patch that first uses it", name)
 		}
 	}
+}
+
+// macroStems returns the identifiers given, at file scope, to a macro
+// whose expansion verify does not see: one the prelude does not define,
+// the file does not #define (cc/v4 expands those) and that is not one of
+// the kernel's declaration macros that take names whole (nonPasting).
+// Such a macro may paste a name together from them, as
+// CONFIGFS_ATTR(fsg_opts_, stall) pastes fsg_opts_stall_show.
+func macroStems(code []byte) map[string]bool {
+	known := cunit.PreludeMacros()
+	defined := map[string]bool{}
+	for _, m := range fnDefineRE.FindAllSubmatch(code, -1) {
+		defined[string(m[1])] = true
+	}
+	out := map[string]bool{}
+	for _, ch := range cunit.Chunks(code) {
+		if ch.Fn {
+			continue
+		}
+		m := macroCallRE.FindSubmatch(code[ch.Start:ch.End])
+		if m == nil {
+			continue
+		}
+		if name := string(m[1]); known[name] || defined[name] || nonPasting[name] || declKeywords[name] {
+			continue
+		}
+		args := code[ch.Start+len(m[0]) : ch.End]
+		for _, w := range identWordRE.FindAll(args, -1) {
+			if st := strings.Trim(string(w), "_"); len(st) > 1 {
+				out[st] = true
+			}
+		}
+	}
+	return out
+}
+
+// fnDefineRE is a function-like macro's #define.
+var fnDefineRE = regexp.MustCompile(`(?m)^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\(`)
+
+// macroCallRE is a declaration that starts with a macro's invocation,
+// after its storage class and qualifiers: "static DEVICE_ATTR_RW(".
+var macroCallRE = regexp.MustCompile(`^(?:(?:static|const|extern|__maybe_unused|__used)\s+)*([A-Za-z_]\w*)\s*\(`)
+
+// declKeywords are the words that start a declaration but are no macro.
+var declKeywords = map[string]bool{"struct": true, "union": true, "enum": true, "typeof": true, "__typeof__": true,
+	"__attribute__": true, "_Static_assert": true, "static_assert": true, "asm": true, "__asm__": true}
+
+// nonPasting are declaration macros of the kernel's headers that take
+// the names they use whole (module_param(x, ...) uses x): their arguments
+// are no stems.
+var nonPasting = map[string]bool{"module_param": true, "module_param_named": true, "module_param_array": true,
+	"module_param_string": true, "module_param_cb": true, "core_param": true, "MODULE_PARM_DESC": true,
+	"MODULE_DEVICE_TABLE": true, "MODULE_LICENSE": true, "MODULE_AUTHOR": true, "MODULE_DESCRIPTION": true,
+	"MODULE_ALIAS": true, "MODULE_VERSION": true, "MODULE_FIRMWARE": true, "MODULE_IMPORT_NS": true,
+	"MODULE_SOFTDEP": true, "EXPORT_SYMBOL_NS": true, "EXPORT_SYMBOL_NS_GPL": true, "DEFINE_MUTEX": true,
+	"DEFINE_SPINLOCK": true, "DEFINE_RAW_SPINLOCK": true, "LIST_HEAD": true, "DEFINE_IDA": true, "DEFINE_IDR": true,
+	"DEFINE_XARRAY": true, "DEFINE_XARRAY_ALLOC": true, "DEFINE_PER_CPU": true, "DECLARE_WORK": true,
+	"DECLARE_DELAYED_WORK": true, "DECLARE_BITMAP": true, "DECLARE_WAIT_QUEUE_HEAD": true,
+	"DEFINE_STATIC_KEY_FALSE": true, "DEFINE_STATIC_KEY_TRUE": true, "SIMPLE_DEV_PM_OPS": true,
+	"DEFINE_SIMPLE_DEV_PM_OPS": true, "DEFINE_RUNTIME_DEV_PM_OPS": true, "module_platform_driver": true,
+	"module_i2c_driver": true, "module_spi_driver": true, "module_usb_driver": true, "module_pci_driver": true,
+	"module_driver": true, "builtin_platform_driver": true, "__setup": true, "early_param": true}
+
+// pastedFrom reports whether name has one of stems as a part between
+// underscores ("fsg_opts" and "stall" of "fsg_opts_stall_show").
+func pastedFrom(name string, stems map[string]bool) bool {
+	n := "_" + name + "_"
+	for st := range stems {
+		if strings.Contains(n, "_"+st+"_") {
+			return true
+		}
+	}
+	return false
 }
 
 // headerHooks are macros a file defines for the kernel headers it includes

@@ -168,6 +168,10 @@ func (u *Unit) collect(ast *cc.AST) {
 	}
 	sort.Slice(u.Macros, func(i, j int) bool { return u.Macros[i].Line < u.Macros[j].Line })
 	sort.Slice(u.Funcs, func(i, j int) bool { return u.Funcs[i].Line < u.Funcs[j].Line })
+	u.Refs = append([]Ref(nil), u.Uses...)
+	for _, f := range u.Funcs {
+		u.Refs = append(u.Refs, f.Idents...)
+	}
 }
 
 // declaration records the function declarations of d that are in the

@@ -19,7 +19,7 @@ import (
 
 // factsVersion is part of every key: change it when what a unit is made
 // into changes (the cut, the parse, what collect reads).
-const factsVersion = "facts-1"
+const factsVersion = "facts-2"
 
 // unitFacts is a Unit as kept on disk.
 type unitFacts struct {
@@ -27,6 +27,7 @@ type unitFacts struct {
 	Decls  []cDeclFacts
 	Vars   []cDeclFacts
 	Uses   []cRefFacts
+	Refs   []cRefFacts
 	Macros []ppMacro
 	Failed []failFacts
 }
@@ -87,7 +88,7 @@ func declsOf(fs []cDeclFacts) []Decl {
 }
 
 func factsOf(u *Unit) *unitFacts {
-	f := &unitFacts{Decls: declsFacts(u.Decls), Vars: declsFacts(u.Vars), Uses: refsFacts(u.Uses)}
+	f := &unitFacts{Decls: declsFacts(u.Decls), Vars: declsFacts(u.Vars), Uses: refsFacts(u.Uses), Refs: refsFacts(u.Refs)}
 	for _, fn := range u.Funcs {
 		ff := funcFacts{Name: fn.Name, Static: fn.Static, Inline: fn.Inline, AlwaysInline: fn.AlwaysInline, Noinstr: fn.Noinstr,
 			Line: fn.Line, Start: fn.Start, Open: fn.Open, End: fn.End, Calls: refsFacts(fn.Calls), Idents: refsFacts(fn.Idents), InstrEnd: fn.InstrEnd}
@@ -106,7 +107,7 @@ func factsOf(u *Unit) *unitFacts {
 }
 
 func (f *unitFacts) unit() *Unit {
-	u := &Unit{Decls: declsOf(f.Decls), Vars: declsOf(f.Vars), Uses: refsOf(f.Uses)}
+	u := &Unit{Decls: declsOf(f.Decls), Vars: declsOf(f.Vars), Uses: refsOf(f.Uses), Refs: refsOf(f.Refs)}
 	for _, ff := range f.Funcs {
 		fn := &Func{Name: ff.Name, Static: ff.Static, Inline: ff.Inline, AlwaysInline: ff.AlwaysInline, Noinstr: ff.Noinstr,
 			Line: ff.Line, Start: ff.Start, Open: ff.Open, End: ff.End, Calls: refsOf(ff.Calls), Idents: refsOf(ff.Idents), InstrEnd: ff.InstrEnd}

@@ -589,7 +589,7 @@ func (r *Reader) readKbuild(kb *kbuildReader, t *Tree, in *Input, path string) (
 		u.Failed = failed
 		kb.store(key, u)
 	}
-	u.Path, u.Text = path, full
+	u.Path, u.Text, u.Expanded = path, full, true
 	for _, f := range u.Funcs {
 		f.UnitPath, f.UnitText = path, full
 	}

@@ -2,8 +2,11 @@ package cunit
 
 import (
 	"fmt"
-	"kpatch/internal/ktypes"
+	"regexp"
 	"strings"
+	"sync"
+
+	"kpatch/internal/ktypes"
 )
 
 // The prelude that stands in for the kernel headers a unit does not read.
@@ -88,6 +91,7 @@ func (e Env) unitPrelude(typedefs, loops []string) string {
 #define EXPORT_SYMBOL(sym) extern int __export_##sym
 #define EXPORT_SYMBOL_GPL(sym) extern int __export_##sym
 `)
+	b.WriteString(declarationMacros)
 	b.WriteString(preludeTypes)
 	b.WriteString(unitTypes)
 	for _, t := range typedefs {
@@ -124,3 +128,85 @@ typedef unsigned short ushort;
 var unitTypeNames = map[string]bool{"__u8": true, "__u16": true, "__u32": true, "__u64": true, "__s8": true, "__s16": true,
 	"__s32": true, "__s64": true, "__le16": true, "__be16": true, "__le32": true, "__be32": true, "__le64": true,
 	"__be64": true, "uint": true, "ulong": true, "ushort": true}
+
+// declarationMacros are the kernel's declaration macros that paste names
+// together (include/linux/sysfs.h, device.h, device/*.h, hwmon-sysfs.h,
+// seq_file.h), as what they declare and use: static DEVICE_ATTR_RW(x)
+// uses x_show and x_store, ATTRIBUTE_GROUPS(x) uses x_attrs,
+// DEFINE_SHOW_ATTRIBUTE(x) uses x_show. Only the names matter to the
+// rules: the attribute's name and mode, and the functions the seq_file
+// macros define, are left out.
+const declarationMacros = `#define __ATTR(_name, _mode, _show, _store) { .show = _show, .store = _store, }
+#define __ATTR_PREALLOC(_name, _mode, _show, _store) __ATTR(_name, _mode, _show, _store)
+#define __ATTR_IGNORE_LOCKDEP(_name, _mode, _show, _store) __ATTR(_name, _mode, _show, _store)
+#define __ATTR_RO(_name) { .show = _name##_show, }
+#define __ATTR_RO_MODE(_name, _mode) { .show = _name##_show, }
+#define __ATTR_RW_MODE(_name, _mode) { .show = _name##_show, .store = _name##_store, }
+#define __ATTR_WO(_name) { .store = _name##_store, }
+#define __ATTR_RW(_name) __ATTR(_name, 0644, _name##_show, _name##_store)
+#define __ATTR_NULL { 0 }
+#define DEVICE_ATTR(_name, _mode, _show, _store) struct device_attribute dev_attr_##_name = __ATTR(_name, _mode, _show, _store)
+#define DEVICE_ATTR_PREALLOC(_name, _mode, _show, _store) struct device_attribute dev_attr_##_name = __ATTR(_name, _mode, _show, _store)
+#define DEVICE_ATTR_IGNORE_LOCKDEP(_name, _mode, _show, _store) struct device_attribute dev_attr_##_name = __ATTR(_name, _mode, _show, _store)
+#define DEVICE_ATTR_RW(_name) struct device_attribute dev_attr_##_name = __ATTR_RW(_name)
+#define DEVICE_ATTR_ADMIN_RW(_name) struct device_attribute dev_attr_##_name = __ATTR_RW_MODE(_name, 0600)
+#define DEVICE_ATTR_RO(_name) struct device_attribute dev_attr_##_name = __ATTR_RO(_name)
+#define DEVICE_ATTR_ADMIN_RO(_name) struct device_attribute dev_attr_##_name = __ATTR_RO_MODE(_name, 0400)
+#define DEVICE_ATTR_WO(_name) struct device_attribute dev_attr_##_name = __ATTR_WO(_name)
+#define DRIVER_ATTR_RW(_name) struct driver_attribute driver_attr_##_name = __ATTR_RW(_name)
+#define DRIVER_ATTR_RO(_name) struct driver_attribute driver_attr_##_name = __ATTR_RO(_name)
+#define DRIVER_ATTR_WO(_name) struct driver_attribute driver_attr_##_name = __ATTR_WO(_name)
+#define BUS_ATTR_RW(_name) struct bus_attribute bus_attr_##_name = __ATTR_RW(_name)
+#define BUS_ATTR_RO(_name) struct bus_attribute bus_attr_##_name = __ATTR_RO(_name)
+#define BUS_ATTR_WO(_name) struct bus_attribute bus_attr_##_name = __ATTR_WO(_name)
+#define CLASS_ATTR_RW(_name) struct class_attribute class_attr_##_name = __ATTR_RW(_name)
+#define CLASS_ATTR_RO(_name) struct class_attribute class_attr_##_name = __ATTR_RO(_name)
+#define CLASS_ATTR_WO(_name) struct class_attribute class_attr_##_name = __ATTR_WO(_name)
+#define __BIN_ATTR(_name, _mode, _read, _write, _size) { .read = _read, .write = _write, .size = _size, }
+#define __BIN_ATTR_RO(_name, _size) { .read = _name##_read, .size = _size, }
+#define __BIN_ATTR_WO(_name, _size) { .write = _name##_write, .size = _size, }
+#define __BIN_ATTR_RW(_name, _size) __BIN_ATTR(_name, 0644, _name##_read, _name##_write, _size)
+#define __BIN_ATTR_ADMIN_RO(_name, _size) { .read = _name##_read, .size = _size, }
+#define __BIN_ATTR_ADMIN_RW(_name, _size) __BIN_ATTR(_name, 0600, _name##_read, _name##_write, _size)
+#define BIN_ATTR(_name, _mode, _read, _write, _size) struct bin_attribute bin_attr_##_name = __BIN_ATTR(_name, _mode, _read, _write, _size)
+#define BIN_ATTR_RO(_name, _size) struct bin_attribute bin_attr_##_name = __BIN_ATTR_RO(_name, _size)
+#define BIN_ATTR_WO(_name, _size) struct bin_attribute bin_attr_##_name = __BIN_ATTR_WO(_name, _size)
+#define BIN_ATTR_RW(_name, _size) struct bin_attribute bin_attr_##_name = __BIN_ATTR_RW(_name, _size)
+#define BIN_ATTR_ADMIN_RO(_name, _size) struct bin_attribute bin_attr_##_name = __BIN_ATTR_ADMIN_RO(_name, _size)
+#define BIN_ATTR_ADMIN_RW(_name, _size) struct bin_attribute bin_attr_##_name = __BIN_ATTR_ADMIN_RW(_name, _size)
+#define __ATTRIBUTE_GROUPS(_name) static const struct attribute_group *_name##_groups[] = { &_name##_group, NULL, }
+#define ATTRIBUTE_GROUPS(_name) static const struct attribute_group _name##_group = { .attrs = _name##_attrs, }; __ATTRIBUTE_GROUPS(_name)
+#define BIN_ATTRIBUTE_GROUPS(_name) static const struct attribute_group _name##_group = { .bin_attrs = _name##_attrs, }; __ATTRIBUTE_GROUPS(_name)
+#define SENSOR_ATTR(_name, _mode, _show, _store, _index) { .dev_attr = __ATTR(_name, _mode, _show, _store), .index = _index }
+#define SENSOR_ATTR_RO(_name, _func, _index) SENSOR_ATTR(_name, 0444, _func##_show, NULL, _index)
+#define SENSOR_ATTR_RW(_name, _func, _index) SENSOR_ATTR(_name, 0644, _func##_show, _func##_store, _index)
+#define SENSOR_ATTR_WO(_name, _func, _index) SENSOR_ATTR(_name, 0200, NULL, _func##_store, _index)
+#define SENSOR_DEVICE_ATTR(_name, _mode, _show, _store, _index) struct sensor_device_attribute sensor_dev_attr_##_name = SENSOR_ATTR(_name, _mode, _show, _store, _index)
+#define SENSOR_DEVICE_ATTR_RO(_name, _func, _index) SENSOR_DEVICE_ATTR(_name, 0444, _func##_show, NULL, _index)
+#define SENSOR_DEVICE_ATTR_RW(_name, _func, _index) SENSOR_DEVICE_ATTR(_name, 0644, _func##_show, _func##_store, _index)
+#define SENSOR_DEVICE_ATTR_WO(_name, _func, _index) SENSOR_DEVICE_ATTR(_name, 0200, NULL, _func##_store, _index)
+#define SENSOR_ATTR_2(_name, _mode, _show, _store, _nr, _index) { .dev_attr = __ATTR(_name, _mode, _show, _store), .index = _index, .nr = _nr }
+#define SENSOR_ATTR_2_RO(_name, _func, _nr, _index) SENSOR_ATTR_2(_name, 0444, _func##_show, NULL, _nr, _index)
+#define SENSOR_ATTR_2_RW(_name, _func, _nr, _index) SENSOR_ATTR_2(_name, 0644, _func##_show, _func##_store, _nr, _index)
+#define SENSOR_ATTR_2_WO(_name, _func, _nr, _index) SENSOR_ATTR_2(_name, 0200, NULL, _func##_store, _nr, _index)
+#define SENSOR_DEVICE_ATTR_2(_name, _mode, _show, _store, _nr, _index) struct sensor_device_attribute_2 sensor_dev_attr_##_name = SENSOR_ATTR_2(_name, _mode, _show, _store, _nr, _index)
+#define SENSOR_DEVICE_ATTR_2_RO(_name, _func, _nr, _index) SENSOR_DEVICE_ATTR_2(_name, 0444, _func##_show, NULL, _nr, _index)
+#define SENSOR_DEVICE_ATTR_2_RW(_name, _func, _nr, _index) SENSOR_DEVICE_ATTR_2(_name, 0644, _func##_show, _func##_store, _nr, _index)
+#define SENSOR_DEVICE_ATTR_2_WO(_name, _func, _nr, _index) SENSOR_DEVICE_ATTR_2(_name, 0200, NULL, _func##_store, _nr, _index)
+#define DEFINE_SEQ_ATTRIBUTE(__name) static const struct file_operations __name##_fops = { .open = (void *)&__name##_sops, }
+#define DEFINE_SHOW_ATTRIBUTE(__name) static const struct file_operations __name##_fops = { .open = (void *)__name##_show, }
+#define DEFINE_SHOW_STORE_ATTRIBUTE(__name) static const struct file_operations __name##_fops = { .open = (void *)__name##_show, .write = __name##_write, }
+#define DEFINE_PROC_SHOW_ATTRIBUTE(__name) static const struct proc_ops __name##_proc_ops = { .proc_open = (void *)__name##_show, }
+`
+
+// PreludeMacros are the function-like macros the prelude defines for the
+// units: the kernel macros whose uses the prelude's units see expanded.
+var PreludeMacros = sync.OnceValue(func() map[string]bool {
+	out := map[string]bool{}
+	for _, m := range preludeMacroRE.FindAllStringSubmatch(Envs()[0].unitPrelude(nil, nil), -1) {
+		out[m[1]] = true
+	}
+	return out
+})
+
+var preludeMacroRE = regexp.MustCompile(`(?m)^#define ([A-Za-z_]\w*)\(`)

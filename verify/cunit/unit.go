@@ -6,15 +6,26 @@ import (
 
 // Unit is one C file of the series at one patch, parsed by cc/v4.
 type Unit struct {
-	Path   string
-	Text   []byte    // what was read: the file, or a hunk's lines at their line numbers
-	Funcs  []*Func   // function definitions, by line
-	Decls  []Decl    // function declarations (prototypes) at file scope
-	Vars   []Decl    // object declarations and definitions at file scope
-	Uses   []Ref     // identifiers used in file-scope declarations (initializers)
-	Macros []Macro   // the function-like macros the file defines
-	Failed []Failure // definitions cc/v4 could not parse (left out)
-	Err    error     // the file could not be parsed at all
+	Path  string
+	Text  []byte  // what was read: the file, or a hunk's lines at their line numbers
+	Funcs []*Func // function definitions, by line
+	Decls []Decl  // function declarations (prototypes) at file scope
+	Vars  []Decl  // object declarations and definitions at file scope
+	Uses  []Ref   // identifiers used in file-scope declarations (initializers)
+	// Refs are the identifiers the file's code uses as the compiler sees
+	// it, in every definition and initializer cc/v4 read, macros expanded
+	// (a name a macro pastes together, such as DEVICE_ATTR_RW(x)'s
+	// x_show, at the line of the macro's invocation). Of a file the
+	// series edits, Funcs, Decls, Vars and Uses hold what the series
+	// touches; Refs hold what the whole unit read.
+	Refs []Ref
+	// Expanded says the unit was read from the preprocessed translation
+	// unit of a build tree (every macro expanded as the compiler expands
+	// it), not with the prelude.
+	Expanded bool
+	Macros   []Macro   // the function-like macros the file defines
+	Failed   []Failure // definitions cc/v4 could not parse (left out)
+	Err      error     // the file could not be parsed at all
 }
 
 // Func is a function definition of a Unit.
