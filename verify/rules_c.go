@@ -29,7 +29,11 @@ var cRules = []Rule{
 	{ID: "MOVE_CHANGES_BODY", Severity: Error,
 		Why:   "a change hidden in a move or rename escapes review, and the subject no longer says what the patch does",
 		check: checkMoveBody},
+	moveDescribedRule, // reported by checkMoveBody
 }
+
+var moveDescribedRule = Rule{ID: "MOVE_AND_CHANGE", Severity: Warning,
+	Why: "a function moved (or made out of line) and changed in one patch is reviewed as one diff: even when the message describes the change, reviewers may ask for the move alone first"}
 
 var guardNameRule = Rule{ID: "HEADER_GUARD_NAME", Severity: Warning, Scope: SeriesScope,
 	Why: "guards named after the file let readers and scripts find the header from the guard"}
@@ -151,7 +155,7 @@ func checkX86Prefix(c *checker) {
 		c.stopped()
 		wasGlobal := map[string]bool{}
 		for _, f := range p.Files {
-			if !isCode(f.Path) {
+			if !isC(f.Path) {
 				continue
 			}
 			for _, fn := range c.funcsAt(p, f.Path, cunit.Before) {
@@ -184,7 +188,7 @@ func checkX86Prefix(c *checker) {
 			}
 		}
 		for _, f := range p.Files {
-			if strings.HasSuffix(f.Path, ".h") {
+			if strings.HasSuffix(f.Path, ".h") && isC(f.Path) {
 				for _, d := range c.declsAt(p, f.Path, cunit.After) {
 					if !d.Static {
 						flag(f, d.Name, d.Line, "declared")
@@ -203,14 +207,17 @@ type movedFunc struct {
 
 // checkMoveBody pairs the functions a patch removes whole with the ones it
 // adds whole (same name, or a rename the patch applies to the callers, or
-// mostly the same body) and reports every line of the new body that the
-// old one lacks.
+// mostly the same body) and reports, once per move, the lines of the new
+// body that the old one lacks. When the commit message names the function
+// and does not call the patch a move or rename (amd-tlb's "queue up ...
+// flushes from arch_tlbbatch_add_pending" while making it out of line),
+// the change is described: MOVE_AND_CHANGE, a warning.
 func checkMoveBody(c *checker) {
 	for _, p := range c.s.Patches {
 		c.stopped()
 		var removed, added []movedFunc
 		for _, f := range p.Files {
-			if !isCode(f.Path) {
+			if !isC(f.Path) {
 				continue
 			}
 			for _, fn := range c.funcsAt(p, f.Path, cunit.Before) {
@@ -237,17 +244,47 @@ func checkMoveBody(c *checker) {
 					continue // an edit in place is not a move
 				}
 				extra := newLines(r.body, a.body, renames)
+				if len(extra) == 0 {
+					continue
+				}
 				what := "moves"
 				if a.name != r.name {
 					what = fmt.Sprintf("renames %s() to", r.name)
 				}
-				for _, l := range extra {
-					c.report(p, a.file, l.N, "the patch %s %s() (from %s) and also changes its body: %q: make that a separate patch",
-						what, a.name, r.file, strings.TrimSpace(l.Text))
+				changed := fmt.Sprintf("%q", strings.TrimSpace(extra[0].Text))
+				if len(extra) > 1 {
+					changed = fmt.Sprintf("%d lines, %s to line %d", len(extra), changed, extra[len(extra)-1].N)
 				}
+				if describesChange(p, r.name, a.name) {
+					saved := c.rule
+					c.rule = moveDescribedRule
+					c.report(p, a.file, extra[0].N, "the patch %s %s() (from %s) and changes its body (%s), as its message says: reviewers may ask for the move in a patch of its own", what, a.name, r.file, changed)
+					c.rule = saved
+					continue
+				}
+				c.report(p, a.file, extra[0].N, "the patch %s %s() (from %s) and also changes its body (%s): make that a separate patch", what, a.name, r.file, changed)
 			}
 		}
 	}
+}
+
+// moveWordRE is a commit message's word for a move or a rename.
+var moveWordRE = regexp.MustCompile(`(?i)\b(move[ds]?|moving|renam(e[ds]?|ing)|relocat(e[ds]?|ing))\b`)
+
+// describesChange reports whether p's commit message describes a change
+// of the moved function (named from or to): it names it, and its subject
+// does not present the patch as a move or a rename.
+func describesChange(p *Patch, from, to string) bool {
+	if moveWordRE.MatchString(p.Subject) {
+		return false
+	}
+	msg := p.Subject + "\n" + p.Log
+	for _, name := range []string{from, to} {
+		if regexp.MustCompile(`\b` + regexp.QuoteMeta(name) + `\b`).MatchString(msg) {
+			return true
+		}
+	}
+	return false
 }
 
 // renamesOf finds renames a patch applies to call sites: a removed line and
@@ -367,7 +404,7 @@ func checkTaskCurrent(c *checker) {
 	for _, p := range c.s.Patches {
 		c.stopped()
 		for _, f := range p.Files {
-			if !isCode(f.Path) || len(f.Added) == 0 {
+			if !isC(f.Path) || len(f.Added) == 0 {
 				continue
 			}
 			for _, fn := range c.funcsAt(p, f.Path, cunit.After) {
@@ -417,12 +454,12 @@ func checkUnusedStatic(c *checker) {
 			if !f.Known || len(f.Added) == 0 || f.Deleted {
 				continue
 			}
-			isC, isH := strings.HasSuffix(f.Path, ".c"), strings.HasSuffix(f.Path, ".h") && c.s.created[f.Path]
-			if !isC && !isH {
+			dotC, isH := strings.HasSuffix(f.Path, ".c"), strings.HasSuffix(f.Path, ".h") && isC(f.Path) && c.s.created[f.Path]
+			if !dotC && !isH {
 				continue
 			}
 			units := c.unitsAt(p, f.Path, cunit.After)
-			if isC {
+			if dotC {
 				c.unusedInFile(p, f, units)
 				continue
 			}
@@ -757,7 +794,7 @@ func (c *checker) seriesUses(p *Patch) map[string]int {
 	for _, q := range c.s.Patches {
 		c.stopped()
 		for _, f := range q.Files {
-			if isCode(f.Path) {
+			if isC(f.Path) {
 				paths[f.Path] = true
 			}
 		}

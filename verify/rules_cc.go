@@ -43,13 +43,13 @@ func (c *checker) evalFailed(p *Patch, file string, err error) {
 
 // unreadable reports, once per run, a definition of path (name, first
 // line start) or the whole file (name "") that cc/v4 could not parse: the
-// reason, and that the checks on it did not run. A definition stays the
-// same one over the patches, builds and rules that fail on it.
+// reason, and that the checks on it did not run. A definition, or a file,
+// stays the same one over the patches, builds and rules that fail on it.
 func (c *checker) unreadable(p *Patch, path, name string, start int, err error) {
 	msg, _, _ := strings.Cut(err.Error(), "\n")
 	msg = ccSourceRE.ReplaceAllString(msg, "")
-	if name == "" {
-		c.evalFinding("unreadable "+path+" "+msg, p, path, 0,
+	if name == "" { // once per file, whatever the build
+		c.evalFinding("unreadable "+path, p, path, 0,
 			fmt.Sprintf("could not be parsed (%s): the C checks on this file did not run", msg))
 		return
 	}
@@ -58,8 +58,9 @@ func (c *checker) unreadable(p *Patch, path, name string, start int, err error) 
 }
 
 // evalFinding records a C_EVAL finding under key for the run; of the
-// findings with one key the earliest patch's is kept, so that the report
-// does not depend on which rule met the failure first.
+// findings with one key the earliest patch's is kept (at the first line,
+// the first message in sort order), so that the report does not depend on
+// which rule or build met the failure first.
 func (c *checker) evalFinding(key string, p *Patch, file string, line int, msg string) {
 	if c.ignore["C_EVAL"] {
 		return
@@ -71,7 +72,7 @@ func (c *checker) evalFinding(key string, p *Patch, file string, line int, msg s
 	es := c.evals
 	es.mu.Lock()
 	defer es.mu.Unlock()
-	if old, ok := es.m[key]; ok && (old.Patch < f.Patch || old.Patch == f.Patch && old.Line <= f.Line) {
+	if old, ok := es.m[key]; ok && (old.Patch < f.Patch || old.Patch == f.Patch && (old.Line < f.Line || old.Line == f.Line && old.Message <= f.Message)) {
 		return
 	}
 	es.m[key] = f
@@ -204,7 +205,7 @@ func checkStubParity(c *checker) {
 	for _, p := range c.s.Patches {
 		c.stopped()
 		for _, f := range p.Files {
-			if !f.Known || f.Deleted || !strings.HasSuffix(f.Path, ".h") || !c.s.created[f.Path] {
+			if !f.Known || f.Deleted || !strings.HasSuffix(f.Path, ".h") || !isC(f.Path) || !c.s.created[f.Path] {
 				continue
 			}
 			blocks := condBlocks(f.New)

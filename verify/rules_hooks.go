@@ -45,7 +45,7 @@ func checkArchHooks(c *checker) {
 		c.stopped()
 		changed := false
 		for _, f := range p.Files {
-			if c.s.created[f.Path] && strings.HasSuffix(f.Path, ".h") && f.Known {
+			if c.s.created[f.Path] && strings.HasSuffix(f.Path, ".h") && isC(f.Path) && f.Known {
 				changed = true
 			}
 		}
@@ -54,7 +54,7 @@ func checkArchHooks(c *checker) {
 		}
 		var headers []string
 		for path := range c.s.created {
-			if strings.HasSuffix(path, ".h") {
+			if strings.HasSuffix(path, ".h") && isC(path) {
 				if _, ok := c.s.FileAt(path, p.Number); ok {
 					headers = append(headers, path)
 				}

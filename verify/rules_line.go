@@ -38,6 +38,12 @@ func columns(s string) int {
 	return n
 }
 
+// isC reports whether path is C the C rules read: a .c or .h file, but
+// not a linker script's header (*.lds.h).
+func isC(path string) bool {
+	return strings.HasSuffix(path, ".c") || strings.HasSuffix(path, ".h") && !strings.HasSuffix(path, ".lds.h")
+}
+
 func isCode(path string) bool {
 	return strings.HasSuffix(path, ".c") || strings.HasSuffix(path, ".h") || strings.HasSuffix(path, ".S")
 }

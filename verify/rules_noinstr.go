@@ -95,7 +95,7 @@ func (c *checker) noinstrAt(n int) *noinstrIndex {
 	ix := c.noinstr
 	for k := ix.n + 1; k <= n && k <= len(c.s.Patches); k++ {
 		for _, f := range c.s.Patches[k-1].Files {
-			if !strings.HasSuffix(f.Path, ".c") && !strings.HasSuffix(f.Path, ".h") {
+			if !isC(f.Path) {
 				continue
 			}
 			for _, name := range ix.names[f.Path] {
@@ -132,7 +132,7 @@ func (c *checker) seriesCode() []string {
 	for _, q := range c.s.Patches {
 		c.stopped()
 		for _, f := range q.Files {
-			if strings.HasSuffix(f.Path, ".c") || strings.HasSuffix(f.Path, ".h") {
+			if isC(f.Path) {
 				paths[f.Path] = true
 			}
 		}

@@ -200,7 +200,7 @@ func RunContext(s *Series, opt Options) ([]Finding, error) {
 
 // reportsOthers are the rules whose check also reports other rules' IDs: they
 // run while one of those is not ignored.
-var reportsOthers = map[string]bool{"HEADER_GUARD": true, "UNUSED_STATIC": true}
+var reportsOthers = map[string]bool{"HEADER_GUARD": true, "UNUSED_STATIC": true, "MOVE_CHANGES_BODY": true}
 
 // Sorted sorts findings by patch, file, line and ID, and drops exact
 // duplicates.
