@@ -20,6 +20,7 @@ const VerifyRulesFile = "verify-rules"
 //
 //	rule X86_PREFIX
 //	spelling theses||these
+//	spelling everytime||every time
 //
 // Load reads the directives; verify checks that each rule is one of its
 // rules of scope series. A spec without the file declares nothing.
@@ -59,6 +60,10 @@ func parseVerifyRules(name string, data []byte) (*VerifyRules, error) {
 		f := strings.Fields(line)
 		if len(f) == 0 {
 			continue
+		}
+		if f[0] == "spelling" && len(f) > 2 {
+			// a correction of several words, as spelling.txt's "alot||a lot"
+			f = []string{f[0], strings.Join(f[1:], " ")}
 		}
 		if len(f) != 2 {
 			return nil, fmt.Errorf("%s:%d: %q: want \"rule ID\" or \"spelling mistake||correction\"", name, n, strings.TrimSpace(line))

@@ -28,6 +28,7 @@ func TestVerifyRules(t *testing.T) {
 	}{
 		{text: "# comment\n\nrule x86_prefix # the review's\nspelling Theses||these\n",
 			rules: []spec.RuleLine{{ID: "X86_PREFIX", Line: 3}}, words: map[string]string{"theses": "these"}},
+		{text: "spelling everytime||every time\n", words: map[string]string{"everytime": "every time"}},
 		{text: "spelling theses\n", err: "verify-rules:1: \"theses\": write spelling mistake||correction"},
 		{text: "rule A\nword x y\n", err: "verify-rules:2: \"word x y\": want"},
 		{text: "# comment\nrules X86_PREFIX\n", err: "verify-rules:2: unknown directive \"rules\""},

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"fmt"
 	"net/mail"
-	"os"
 	"strings"
 	"sync"
 
@@ -147,55 +146,28 @@ func checkCoDevelopedBy(c *checker) {
 
 var spellingOnce sync.Map // see spellingList for the key -> map[string]string
 
-// CodespellDictionary is where codespell's dictionary is looked for (the
-// Debian package codespell installs it there); KPATCH_CODESPELL_DICT
-// overrides it.
-var CodespellDictionary = []string{
-	"/usr/lib/python3/dist-packages/codespell_lib/data/dictionary.txt",
-	"/usr/local/lib/python3/dist-packages/codespell_lib/data/dictionary.txt",
-}
-
-// codespellPath returns the codespell dictionary verify reads, or "".
-func codespellPath() string {
-	paths := CodespellDictionary
-	if p := os.Getenv("KPATCH_CODESPELL_DICT"); p != "" {
-		paths = []string{p}
-	}
-	for _, p := range paths {
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	return ""
-}
-
-// spellingList returns misspelling -> correction, from the tree's
-// scripts/spelling.txt (when there is a tree) and codespell's dictionary
-// (when it is installed).
+// spellingList returns misspelling -> correction from the tree's
+// scripts/spelling.txt, the list checkpatch.pl reads (nil without a tree).
+// codespell's dictionary is not read: it "corrects" words the kernel uses
+// (inflight, iput, reenable), and checkpatch reads it only when asked
+// (--codespell).
 func (s *Series) spellingList() map[string]string {
-	// The lists are the same for every series on one commit of a
+	if s.Tree == nil {
+		return nil
+	}
+	// The list is the same for every series on one commit of a
 	// repository (the generated series of one base each have their own
 	// Tree); a plain directory's may change, so it is keyed by its Tree.
-	key := any(codespellPath())
-	switch {
-	case s.Tree != nil && s.Tree.IsGit():
-		key = [2]string{codespellPath(), s.Tree.Dir + "@" + s.Tree.Commit.String()}
-	case s.Tree != nil:
-		key = s.Tree
+	key := any(s.Tree)
+	if s.Tree.IsGit() {
+		key = s.Tree.Dir + "@" + s.Tree.Commit.String()
 	}
 	if v, ok := spellingOnce.Load(key); ok {
 		return v.(map[string]string)
 	}
 	m := map[string]string{}
-	if p := codespellPath(); p != "" {
-		if data, err := os.ReadFile(p); err == nil {
-			readCodespell(data, m)
-		}
-	}
-	if s.Tree != nil {
-		if data, err := s.Tree.ReadFile("scripts/spelling.txt"); err == nil {
-			readSpelling(data, m)
-		}
+	if data, err := s.Tree.ReadFile("scripts/spelling.txt"); err == nil {
+		readSpelling(data, m)
 	}
 	spellingOnce.Store(key, m)
 	return m
@@ -203,38 +175,12 @@ func (s *Series) spellingList() map[string]string {
 
 // SpellingSources says which word lists SPELLING reads for s.
 func (s *Series) SpellingSources() string {
-	var out []string
 	if s.Tree != nil {
 		if _, err := s.Tree.ReadFile("scripts/spelling.txt"); err == nil {
-			out = append(out, "the tree's scripts/spelling.txt")
+			return "the tree's scripts/spelling.txt, as checkpatch.pl reads it"
 		}
 	}
-	if p := codespellPath(); p != "" {
-		out = append(out, "codespell's "+p)
-	} else {
-		out = append(out, "not codespell's dictionary (apt-get install codespell)")
-	}
-	return strings.Join(out, ", ")
-}
-
-// readCodespell reads codespell's "mistake->fix" and "mistake->fix1, fix2,"
-// lines (a text after the last comma of a one-fix line is a reason).
-func readCodespell(data []byte, m map[string]string) {
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		bad, fix, ok := strings.Cut(sc.Text(), "->")
-		if !ok {
-			continue
-		}
-		fix = strings.TrimSpace(fix)
-		switch i := strings.LastIndexByte(fix, ','); {
-		case i == len(fix)-1: // several fixes
-			fix = strings.TrimSuffix(fix, ",")
-		case i >= 0: // one fix and a reason
-			fix = fix[:i]
-		}
-		m[strings.ToLower(bad)] = fix
-	}
+	return "no word list (the tree's scripts/spelling.txt: give the tree with --tree)"
 }
 
 func readSpelling(data []byte, m map[string]string) {
@@ -261,6 +207,8 @@ type prose struct {
 	file string
 	line int
 	text string
+	raw  bool // the whole line as written (a message line, a line of a text file)
+	subj bool // the subject
 }
 
 // proseOf returns every line of commit message, changelog and added
@@ -268,17 +216,18 @@ type prose struct {
 func (s *Series) proseOf() []prose {
 	var out []prose
 	for _, p := range s.Patches {
-		for _, part := range []string{p.Subject, p.Log, p.Changelog} {
+		for i, part := range []string{p.Subject, p.Log, p.Changelog} {
 			for _, l := range strings.Split(part, "\n") {
 				if strings.TrimSpace(l) == "" || trailerRE.MatchString(l) {
 					continue
 				}
-				out = append(out, prose{p, p.MailFile, p.line(l), urlRE.ReplaceAllString(l, " ")})
+				out = append(out, prose{p, p.MailFile, p.line(l), urlRE.ReplaceAllString(l, " "), true, i == 0})
 			}
 		}
 		for _, f := range p.Files {
+			whole := !isCode(f.Path) && !isMakefile(f.Path) && !strings.Contains(f.Path, "Kconfig")
 			for _, cl := range commentLines(f) {
-				out = append(out, prose{p, f.Path, cl.N, cl.Text})
+				out = append(out, prose{p, f.Path, cl.N, cl.Text, whole, false})
 			}
 		}
 	}
@@ -347,9 +296,15 @@ func isMakefile(path string) bool {
 	return base == "Makefile" || base == "Kbuild" || strings.HasSuffix(base, ".mk")
 }
 
+// checkSpelling reports the words of the series' prose that the tree's
+// scripts/spelling.txt or the series' own list (verify-rules) has as
+// misspelled, except in the lines a commit message pastes (pastedLine).
 func checkSpelling(c *checker) {
 	list := c.s.spellingList()
 	for _, pr := range c.s.proseOf() {
+		if pr.raw && pastedLine(pr.text) {
+			continue
+		}
 		for _, w := range wordRE.FindAllString(pr.text, -1) {
 			good, ok := c.words[strings.ToLower(w)]
 			if !ok {
@@ -369,22 +324,83 @@ func matchCase(good, like string) string {
 	return good
 }
 
-// allowedRepeats are words that are correctly doubled in English.
-var allowedRepeats = map[string]bool{"that": true, "had": true, "is": false}
-
+// checkRepeatedWords reports a word written twice, as checkpatch.pl's
+// REPEATED_WORD finds it: words of two or more lower-case letters (one
+// capital first), separated by one space, not glued to what comes before
+// or after; "long long" and the struct/union/enum tags are code, and a
+// word made of hexadecimal digits ("fa fa", a KASAN shadow dump) is a
+// number unless it is one of checkpatch's words (add, added, bad, be).
+// Lines of ls -l output are left out, and so are the subject (checkpatch
+// reads it as a header) and the lines a commit message pastes rather than
+// writes: indented by a tab or four spaces (a log, a dump, a diagram),
+// quoted with ">", or dmesg's "[  1.234]".
 func checkRepeatedWords(c *checker) {
 	for _, pr := range c.s.proseOf() {
-		words := wordRE.FindAllStringIndex(pr.text, -1)
-		for i := 1; i < len(words); i++ {
-			a := pr.text[words[i-1][0]:words[i-1][1]]
-			b := pr.text[words[i][0]:words[i][1]]
-			gap := pr.text[words[i-1][1]:words[i][0]]
-			if strings.TrimSpace(gap) != "" || !strings.EqualFold(a, b) || allowedRepeats[strings.ToLower(a)] || len(a) < 2 {
-				continue
-			}
-			c.report(pr.p, pr.file, pr.line, "%q: the word %q is repeated: remove one", strings.TrimSpace(pr.text), a)
+		if pr.subj || pr.raw && pastedLine(pr.text) {
+			continue // checkpatch reads the subject as a header
+		}
+		for _, w := range repeatedWords(pr.text) {
+			c.report(pr.p, pr.file, pr.line, "%q: the word %q is repeated: remove one", strings.TrimSpace(pr.text), w)
 		}
 	}
+}
+
+var (
+	repeatedWordRE = regexp.MustCompile(`\b[A-Z]?[a-z]{2,}\b`)
+	lsModeRE       = regexp.MustCompile(`[bcCdDlMnpPs?-][rwxsStT-]{9}`)
+	hexWordRE      = regexp.MustCompile(`(?i)^[0-9a-f]{2,}$`)
+	dmesgRE        = regexp.MustCompile(`^\s*\[\s*\d+\.\d+\]`)
+)
+
+// hexWordsChecked are the words of hexadecimal digits checkpatch.pl still
+// checks for repeats.
+var hexWordsChecked = map[string]bool{"add": true, "added": true, "bad": true, "be": true}
+
+// repeatedWords returns the words of line that checkpatch.pl's
+// REPEATED_WORD finds repeated.
+func repeatedWords(line string) []string {
+	if lsModeRE.MatchString(line) {
+		return nil
+	}
+	var out []string
+	words := repeatedWordRE.FindAllStringIndex(line, -1)
+	for i := 0; i+1 < len(words); i++ {
+		a, b := words[i], words[i+1]
+		first, second := line[a[0]:a[1]], line[b[0]:b[1]]
+		if b[0] != a[1]+1 || line[a[1]] != ' ' {
+			continue // not one space apart
+		}
+		switch first {
+		case "struct", "union", "enum":
+			i++ // "struct mutex mutex": the tag and its type
+			continue
+		case "long":
+			continue
+		}
+		if !strings.EqualFold(first, second) {
+			continue
+		}
+		if a[0] > 0 && !isSpace(line[a[0]-1]) {
+			continue
+		}
+		if b[1] < len(line) && !strings.ContainsRune(" \t.,;?!", rune(line[b[1]])) {
+			continue
+		}
+		if hexWordRE.MatchString(first) && !hexWordsChecked[strings.ToLower(first)] {
+			continue
+		}
+		out = append(out, first)
+	}
+	return out
+}
+
+func isSpace(b byte) bool { return b == ' ' || b == '\t' }
+
+// pastedLine reports whether a line of a commit message (or of a text
+// file) is pasted output rather than prose: indented by a tab or four
+// spaces, quoted, or a dmesg line.
+func pastedLine(l string) bool {
+	return strings.HasPrefix(l, "\t") || strings.HasPrefix(l, "    ") || strings.HasPrefix(strings.TrimSpace(l), ">") || dmesgRE.MatchString(l)
 }
 
 // subjectPrefix returns "unwind_user/deferred" of
