@@ -260,3 +260,92 @@ func foreignDir(t *testing.T, name string) string {
 	t.Fatalf("no foreign series %s", name)
 	return ""
 }
+
+// multiMail writes a one-patch mail that creates each of files (path ->
+// content, in path order), as git format-patch writes it.
+func multiMail(t *testing.T, subject, body string, files map[string]string) string {
+	t.Helper()
+	var paths []string
+	for p := range files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	var diff, stat strings.Builder
+	for _, p := range paths {
+		lines := strings.Split(strings.TrimSuffix(files[p], "\n"), "\n")
+		fmt.Fprintf(&stat, " %s | %d +\n", p, len(lines))
+		fmt.Fprintf(&diff, "diff --git a/%s b/%s\nnew file mode 100644\nindex 0000000..1111111\n--- /dev/null\n+++ b/%s\n@@ -0,0 +1,%d @@\n", p, p, p, len(lines))
+		for _, l := range lines {
+			diff.WriteString("+" + l + "\n")
+		}
+	}
+	mail := "From 0123456789abcdef0123456789abcdef01234567 Mon Sep 17 00:00:00 2001\n" +
+		"From: A U Thor <author@example.com>\nDate: Mon, 2 Dec 2024 10:00:00 +0000\n" +
+		"Subject: [PATCH] " + subject + "\n\n" + body + "\n---\n" + stat.String() + "\n" + diff.String() + "-- \n2.39.5\n\n"
+	p := filepath.Join(t.TempDir(), "0001-test.patch")
+	if err := os.WriteFile(p, []byte(mail), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// codeLines returns, for checkpatch.pl's lines of id in the mail at path,
+// the file:line of the tree they are (added lines), sorted.
+func codeLines(t *testing.T, s *Series, cp cpReport, id string) []string {
+	t.Helper()
+	var out []string
+	for _, n := range cp[id] {
+		if f, l, ok := s.Patches[0].treeLine(n); ok {
+			out = append(out, fmt.Sprintf("%s:%d", f, l))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestSPDXAsCheckpatch: new files of every kind checkpatch.pl knows, with
+// and without their SPDX line, in and out of their comment style, and
+// files it asks none of (a Documentation/ABI entry, a selftest's config,
+// .gitignore, a Makefile, Kconfig): verify's SPDX_LICENSE_TAG is at the
+// lines checkpatch.pl reports, and only there.
+func TestSPDXAsCheckpatch(t *testing.T) {
+	files := map[string]string{
+		"Documentation/ABI/testing/sysfs-x":        "What:\t\t/sys/x\nDescription:\tx\n",
+		"tools/testing/selftests/x/config":         "CONFIG_X=y\n",
+		"tools/testing/selftests/x/.gitignore":     "x_test\n",
+		"drivers/x/Makefile":                       "obj-y += x.o\n",
+		"drivers/x/Kconfig":                        "config X\n\tbool \"x\"\n",
+		"drivers/x/a.c":                            "#include <linux/x.h>\n",
+		"drivers/x/b.c":                            "/* SPDX-License-Identifier: GPL-2.0 */\n#include <linux/x.h>\n",
+		"drivers/x/c.c":                            "// SPDX-License-Identifier: GPL-2.0\n",
+		"drivers/x/d.h":                            "// SPDX-License-Identifier: GPL-2.0\n",
+		"drivers/x/e.h":                            "/* SPDX-License-Identifier: GPL-2.0 */\n",
+		"drivers/x/f.S":                            "#include <linux/x.h>\n",
+		"tools/testing/selftests/x/g.sh":           "#!/bin/sh\n# SPDX-License-Identifier: GPL-2.0\necho x\n",
+		"tools/testing/selftests/x/h.sh":           "#!/bin/sh\necho x\n",
+		"tools/x/i.py":                             "print(1)\n",
+		"Documentation/x/j.rst":                    ".. SPDX-License-Identifier: GPL-2.0\n\nX\n",
+		"Documentation/x/k.rst":                    "X\n=\n",
+		"Documentation/devicetree/bindings/l.yaml": "# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)\n%YAML 1.2\n",
+		"drivers/x/m.c":                            "// SPDX-License-Identifier: GPL-2.0\n#include <linux/x.h>\n// SPDX-License-Identifier: MIT\n",
+	}
+	path := multiMail(t, "x: add x", "Add x.\n\nSigned-off-by: A U Thor <author@example.com>", files)
+	cp := runCheckpatchPL(t, path)
+	s, err := ReadMail(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := codeLines(t, s, cp, "SPDX_LICENSE_TAG")
+	var got []string
+	for _, f := range only(Run(s, Options{}), "SPDX_LICENSE_TAG") {
+		got = append(got, fmt.Sprintf("%s:%d", f.File, f.Line))
+	}
+	sort.Strings(got)
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("SPDX_LICENSE_TAG at\n%s\ncheckpatch.pl at\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	t.Logf("checkpatch.pl: %v", want)
+	if len(want) < 6 {
+		t.Errorf("checkpatch.pl reports only %v", want)
+	}
+}

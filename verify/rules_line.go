@@ -1,6 +1,8 @@
 package verify
 
 import (
+	"path"
+	"regexp"
 	"strings"
 )
 
@@ -84,36 +86,92 @@ func checkTrailingWhitespace(c *checker) {
 	}
 }
 
-// spdxLine is the line a new file's SPDX tag must be on: 1, or 2 after a
-// "#!" line.
+// checkSPDX checks the SPDX-License-Identifier of the files a patch
+// adds line 1 of, as checkpatch.pl does: its line is 1, or 2 after a "#!"
+// line, and it is written in the file's comment style ("// " in .c, .rs,
+// .dts; "/* " in .h, .s, .S; "# " in scripts, .yaml and after "#!"; ".. "
+// in .rst). Files of other kinds (Documentation/ABI entries, Makefiles,
+// Kconfig, a selftest's config, .gitignore) need none. A tag on another
+// line of a source file is misplaced.
 func checkSPDX(c *checker) {
 	for _, p := range c.s.Patches {
 		c.stopped()
 		for _, f := range p.Files {
-			if !f.Created || len(f.Added) == 0 {
+			if f.Deleted || len(f.Added) == 0 {
 				continue
 			}
-			want := 0
-			if strings.HasPrefix(f.Added[0].Text, "#!") {
-				want = 1
+			at := 1
+			first, ok := lineOfFile(f, 1)
+			if ok && shebangRE.MatchString(first) {
+				at = 2
 			}
-			if want >= len(f.Added) || !strings.Contains(f.Added[want].Text, "SPDX-License-Identifier:") {
-				c.report(p, f.Path, want+1, "no SPDX-License-Identifier on line %d of a new file: start it with e.g. \"%s\"",
-					want+1, spdxExample(f.Path))
+			for _, l := range f.Added {
+				if l.N == at {
+					comment := spdxComment(f.Path, at == 2)
+					if strings.Contains(l.Text, "SPDX-License-Identifier:") && cStyleRE.MatchString(f.Path) &&
+						!strings.HasPrefix(strings.TrimLeft(l.Text, " \t"), comment) {
+						c.report(p, f.Path, l.N, "the SPDX-License-Identifier is not in %s's comment style: write it %q", path.Base(f.Path), spdxExample(comment))
+					}
+					if comment != "" && !strings.HasPrefix(l.Text, comment+" SPDX-License-Identifier: ") {
+						c.report(p, f.Path, l.N, "no SPDX-License-Identifier on line %d, or not as license-rules.rst writes it: start the file with e.g. %q", at, spdxExample(comment))
+					}
+					continue
+				}
+				if spdxSourceRE.MatchString(f.Path) && spdxInCommentRE.MatchString(l.Text) {
+					c.report(p, f.Path, l.N, "the SPDX-License-Identifier is on line %d: move it to line %d", l.N, at)
+				}
 			}
 		}
 	}
 }
 
-// spdxExample returns the SPDX line a new file of that kind starts with.
-func spdxExample(path string) string {
-	switch {
-	case strings.HasSuffix(path, ".h"):
-		return "/* SPDX-License-Identifier: GPL-2.0 */"
-	case strings.HasSuffix(path, ".c"):
-		return "// SPDX-License-Identifier: GPL-2.0"
+var (
+	shebangRE       = regexp.MustCompile(`^\s*#!\s*/`)
+	cStyleRE        = regexp.MustCompile(`\.[chsS]$`)
+	spdxSourceRE    = regexp.MustCompile(`\.(h|c|rs|s|S|sh|dtsi|dts)$`)
+	spdxInCommentRE = regexp.MustCompile(`(//|/\*|^\s*\*|^\s*#).*\bSPDX-License-Identifier:`)
+)
+
+// spdxComment is the comment a file's SPDX line starts with, as
+// checkpatch.pl has them, or "" for a file that needs none.
+func spdxComment(p string, shebang bool) string {
+	switch ext := path.Ext(p); {
+	case ext == ".h" || ext == ".s" || ext == ".S":
+		return "/*"
+	case ext == ".c" || ext == ".rs" || ext == ".dts" || ext == ".dtsi":
+		return "//"
+	case shebang || ext == ".sh" || ext == ".pl" || ext == ".py" || ext == ".awk" || ext == ".tc" || ext == ".yaml":
+		return "#"
+	case ext == ".rst":
+		return ".."
 	}
-	return "# SPDX-License-Identifier: GPL-2.0"
+	return ""
+}
+
+// spdxExample returns the SPDX line a file with that comment starts with.
+func spdxExample(comment string) string {
+	if comment == "/*" {
+		return "/* SPDX-License-Identifier: GPL-2.0 */"
+	}
+	return comment + " SPDX-License-Identifier: GPL-2.0"
+}
+
+// lineOfFile returns line n of f after the patch: its content when known,
+// else the hunks' lines.
+func lineOfFile(f *File, n int) (string, bool) {
+	if f.Known {
+		lines := strings.SplitN(string(f.New), "\n", n+1)
+		if len(lines) >= n {
+			return lines[n-1], true
+		}
+		return "", false
+	}
+	for _, l := range f.newSide {
+		if l.N == n {
+			return l.Text, true
+		}
+	}
+	return "", false
 }
 
 func checkMakefileSpace(c *checker) {

@@ -426,11 +426,19 @@ func mainFile(p *Patch) string {
 	return best
 }
 
+// checkSubjectPrefix reports, among the patches mostly about one file,
+// the prefixes that differ from the one most of them use. A subject
+// without a prefix (hh-block's "mq-deadline serialize request
+// dispatching"-style subjects of saved mails) says nothing about the
+// subsystem: it is left out of the comparison.
 func checkSubjectPrefix(c *checker) {
 	byFile := map[string][]*Patch{}
 	var files []string
 	for _, p := range c.s.Patches {
 		c.stopped()
+		if subjectPrefix(p.Subject) == "" {
+			continue
+		}
 		f := mainFile(p)
 		if byFile[f] == nil {
 			files = append(files, f)

@@ -112,3 +112,30 @@ func TestCEvalOnlyOnC(t *testing.T) {
 		}
 	}
 }
+
+// TestSPDXForeign: amd-3dvcache 2 adds a Documentation/ABI entry, which
+// needs no SPDX line (checkpatch.pl asks none of it).
+func TestSPDXForeign(t *testing.T) {
+	_, fs := foreign(t, "amd-3dvcache")
+	if got := only(fs, "SPDX_LICENSE_TAG"); len(got) != 0 {
+		t.Errorf("SPDX_LICENSE_TAG on amd-3dvcache: %v", got)
+	}
+}
+
+// TestSubjectPrefixWithout: four of clearlinux's patches have subjects
+// without a prefix ("pci pme wakeups"): they say nothing about the
+// subsystem and are left out of SUBJECT_PREFIX's comparison, neither
+// blamed nor the prefix the others are blamed against.
+func TestSubjectPrefixWithout(t *testing.T) {
+	s, fs := foreign(t, "clearlinux-mbox")
+	for _, f := range only(fs, "SUBJECT_PREFIX") {
+		if subjectPrefix(s.Patch(f.Patch).Subject) == "" || strings.Contains(f.Message, `from ":"`) {
+			t.Errorf("SUBJECT_PREFIX with an empty prefix: patch %d %q: %s", f.Patch, s.Patch(f.Patch).Subject, f.Message)
+		}
+	}
+	// the rule still compares prefixes: amd-tlb's x86/tlb and x86,tlb against x86/mm
+	_, tlb := foreign(t, "amd-tlb")
+	if n := len(only(tlb, "SUBJECT_PREFIX")); n != 2 {
+		t.Errorf("amd-tlb: %d SUBJECT_PREFIX findings, want 2 (patches 8 and 11)", n)
+	}
+}
