@@ -182,15 +182,31 @@ func within(a, b int, lines []Line) bool {
 // cReadInfo is how a Run read the C files: the build trees it was given,
 // and per C file the way its units were read.
 type cReadInfo struct {
-	trees []*BuildTree
-	files []CRead
+	trees   []*BuildTree
+	files   []CRead
+	checked []string // notes of what the checks after Run left out (Checkpatch)
+}
+
+// noteChecked adds a note to the report of s's last Run.
+func (s *Series) noteChecked(note string) {
+	old := s.cRead.Load()
+	ri := &cReadInfo{}
+	if old != nil {
+		*ri = *old
+	}
+	ri.checked = append(append([]string(nil), ri.checked...), note)
+	s.cRead.Store(ri)
 }
 
 // notes says it for the report, one line each.
 func (ri *cReadInfo) notes() []string {
 	const prelude = "C read by cc/v4 with verify's prelude in place of the kernel headers"
 	if ri == nil || len(ri.trees) == 0 {
-		return []string{prelude + " (no kernel build tree: kpatch test build keeps them, or give one with --build-dir)"}
+		out := []string{prelude + " (no kernel build tree: kpatch test build keeps them, or give one with --build-dir)"}
+		if ri != nil {
+			out = append(out, ri.checked...)
+		}
+		return out
 	}
 	var out []string
 	for _, f := range ri.files {
@@ -215,5 +231,5 @@ func (ri *cReadInfo) notes() []string {
 		}
 		out = append(out, fmt.Sprintf("no C file of the series to read in the build trees (%s)", strings.Join(names, ", ")))
 	}
-	return out
+	return append(out, ri.checked...)
 }

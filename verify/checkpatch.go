@@ -16,18 +16,32 @@ import (
 	"regexp"
 )
 
-// checkpatchIDs maps checkpatch.pl's types to the verify rule that checks
-// the same thing, for deduplication.
-var checkpatchIDs = map[string]string{
-	"BAD_SIGN_OFF":        "CO_DEVELOPED_BY",
-	"DUPLICATE_SIGN_OFF":  "DUPLICATE_SIGN_OFF",
-	"NO_AUTHOR_SIGN_OFF":  "AUTHOR_SIGN_OFF",
-	"TYPO_SPELLING":       "SPELLING",
-	"REPEATED_WORD":       "REPEATED_WORD",
-	"LONG_LINE":           "LONG_LINE",
-	"TRAILING_WHITESPACE": "TRAILING_WHITESPACE",
-	"SPDX_LICENSE_TAG":    "SPDX_LICENSE_TAG",
+// checkpatchSame returns the verify rule that reports what checkpatch.pl
+// reports as typ (with msg), or "".
+func checkpatchSame(typ, msg string) string {
+	switch typ {
+	case "BAD_SIGN_OFF":
+		switch {
+		case strings.HasPrefix(msg, "Co-developed-by: must be immediately followed"), strings.HasPrefix(msg, "Co-developed-by and Signed-off-by: name/email do not match"):
+			return "CO_DEVELOPED_BY"
+		case strings.HasPrefix(msg, "Duplicate signature"):
+			return "DUPLICATE_SIGN_OFF"
+		case strings.HasPrefix(msg, "Unrecognized email address"):
+			return "TRAILER_EMAIL"
+		}
+	case "NO_AUTHOR_SIGN_OFF", "MISSING_SIGN_OFF":
+		return "AUTHOR_SIGN_OFF"
+	case "TYPO_SPELLING":
+		return "SPELLING"
+	case "REPEATED_WORD", "LONG_LINE", "TRAILING_WHITESPACE", "SPDX_LICENSE_TAG", "IS_ENABLED_CONFIG", "COMMIT_MESSAGE", "BAD_FIXES_TAG":
+		return typ
+	}
+	return ""
 }
+
+// patchLevel are the rules verify and checkpatch.pl report once per patch,
+// each at its own line: the same finding whatever the line.
+var patchLevel = map[string]bool{"AUTHOR_SIGN_OFF": true, "COMMIT_MESSAGE": true}
 
 const checkpatchWhy = "scripts/checkpatch.pl reports it, and maintainers run checkpatch on what they apply"
 
@@ -38,10 +52,27 @@ var checkpatchLine = regexp.MustCompile(`^(.+?):(\d+): (ERROR|WARNING|CHECK):([A
 // seconds a patch (it takes about a third of a second a patch).
 func CheckpatchTimeout(n int) time.Duration { return time.Minute + time.Duration(n)*2*time.Second }
 
-// Checkpatch runs the tree's scripts/checkpatch.pl (--no-tree, one perl
-// for all patches) on every patch of s and returns own with checkpatch's
-// findings added: those verify already reports (same rule, patch and
-// place) are left out, the others keep checkpatch's type as their ID.
+// checkpatchRoot lists what checkpatch.pl's tree mode reads of the tree:
+// the files and directories of its top_of_kernel_tree test, MAINTAINERS
+// (for get_maintainer.pl, run from the root) and the scripts it runs.
+var checkpatchRoot = []string{"COPYING", "CREDITS", "Kbuild", "MAINTAINERS", "Makefile", "README",
+	"scripts/checkpatch.pl", "scripts/spelling.txt", "scripts/const_structs.checkpatch", "scripts/get_maintainer.pl"}
+
+var checkpatchDirs = []string{"Documentation", "arch", "include", "drivers", "fs", "init", "ipc", "kernel", "lib", "scripts"}
+
+// Checkpatch runs the tree's scripts/checkpatch.pl on every patch of s (one
+// perl for all patches) in tree mode, as a maintainer runs it in their
+// tree, and returns own with checkpatch's findings added: those verify
+// already reports (same rule, patch and place) are left out, the others
+// keep checkpatch's type as their ID.
+//
+// The tree checkpatch.pl reads is a directory laid out as the base's root
+// (checkpatchRoot, and the files the series changes as the base has them),
+// with the tree's git repository as GIT_DIR, so that it looks commit ids up
+// in the tree's history (a hex dump is no commit). A tree without history
+// before its base (Debian's, one commit) cannot say whether a commit
+// exists: checkpatch's UNKNOWN_COMMIT_ID is left out then, and without git
+// (a plain directory) its GIT_COMMIT_ID too, and the report says so.
 func Checkpatch(ctx context.Context, s *Series, own []Finding, opt Options) ([]Finding, error) {
 	if s.Tree == nil {
 		return nil, errors.New("--checkpatch runs the tree's scripts/checkpatch.pl: give the tree with --tree")
@@ -55,28 +86,47 @@ func Checkpatch(ctx context.Context, s *Series, own []Finding, opt Options) ([]F
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	if err := os.Mkdir(filepath.Join(dir, "scripts"), 0o755); err != nil {
-		return nil, err
+	root := filepath.Join(dir, "tree")
+	for _, d := range checkpatchDirs {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			return nil, err
+		}
 	}
-	for _, f := range []string{"checkpatch.pl", "spelling.txt", "const_structs.checkpatch"} {
-		c, err := s.Tree.ReadFile("scripts/" + f)
+	write := func(p string, c []byte) error {
+		f := filepath.Join(root, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(f, c, 0o644)
+	}
+	for _, f := range checkpatchRoot {
+		c, err := s.Tree.ReadFile(f)
 		if err != nil {
-			if f == "checkpatch.pl" {
+			if f == "scripts/checkpatch.pl" {
 				return nil, fmt.Errorf("--checkpatch: %w", err)
 			}
 			continue
 		}
-		if err := os.WriteFile(filepath.Join(dir, "scripts", f), c, 0o644); err != nil {
+		if err := write(f, c); err != nil {
 			return nil, err
 		}
 	}
-	args := []string{filepath.Join(dir, "scripts", "checkpatch.pl"), "--no-tree", "--no-color", "--terse", "--show-types", "--no-summary"}
+	for _, p := range s.Patches {
+		for _, f := range p.Files {
+			if c, err := s.Tree.ReadFile(f.Path); err == nil {
+				if err := write(f.Path, c); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	args := []string{filepath.Join(root, "scripts", "checkpatch.pl"), "--root=" + root, "--no-color", "--terse", "--show-types", "--no-summary"}
 	offsets := map[string]int{}
 	byName := map[string]*Patch{}
 	for _, p := range s.Patches {
 		text, off := p.checkpatchText()
-		name := fmt.Sprintf("%04d.patch", p.Number)
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+		name := filepath.Join(dir, fmt.Sprintf("%04d.patch", p.Number))
+		if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
 			return nil, err
 		}
 		args = append(args, name)
@@ -88,8 +138,13 @@ func Checkpatch(ctx context.Context, s *Series, own []Finding, opt Options) ([]F
 	}
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	history := treeHistory(runCtx, s)
 	cmd := exec.CommandContext(runCtx, perl, args...)
-	cmd.Dir = dir
+	cmd.Dir = root // get_maintainer.pl reads ./MAINTAINERS
+	cmd.Env = append(os.Environ(), "GIT_DIR=")
+	if history.gitDir != "" {
+		cmd.Env = append(os.Environ(), "GIT_DIR="+history.gitDir)
+	}
 	cmd.WaitDelay = time.Second // a child holding the output open does not keep verify waiting
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
@@ -116,8 +171,12 @@ func Checkpatch(ctx context.Context, s *Series, own []Finding, opt Options) ([]F
 	have := map[place]bool{}
 	for _, f := range own {
 		have[place{f.ID, f.File, f.Patch, f.Line}] = true
+		if patchLevel[f.ID] {
+			have[place{f.ID, "", f.Patch, 0}] = true
+		}
 	}
 	all := append([]Finding{}, own...)
+	left := map[string]int{}
 	sc := bufio.NewScanner(&out)
 	for sc.Scan() {
 		m := checkpatchLine.FindStringSubmatch(sc.Text())
@@ -126,6 +185,10 @@ func Checkpatch(ctx context.Context, s *Series, own []Finding, opt Options) ([]F
 		}
 		p := byName[m[1]]
 		if p == nil || ignore[m[4]] {
+			continue
+		}
+		if history.unknown[m[4]] {
+			left[m[4]]++
 			continue
 		}
 		n, _ := strconv.Atoi(m[2])
@@ -138,14 +201,54 @@ func Checkpatch(ctx context.Context, s *Series, own []Finding, opt Options) ([]F
 		} else {
 			f.File, f.Line = p.MailFile, n+offsets[m[1]]
 		}
-		if id, ok := checkpatchIDs[m[4]]; ok {
-			if ignore[id] || have[place{id, f.File, f.Patch, f.Line}] {
+		if id := checkpatchSame(m[4], m[5]); id != "" {
+			if ignore[id] || have[place{id, f.File, f.Patch, f.Line}] || patchLevel[id] && have[place{id, "", f.Patch, 0}] {
 				continue
 			}
 		}
 		all = append(all, f)
 	}
+	if len(left) > 0 {
+		s.noteChecked(history.note(left))
+	}
 	return Sorted(all), nil
+}
+
+// treeCommits is what checkpatch.pl can know of the tree's commits: its
+// git directory ("" for a plain directory) and the types it cannot judge
+// without the history.
+type treeCommits struct {
+	gitDir  string
+	why     string
+	unknown map[string]bool
+}
+
+// treeHistory finds the git directory of s's tree, and whether it has
+// history before its base (git rev-list).
+func treeHistory(ctx context.Context, s *Series) treeCommits {
+	if !s.Tree.IsGit() {
+		return treeCommits{why: "the tree is not a git repository", unknown: map[string]bool{"UNKNOWN_COMMIT_ID": true, "GIT_COMMIT_ID": true}}
+	}
+	out, err := exec.CommandContext(ctx, "git", "-C", s.Tree.Dir, "rev-parse", "--absolute-git-dir").Output()
+	if err != nil {
+		return treeCommits{why: "git cannot read the tree's repository", unknown: map[string]bool{"UNKNOWN_COMMIT_ID": true, "GIT_COMMIT_ID": true}}
+	}
+	tc := treeCommits{gitDir: strings.TrimSpace(string(out))}
+	n, err := exec.CommandContext(ctx, "git", "--git-dir="+tc.gitDir, "rev-list", "--count", "--max-count=2", s.Tree.Commit.String()).Output()
+	if err == nil && strings.TrimSpace(string(n)) == "1" {
+		tc.why = "the tree has no history before " + s.Tree.Base
+		tc.unknown = map[string]bool{"UNKNOWN_COMMIT_ID": true}
+	}
+	return tc
+}
+
+// note says which of checkpatch's findings were left out, and why.
+func (tc treeCommits) note(left map[string]int) string {
+	var parts []string
+	for _, id := range sortedKeys(left) {
+		parts = append(parts, fmt.Sprintf("%s %d", id, left[id]))
+	}
+	return fmt.Sprintf("checkpatch.pl cannot look commits up (%s): its %s left out", tc.why, strings.Join(parts, ", "))
 }
 
 // checkpatchText returns the patch as a mail checkpatch reads, and what to

@@ -3,6 +3,7 @@ package verify
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -348,4 +349,265 @@ func TestSPDXAsCheckpatch(t *testing.T) {
 	if len(want) < 6 {
 		t.Errorf("checkpatch.pl reports only %v", want)
 	}
+}
+
+// verifyAt returns where verify reports id on the mail at path: "file:line"
+// for each finding (a mail line as "MAIL:n").
+func verifyAt(t *testing.T, s *Series, fs []Finding, id string) []string {
+	t.Helper()
+	var out []string
+	for _, f := range only(fs, id) {
+		if p := s.Patch(f.Patch); p != nil && f.File == p.MailFile {
+			out = append(out, fmt.Sprintf("%s:MAIL:%d", p.MailFile, f.Line-p.MailLine+1))
+		} else {
+			out = append(out, fmt.Sprintf("%s:%d", f.File, f.Line))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// checkpatchAt returns where checkpatch.pl reports what verify's id is
+// (checkpatchSame) on the mails of s, read from dir: "file:line" for an
+// added line, "MAILFILE:MAIL:n" for a line of the message; for the rules
+// reported once per patch, the patch's mail without a line.
+func checkpatchAt(t *testing.T, s *Series, paths []string, id string) []string {
+	t.Helper()
+	reps := runCheckpatchFiles(t, paths)
+	var out []string
+	for i, p := range s.Patches {
+		for typ, lines := range reps[paths[i]] {
+			for _, n := range lines {
+				if checkpatchSameType(typ, id) {
+					if f, l, ok := p.treeLine(n); ok {
+						out = append(out, fmt.Sprintf("%s:%d", f, l))
+					} else {
+						out = append(out, fmt.Sprintf("%s:MAIL:%d", p.MailFile, n))
+					}
+				}
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// checkpatchSameType reports whether checkpatch's type typ is verify's id
+// for every message checkpatchSame knows (BAD_SIGN_OFF is several rules:
+// the tests give mails where it is only the one).
+func checkpatchSameType(typ, id string) bool {
+	switch id {
+	case "TRAILER_EMAIL":
+		return typ == "BAD_SIGN_OFF"
+	case "AUTHOR_SIGN_OFF":
+		return typ == "NO_AUTHOR_SIGN_OFF" || typ == "MISSING_SIGN_OFF"
+	}
+	return typ == id
+}
+
+// TestCheckpatchRulesNative: the checkpatch.pl rules that catch real bugs
+// run without --checkpatch, each where checkpatch.pl reports it on the same
+// mails: IS_ENABLED_CONFIG on preempt-lazy 02 (IS_ENABLED(PREEMPT_LAZY),
+// always false: patch 07 of the series fixes it), COMMIT_MESSAGE on the
+// patches of openwrt-quilt and ovpn that have no description, BAD_FIXES_TAG
+// and TRAILER_EMAIL on mails with every form checkpatch.pl tells apart.
+func TestCheckpatchRulesNative(t *testing.T) {
+	type tc struct {
+		name  string
+		id    string
+		paths func(t *testing.T) (*Series, []string)
+		least int // checkpatch.pl's findings: the case tests something
+	}
+	foreignPaths := func(name string, numbers ...int) func(t *testing.T) (*Series, []string) {
+		return func(t *testing.T) (*Series, []string) {
+			s, _ := foreign(t, name)
+			var paths []string
+			for _, p := range s.Patches {
+				paths = append(paths, filepath.Join(foreignDir(t, name), p.MailFile))
+			}
+			return s, paths
+		}
+	}
+	mailPaths := func(body string) func(t *testing.T) (*Series, []string) {
+		return func(t *testing.T) (*Series, []string) {
+			p := mailFile(t, "x: fix x", body, "drivers/x/x.c", "// SPDX-License-Identifier: GPL-2.0\nint x;\n")
+			s, err := ReadMail(p, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s, []string{p}
+		}
+	}
+	fixes := strings.Join([]string{
+		"Fix the thing.",
+		"",
+		"Fixes: 0123456789ab (\"x: add x\")",
+		"Fixes: 0123456789abc (\"x: add x\")",
+		"Fixes: 0123456789 (\"x: add x\")",
+		"Fixes: 0123456789AB (\"x: add x\")",
+		"fixes: 0123456789ab (\"x: add x\")",
+		"Fixes: 0123456789ab (x: add x)",
+		"Fixes: 0123456789ab",
+		"Fixes:  0123456789ab (\"x: add x\")",
+		"Fixes: commit 0123456789ab (\"x: add x\")",
+		"Signed-off-by: A U Thor <author@example.com>",
+	}, "\n")
+	emails := strings.Join([]string{
+		"Fix the thing.",
+		"",
+		"Reported-by: Joe Smith joe@example.com",
+		"Suggested-by: Joe Smith <joe@example.com",
+		"Acked-by: joe@example.com",
+		"Tested-by: <joe@example.com>",
+		"Reviewed-by: Joe Smith",
+		"Cc: stable@vger.kernel.org # 6.1+",
+		"Cc: \"Smith, Joe\" <joe@example.com>",
+		"Signed-off-by: A U Thor <author@example.com>",
+	}, "\n")
+	for _, c := range []tc{
+		{"preempt-lazy", "IS_ENABLED_CONFIG", foreignPaths("preempt-lazy"), 1},
+		{"openwrt-quilt", "COMMIT_MESSAGE", foreignPaths("openwrt-quilt"), 1},
+		{"fixes", "BAD_FIXES_TAG", mailPaths(fixes), 8},
+		{"emails", "TRAILER_EMAIL", mailPaths(emails), 3},
+	} {
+		t.Run(c.name+"/"+c.id, func(t *testing.T) {
+			s, paths := c.paths(t)
+			var fs []Finding
+			if len(paths) == 1 && !strings.Contains(paths[0], "foreign-series") {
+				fs = Run(s, Options{})
+			} else {
+				_, fs = foreign(t, c.name)
+			}
+			got, want := verifyAt(t, s, fs, c.id), checkpatchAt(t, s, paths, c.id)
+			if c.id == "COMMIT_MESSAGE" { // once per patch, each at its own line
+				got, want = mailsOf(got), mailsOf(want)
+			}
+			if strings.Join(got, " ") != strings.Join(want, " ") {
+				t.Errorf("verify's %s at\n%s\ncheckpatch.pl's at\n%s", c.id, strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+			if len(want) < c.least {
+				t.Errorf("checkpatch.pl reports %v: the case tests less than it should", want)
+			}
+		})
+	}
+}
+
+// mailsOf keeps the mail of each "MAILFILE:MAIL:n".
+func mailsOf(at []string) []string {
+	var out []string
+	for _, a := range at {
+		out = append(out, strings.SplitN(a, ":", 2)[0])
+	}
+	return out
+}
+
+// TestSeveritiesAsCheckpatch: each verify rule that checkpatch.pl also has
+// has checkpatch's severity (ERROR an error, WARN a warning), read from the
+// tree's scripts/checkpatch.pl itself.
+func TestSeveritiesAsCheckpatch(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join(debianTree(t), "scripts", "checkpatch.pl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sev := map[string]Severity{}
+	for _, r := range Rules() {
+		sev[r.ID] = r.Severity
+	}
+	for _, c := range []struct{ rule, typ, msg string }{
+		{"AUTHOR_SIGN_OFF", "NO_AUTHOR_SIGN_OFF", "Missing Signed-off-by: line by nominal patch author"},
+		{"SENDER_SIGN_OFF", "FROM_SIGN_OFF_MISMATCH", "email address mismatch"},
+		{"CO_DEVELOPED_BY", "BAD_SIGN_OFF", "Co-developed-by: must be immediately followed by Signed-off-by:"},
+		{"DUPLICATE_SIGN_OFF", "BAD_SIGN_OFF", "Duplicate signature"},
+		{"TRAILER_EMAIL", "BAD_SIGN_OFF", "Unrecognized email address"},
+		{"SPELLING", "TYPO_SPELLING", "may be misspelled"},
+		{"REPEATED_WORD", "REPEATED_WORD", "Possible repeated word"},
+		{"LONG_LINE", "LONG_LINE", ""},
+		{"TRAILING_WHITESPACE", "TRAILING_WHITESPACE", "trailing whitespace"},
+		{"SPDX_LICENSE_TAG", "SPDX_LICENSE_TAG", "Missing or malformed SPDX-License-Identifier"},
+		{"IS_ENABLED_CONFIG", "IS_ENABLED_CONFIG", "is normally used as"},
+		{"COMMIT_MESSAGE", "COMMIT_MESSAGE", "Missing commit description"},
+		{"BAD_FIXES_TAG", "BAD_FIXES_TAG", "Please use correct Fixes: style"},
+	} {
+		re := regexp.MustCompile(`\b(ERROR|WARN|CHK)\(\s*"` + c.typ + `",\s*(?:\$\w+\s*)?"[^"]*` + regexp.QuoteMeta(c.msg))
+		m := re.FindSubmatch(src)
+		if m == nil && c.msg == "" {
+			m = regexp.MustCompile(`\b(ERROR|WARN|CHK)\(\s*\$?\w*\s*"?` + c.typ + `"`).FindSubmatch(src)
+		}
+		if m == nil {
+			// the level chosen at run time: my $msg_level = \&WARN; (CHK
+			// with --file) ... &{$msg_level}("TYPE", ...)
+			m = runtimeLevel(src, c.typ)
+		}
+		if m == nil {
+			t.Errorf("%s: scripts/checkpatch.pl has no %s %q", c.rule, c.typ, c.msg)
+			continue
+		}
+		t.Logf("%s: checkpatch.pl's %s is %s", c.rule, c.typ, m[1])
+		want := Warning
+		if string(m[1]) == "ERROR" {
+			want = Error
+		}
+		if sev[c.rule] != want {
+			t.Errorf("%s is %s, checkpatch.pl's %s (%q) is %s", c.rule, sev[c.rule], c.typ, c.msg, m[1])
+		}
+	}
+}
+
+// TestCheckpatchTreeMode: with the tree, checkpatch.pl runs in tree mode
+// and looks commit ids up in the tree's repository: hh-readahead 2's
+// hexadecimal number, which it takes for a commit without the tree
+// (GIT_COMMIT_ID, an error), is no commit there; the Debian tree has no
+// history before v6.12, so what it would call unknown commits is left
+// out, and the report says so.
+func TestCheckpatchTreeMode(t *testing.T) {
+	testenv.Tool(t, "perl", "perl")
+	s, own := foreign(t, "hh-readahead")
+	var paths []string
+	for _, p := range s.Patches {
+		paths = append(paths, filepath.Join(foreignDir(t, "hh-readahead"), p.MailFile))
+	}
+	noTree := 0
+	for _, r := range runCheckpatchFiles(t, paths) {
+		noTree += len(r["GIT_COMMIT_ID"])
+	}
+	if noTree == 0 {
+		t.Fatal("checkpatch.pl --no-tree reports no GIT_COMMIT_ID on hh-readahead: the case tests nothing")
+	}
+	all, err := Checkpatch(context.Background(), s, own, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range all {
+		if f.ID == "GIT_COMMIT_ID" || f.ID == "UNKNOWN_COMMIT_ID" {
+			t.Errorf("%s in tree mode: %s %s", f.ID, f.Where(), f.Message)
+		}
+	}
+	rep := NewReport(s, all)
+	found := false
+	for _, n := range rep.Notes {
+		found = found || strings.Contains(n, "checkpatch.pl cannot look commits up (the tree has no history before v6.12): its UNKNOWN_COMMIT_ID")
+	}
+	if !found {
+		t.Errorf("no note on the commits left out: %q", rep.Notes)
+	}
+}
+
+// runtimeLevel returns, for a checkpatch.pl type reported through
+// &{$msg_level}(...), the level the last "$msg_level = \&LEVEL;" before it
+// sets (its --file CHK aside), as FindSubmatch would.
+func runtimeLevel(src []byte, typ string) [][]byte {
+	call := regexp.MustCompile(`&\{\$msg_level\}\(\s*(?:"` + typ + `"|\$msg_type)`)
+	set := regexp.MustCompile(`msg_level = \\&(WARN|ERROR);`)
+	for _, loc := range call.FindAllIndex(src, -1) {
+		if typ == "LONG_LINE" || bytes.Contains(src[loc[0]:loc[1]], []byte(typ)) {
+			before := src[max(0, loc[0]-400):loc[0]]
+			if typ == "LONG_LINE" && !bytes.Contains(before, []byte(`show_type("LONG_LINE")`)) {
+				continue
+			}
+			if ms := set.FindAllSubmatch(before, -1); len(ms) > 0 {
+				return ms[len(ms)-1]
+			}
+		}
+	}
+	return nil
 }

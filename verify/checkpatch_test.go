@@ -48,7 +48,7 @@ func TestCheckpatch(t *testing.T) {
 						t.Errorf("COMMIT_LOG_LONG_LINE at %s: line %q", f.Where(), line)
 					}
 				}
-				if id, dup := checkpatchIDs[f.ID]; dup {
+				if id := checkpatchSame(f.ID, f.Message); id != "" {
 					for _, o := range own {
 						if o.ID == id && o.Patch == f.Patch && o.File == f.File && o.Line == f.Line {
 							t.Errorf("%s at %s duplicates verify's %s", f.ID, f.Where(), id)

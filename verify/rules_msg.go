@@ -13,13 +13,13 @@ import (
 
 var messageRules = []Rule{
 	{ID: "AUTHOR_SIGN_OFF", Severity: Error,
-		Why:   "the Developer's Certificate of Origin needs the author's own Signed-off-by (submitting-patches.rst)",
+		Why:   "the Developer's Certificate of Origin needs the author's own Signed-off-by (submitting-patches.rst; checkpatch's NO_AUTHOR_SIGN_OFF and MISSING_SIGN_OFF)",
 		check: checkAuthorSignOff},
-	{ID: "SENDER_SIGN_OFF", Severity: Error,
-		Why:   "the last Signed-off-by records who handled the patch last: the one who sends it",
+	{ID: "SENDER_SIGN_OFF", Severity: Warning,
+		Why:   "the last Signed-off-by records who handled the patch last: the one who sends it (a warning, as checkpatch's sign-off checks are)",
 		check: checkSenderSignOff},
-	{ID: "CO_DEVELOPED_BY", Severity: Error,
-		Why:   "every co-author certifies the DCO: Co-developed-by must be followed by that person's Signed-off-by",
+	{ID: "CO_DEVELOPED_BY", Severity: Warning,
+		Why:   "every co-author certifies the DCO: Co-developed-by must be followed by that person's Signed-off-by (checkpatch's BAD_SIGN_OFF, a warning)",
 		check: checkCoDevelopedBy},
 	{ID: "DUPLICATE_SIGN_OFF", Severity: Warning,
 		Why:   "a signature given twice says nothing more and reads as a tooling slip (checkpatch's DUPLICATE_SIGN_OFF)",

@@ -87,6 +87,7 @@ func Rules() []Rule {
 	out = append(out, ccRules...)
 	out = append(out, kconfigRules...)
 	out = append(out, hookRules...)
+	out = append(out, checkpatchRules...)
 	for i := range out {
 		if out[i].Scope == "" {
 			out[i].Scope = Kernel

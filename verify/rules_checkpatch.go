@@ -1,0 +1,162 @@
+package verify
+
+import (
+	"regexp"
+	"strings"
+)
+
+// The rules of checkpatch.pl that catch real bugs, run natively (without
+// --checkpatch), each as checkpatch.pl finds it and with its severity and
+// type, so that a run with --checkpatch reports each once.
+var checkpatchRules = []Rule{
+	{ID: "IS_ENABLED_CONFIG", Severity: Warning,
+		Why:   "IS_ENABLED() takes a CONFIG_ symbol: IS_ENABLED(FOO) is always false, so the code it guards never runs (checkpatch's IS_ENABLED_CONFIG)",
+		check: checkIsEnabledConfig},
+	{ID: "COMMIT_MESSAGE", Severity: Warning,
+		Why:   "a patch without a commit description tells its reviewers and later readers of git log nothing of why (checkpatch's COMMIT_MESSAGE)",
+		check: checkCommitDescription},
+	{ID: "BAD_FIXES_TAG", Severity: Warning,
+		Why:   "the stable scripts and b4 read Fixes: as 'Fixes: <12 hex digits> (\"<subject>\")'; another form is missed or misread, and the fix does not reach the releases it fixes (checkpatch's BAD_FIXES_TAG)",
+		check: checkFixesTags},
+	{ID: "TRAILER_EMAIL", Severity: Error,
+		Why:   "a trailer whose person is not a name and an address git, b4 and the mail tools can read is dropped from Cc and from the record of who certified or reviewed the patch (checkpatch's BAD_SIGN_OFF 'Unrecognized email address')",
+		check: checkTrailerEmails},
+}
+
+var isEnabledRE = regexp.MustCompile(`\bIS_ENABLED\s*\(\s*(\w+)\s*\)`)
+
+// checkIsEnabledConfig reports IS_ENABLED(X) without CONFIG_ on the lines
+// patches add to C files (comments included, as checkpatch.pl reads them):
+// preempt-lazy 02's IS_ENABLED(PREEMPT_LAZY) is always false.
+func checkIsEnabledConfig(c *checker) {
+	for _, p := range c.s.Patches {
+		c.stopped()
+		for _, f := range p.Files {
+			if !strings.HasSuffix(f.Path, ".c") && !strings.HasSuffix(f.Path, ".h") {
+				continue
+			}
+			for _, l := range f.Added {
+				for _, m := range isEnabledRE.FindAllStringSubmatch(l.Text, -1) {
+					if !strings.HasPrefix(m[1], "CONFIG_") {
+						c.report(p, f.Path, l.N, "IS_ENABLED(%s) is always false: write IS_ENABLED(CONFIG_%s)", m[1], m[1])
+					}
+				}
+			}
+		}
+	}
+}
+
+// checkCommitDescription reports a patch whose commit message has fewer
+// than two lines besides its subject, trailers counted, as checkpatch.pl
+// counts them: a sign-off alone is no description.
+func checkCommitDescription(c *checker) {
+	for _, p := range c.s.Patches {
+		c.stopped()
+		n := 0
+		for _, l := range strings.Split(p.Log, "\n") {
+			if strings.TrimSpace(l) != "" {
+				n++
+			}
+		}
+		if n < 2 {
+			c.report(p, p.MailFile, p.SubjectLine, "the patch has no commit description: say what it changes and why, below the subject")
+		}
+	}
+}
+
+var (
+	// fixesRE is a Fixes: tag as checkpatch.pl finds one: the tag in any
+	// case, with or without its colon, an abbreviated commit id and the
+	// parenthesized title if any.
+	fixesRE = regexp.MustCompile(`(?i)^\s*(fixes:?)\s*(?:commit\s*)?([0-9a-f]{5,40})\b(?:\s*(\(.*\)))?`)
+	// fixesGoodRE is its one form.
+	fixesGoodRE = regexp.MustCompile(`(?i)^fixes:? [0-9a-f]{5,40} \(`)
+)
+
+// checkFixesTags reports a Fixes: tag not written "Fixes: <12 hex digits>
+// ("<subject>")", as checkpatch.pl does (it compares the title with git's
+// only when it can read the commit, which verify does not).
+func checkFixesTags(c *checker) {
+	for _, p := range c.s.Patches {
+		c.stopped()
+		count := map[string]int{}
+		for _, l := range strings.Split(p.Log, "\n") {
+			count[l]++
+			m := fixesRE.FindStringSubmatch(l)
+			if m == nil {
+				continue
+			}
+			tag, id, title := m[1], m[2], m[3]
+			quoted := len(title) >= 4 && strings.HasPrefix(title, `("`) && strings.HasSuffix(title, `")`)
+			if tag == "Fixes:" && fixesGoodRE.MatchString(l) && len(id) == 12 && strings.ToLower(id) == id && quoted {
+				continue
+			}
+			want := "<subject of " + id + ">"
+			if quoted {
+				want = title[2 : len(title)-2]
+			} else if title != "" {
+				want = title[1 : len(title)-1]
+			}
+			short := strings.ToLower(id)
+			if len(short) > 12 {
+				short = short[:12]
+			}
+			c.report(p, p.MailFile, p.nthLine(l, count[l]), "%q: write it 'Fixes: %s (\"%s\")', with 12 hex digits of the commit and its subject in quotes", strings.TrimSpace(l), short, want)
+		}
+	}
+}
+
+var (
+	// personTagRE is a trailer that names a person, as checkpatch.pl's
+	// signature tags, at the start of a line and capitalized (a prose
+	// line's "to:" is none).
+	personTagRE = regexp.MustCompile(`^(Signed-off-by|Co-developed-by|Acked-by|Tested-by|Reviewed-by|Reported-by|Suggested-by|Reported-and-tested-by|To|Cc|CC):(.*)$`)
+	// The forms checkpatch.pl's parse_email recognizes: "Name <a@b>",
+	// "<a@b>", or an address with no name before it.
+	emailBracketRE = regexp.MustCompile(`^(.*)<(\S+@\S+)>(.*)$`)
+	emailAnyRE     = regexp.MustCompile(`(\S+@\S+)(.*)$`)
+	emailAngleRE   = regexp.MustCompile(`^<[^>]+>$`)
+)
+
+// checkTrailerEmails reports a trailer of the trailer block (the commit
+// message's last paragraph) that names a person whose e-mail address
+// checkpatch.pl's parse_email cannot find: no address, a name with an
+// address not in <>, a "<" without ">".
+func checkTrailerEmails(c *checker) {
+	for _, p := range c.s.Patches {
+		c.stopped()
+		lines := strings.Split(strings.TrimRight(p.Log, "\n"), "\n")
+		start := len(lines)
+		for start > 0 && strings.TrimSpace(lines[start-1]) != "" {
+			start--
+		}
+		count := map[string]int{}
+		for _, l := range lines[:start] {
+			count[l]++
+		}
+		for _, l := range lines[start:] {
+			count[l]++
+			m := personTagRE.FindStringSubmatch(l)
+			if m == nil || recognizedEmail(m[2]) {
+				continue
+			}
+			c.report(p, p.MailFile, p.nthLine(l, count[l]), "%q: no e-mail address git and b4 can read: write %s: Name <address>", strings.TrimSpace(l), m[1])
+		}
+	}
+}
+
+// recognizedEmail reports whether checkpatch.pl's parse_email finds an
+// address in s: "Name <a@b>" or "<a@b>" with anything after it, or an
+// address with no name before it ("Joe joe@x.org" and "Joe <joe@x.org"
+// have none).
+func recognizedEmail(s string) bool {
+	if emailBracketRE.MatchString(s) {
+		return true
+	}
+	loc := emailAnyRE.FindStringSubmatchIndex(s)
+	if loc == nil {
+		return false
+	}
+	name := strings.Trim(strings.TrimSpace(s[:loc[2]]), `"`)
+	return name == "" || emailAngleRE.MatchString(s[loc[2]:loc[3]])
+}
