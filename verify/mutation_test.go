@@ -99,6 +99,9 @@ var mutations = []mutation{
 		"static __always_inline void unwind_reset_info(void)", "static inline void unwind_reset_info(void)"},
 		{"v11/cache.patch", "statement-before exit_to_user_mode trace_hardirqs_on_prepare", "statement-before exit_to_user_mode user_enter_irqoff"}},
 		[]reviewPoint{{"NOINSTR_CALL", 5, "unwind_reset_info();", "include/linux/entry-common.h"}}},
+	{"unsigned bit compared with zero", []edit{{"files/kernel/unwind/deferred.c.tmpl",
+		"{{if and (lt .Version 14) (since \"srcu\")}}\n\tint bit;\n", "{{if and (lt .Version 14) (since \"srcu\")}}\n\tunsigned int bit;\n"}},
+		[]reviewPoint{{"TYPE_LIMITS", 9, "if (WARN_ON_ONCE(bit < 0))", "kernel/unwind/deferred.c"}}},
 	{"instrumented access after instrumentation_end()", []edit{{"v11/cache.patch",
 		"@ include/linux/entry-common.h: statement-before exit_to_user_mode trace_hardirqs_on_prepare\n+\tunwind_reset_info();\n",
 		"@ include/linux/entry-common.h: statement-before exit_to_user_mode trace_hardirqs_on_prepare\n+\tunwind_reset_info();\n\n" +

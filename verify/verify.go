@@ -88,6 +88,7 @@ func Rules() []Rule {
 	out = append(out, kconfigRules...)
 	out = append(out, hookRules...)
 	out = append(out, checkpatchRules...)
+	out = append(out, analyzerRules...)
 	for i := range out {
 		if out[i].Scope == "" {
 			out[i].Scope = Kernel

@@ -122,6 +122,16 @@ func (u *Unit) collect(ast *cc.AST) {
 		}
 		walk(fd.CompoundStatement, func(n cc.Node) bool {
 			switch x := n.(type) {
+			case *cc.Declaration:
+				fn.Locals = append(fn.Locals, u.locals(x)...)
+			case *cc.RelationalExpression:
+				if x.Case != cc.RelationalExpressionShift {
+					u.compare(fn, x.Token, x.RelationalExpression, x.ShiftExpression)
+				}
+			case *cc.EqualityExpression:
+				if x.Case != cc.EqualityExpressionRel {
+					u.compare(fn, x.Token, x.EqualityExpression, x.RelationalExpression)
+				}
 			case *cc.PostfixExpression:
 				if x.Case != cc.PostfixExpressionCall {
 					break
@@ -220,4 +230,94 @@ func (u *Unit) ref(t cc.Token) (Ref, bool) {
 		return Ref{}, false
 	}
 	return Ref{Name: t.SrcStr(), Line: p.Line, Col: p.Column}, true
+}
+
+// locals returns the integer-like objects d declares in the unit's file:
+// each declarator that is neither a pointer, an array nor a function,
+// with the declaration's specifiers as its type ("unsigned long").
+func (u *Unit) locals(d *cc.Declaration) []Param {
+	if p := d.Position(); p.Filename != u.Path {
+		return nil
+	}
+	var toks []cc.Token
+	walk(d.DeclarationSpecifiers, nil, func(t cc.Token) {
+		if t.Ch != 0 && t.SrcStr() != "" {
+			toks = append(toks, t)
+		}
+	})
+	sort.Slice(toks, func(i, j int) bool { return toks[i].Seq() < toks[j].Seq() })
+	var parts []string
+	for _, t := range toks {
+		parts = append(parts, t.SrcStr())
+	}
+	typ := strings.Join(parts, " ")
+	var out []Param
+	for il := d.InitDeclaratorList; il != nil; il = il.InitDeclaratorList {
+		id := il.InitDeclarator
+		if id == nil || id.Declarator == nil || id.Declarator.Pointer != nil {
+			continue
+		}
+		if dd := id.Declarator.DirectDeclarator; dd != nil && dd.Case == cc.DirectDeclaratorIdent {
+			out = append(out, Param{Name: id.Declarator.Name(), Type: typ})
+		}
+	}
+	return out
+}
+
+// compare records in fn a comparison of an identifier with an integer
+// constant (op the operator token, a and b its operands), the identifier
+// first: 0 > x is recorded as x < 0.
+func (u *Unit) compare(fn *Func, op cc.Token, a, b cc.ExpressionNode) {
+	o := op.SrcStr()
+	name, c := identOperand(a), constOperand(b)
+	if name == "" || c == "" {
+		name, c = identOperand(b), constOperand(a)
+		o = flipped[o]
+	}
+	if name == "" || c == "" || o == "" {
+		return
+	}
+	r, ok := u.ref(op)
+	if !ok {
+		return
+	}
+	fn.Compares = append(fn.Compares, Compare{Name: name, Op: o, Const: c, Line: r.Line, Col: r.Col})
+}
+
+// flipped is the operator with its operands swapped.
+var flipped = map[string]string{"<": ">", ">": "<", "<=": ">=", ">=": "<=", "==": "==", "!=": "!="}
+
+// identOperand returns the identifier e is (parentheses aside), or "".
+func identOperand(e cc.ExpressionNode) string {
+	switch x := e.(type) {
+	case *cc.PrimaryExpression:
+		switch x.Case {
+		case cc.PrimaryExpressionIdent:
+			return x.Token.SrcStr()
+		case cc.PrimaryExpressionExpr:
+			return identOperand(x.ExpressionList)
+		}
+	}
+	return ""
+}
+
+// constOperand returns the integer constant e is, as written ("0",
+// "-1", "0x100UL"), or "".
+func constOperand(e cc.ExpressionNode) string {
+	switch x := e.(type) {
+	case *cc.PrimaryExpression:
+		switch x.Case {
+		case cc.PrimaryExpressionInt:
+			return x.Token.SrcStr()
+		case cc.PrimaryExpressionExpr:
+			return constOperand(x.ExpressionList)
+		}
+	case *cc.UnaryExpression:
+		if x.Case == cc.UnaryExpressionMinus {
+			if c := constOperand(x.CastExpression); c != "" && !strings.HasPrefix(c, "-") {
+				return "-" + c
+			}
+		}
+	}
+	return ""
 }

@@ -19,7 +19,7 @@ import (
 
 // factsVersion is part of every key: change it when what a unit is made
 // into changes (the cut, the parse, what collect reads).
-const factsVersion = "facts-2"
+const factsVersion = "facts-3"
 
 // unitFacts is a Unit as kept on disk.
 type unitFacts struct {
@@ -39,6 +39,8 @@ type funcFacts struct {
 	Params                                [][2]string
 	Calls, Idents                         []cRefFacts
 	InstrEnd                              []int
+	Locals                                [][2]string
+	Compares                              []Compare
 }
 
 type cDeclFacts struct {
@@ -95,6 +97,10 @@ func factsOf(u *Unit) *unitFacts {
 		for _, p := range fn.Params {
 			ff.Params = append(ff.Params, [2]string{p.Name, p.Type})
 		}
+		for _, p := range fn.Locals {
+			ff.Locals = append(ff.Locals, [2]string{p.Name, p.Type})
+		}
+		ff.Compares = fn.Compares
 		f.Funcs = append(f.Funcs, ff)
 	}
 	for _, m := range u.Macros {
@@ -114,6 +120,10 @@ func (f *unitFacts) unit() *Unit {
 		for _, p := range ff.Params {
 			fn.Params = append(fn.Params, Param{p[0], p[1]})
 		}
+		for _, p := range ff.Locals {
+			fn.Locals = append(fn.Locals, Param{p[0], p[1]})
+		}
+		fn.Compares = ff.Compares
 		u.Funcs = append(u.Funcs, fn)
 	}
 	for _, m := range f.Macros {

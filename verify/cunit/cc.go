@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"io/fs"
+	"math/big"
 	"path"
 	"strings"
 	"sync"
@@ -415,4 +416,108 @@ type FuncType struct {
 	Type   string
 	Line   int
 	Static bool
+}
+
+// IntType is an integer type as cc/v4's ABI sizes it in one build.
+type IntType struct {
+	Signed bool
+	Bits   int
+}
+
+// Min and Max are the values of t.
+func (t IntType) Min() *big.Int {
+	if !t.Signed {
+		return big.NewInt(0)
+	}
+	return new(big.Int).Neg(new(big.Int).Lsh(big.NewInt(1), uint(t.Bits-1)))
+}
+
+func (t IntType) Max() *big.Int {
+	n := t.Bits
+	if t.Signed {
+		n--
+	}
+	return new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), uint(n)), big.NewInt(1))
+}
+
+type intTypesEntry struct {
+	once sync.Once
+	x, k IntType
+	ok   bool
+}
+
+var intTypes sync.Map // "env\x00typ\x00const" -> *intTypesEntry
+
+// IntTypes returns, in e with the series' headers at patch n, the integer
+// type typ (a declaration's specifiers, "unsigned long", "u32") and the
+// type of the integer constant c as C gives it ("0" int, "0x80000000"
+// unsigned int, "1UL" unsigned long); ok is false when either is not an
+// integer type cc/v4 knows there (a typedef of a header it does not read).
+func (r *Reader) IntTypes(n int, e Env, typ, c string) (x, k IntType, ok bool) {
+	key := e.String() + "\x00" + typ + "\x00" + strings.TrimPrefix(c, "-")
+	v, _ := intTypes.LoadOrStore(key, &intTypesEntry{})
+	ent := v.(*intTypesEntry)
+	ent.once.Do(func() {
+		src := fmt.Sprintf("%s __verify_x;\n__typeof__(%s) __verify_c;\n", typ, strings.TrimPrefix(c, "-"))
+		ast, err := r.Translate(n, e, "<compare>", nil, src)
+		if err != nil {
+			return
+		}
+		got := map[string]IntType{}
+		for l := ast.TranslationUnit; l != nil; l = l.TranslationUnit {
+			ed := l.ExternalDeclaration
+			if ed == nil || ed.Case != cc.ExternalDeclarationDecl || ed.Declaration == nil {
+				continue
+			}
+			for il := ed.Declaration.InitDeclaratorList; il != nil; il = il.InitDeclaratorList {
+				d := il.InitDeclarator.Declarator
+				if d == nil || d.Type() == nil || !cc.IsIntegerType(d.Type()) {
+					continue
+				}
+				got[d.Name()] = IntType{Signed: cc.IsSignedInteger(d.Type()), Bits: int(d.Type().Size()) * 8}
+			}
+		}
+		x, xok := got["__verify_x"]
+		k, kok := got["__verify_c"]
+		if xok && kok && x.Bits > 0 && k.Bits > 0 {
+			ent.x, ent.k, ent.ok = x, k, true
+		}
+	})
+	return ent.x, ent.k, ent.ok
+}
+
+// ConstValue returns the value of the integer constant c (decimal, hex,
+// octal or binary, any suffix, "-" before it) in its type k, as C
+// computes it: "-1" is -1 in int, "-1U" is 4294967295.
+func ConstValue(c string, k IntType) (*big.Int, bool) {
+	neg := strings.HasPrefix(c, "-")
+	s := strings.TrimRight(strings.TrimPrefix(c, "-"), "uUlL")
+	base := 10
+	switch {
+	case strings.HasPrefix(s, "0x") || strings.HasPrefix(s, "0X"):
+		base, s = 16, s[2:]
+	case strings.HasPrefix(s, "0b") || strings.HasPrefix(s, "0B"):
+		base, s = 2, s[2:]
+	case len(s) > 1 && s[0] == '0':
+		base, s = 8, s[1:]
+	}
+	v, ok := new(big.Int).SetString(s, base)
+	if !ok {
+		return nil, false
+	}
+	if neg {
+		v.Neg(v)
+	}
+	return Convert(v, k), true
+}
+
+// Convert returns v converted to t, as C converts an integer: modulo 2^bits
+// for an unsigned type, into the signed range for a signed one.
+func Convert(v *big.Int, t IntType) *big.Int {
+	mod := new(big.Int).Lsh(big.NewInt(1), uint(t.Bits))
+	r := new(big.Int).Mod(v, mod)
+	if t.Signed && r.Cmp(t.Max()) > 0 {
+		r.Sub(r, mod)
+	}
+	return r
 }

@@ -38,6 +38,12 @@ type Func struct {
 	Params                       []Param
 	Calls, Idents                []Ref // in the body, in source order
 	InstrEnd                     []int // lines of instrumentation_end() calls
+	// Locals are the objects the body declares that are neither pointers,
+	// arrays nor functions, each with its declaration's specifiers.
+	Locals []Param
+	// Compares are the body's comparisons of an identifier with an
+	// integer constant.
+	Compares []Compare
 	UnitPath                     string
 	UnitText                     []byte
 }
@@ -53,6 +59,14 @@ type Decl struct {
 // Param is a parameter: its name and its type as written (tokens joined
 // by one space, "struct task_struct *").
 type Param struct{ Name, Type string }
+
+// Compare is a comparison of an identifier with an integer constant, the
+// identifier on the left ("x < 0"; "0 > x" is recorded so), at the line and
+// column of its operator.
+type Compare struct {
+	Name, Op, Const string
+	Line, Col       int
+}
 
 // Ref is a use of an identifier (or a call of it) in a body.
 type Ref struct {
