@@ -102,6 +102,12 @@ var mutations = []mutation{
 	{"unsigned bit compared with zero", []edit{{"files/kernel/unwind/deferred.c.tmpl",
 		"{{if and (lt .Version 14) (since \"srcu\")}}\n\tint bit;\n", "{{if and (lt .Version 14) (since \"srcu\")}}\n\tunsigned int bit;\n"}},
 		[]reviewPoint{{"TYPE_LIMITS", 9, "if (WARN_ON_ONCE(bit < 0))", "kernel/unwind/deferred.c"}}},
+	{"task_work_add() from NMI without TWA_NMI_CURRENT", []edit{{"files/kernel/unwind/deferred.c.tmpl",
+		"ret = task_work_add(current, &info->work, in_nmi() ? TWA_NMI_CURRENT : TWA_RESUME);", "ret = task_work_add(current, &info->work, TWA_RESUME);"}},
+		[]reviewPoint{{"NMI_UNSAFE", 7, "ret = task_work_add(current, &info->work, TWA_RESUME);", "kernel/unwind/deferred.c"}}},
+	{"mutex in a function that may run in NMI", []edit{{"files/kernel/unwind/deferred.c.tmpl",
+		"\t/* The work has been claimed, now schedule it. */\n", "\t/* The work has been claimed, now schedule it. */\n\tguard(mutex)(&callback_mutex);\n"}},
+		[]reviewPoint{{"NMI_UNSAFE", 7, "guard(mutex)(&callback_mutex);", "kernel/unwind/deferred.c"}}},
 	{"instrumented access after instrumentation_end()", []edit{{"v11/cache.patch",
 		"@ include/linux/entry-common.h: statement-before exit_to_user_mode trace_hardirqs_on_prepare\n+\tunwind_reset_info();\n",
 		"@ include/linux/entry-common.h: statement-before exit_to_user_mode trace_hardirqs_on_prepare\n+\tunwind_reset_info();\n\n" +

@@ -15,77 +15,32 @@ var updateDocs = flag.Bool("update-docs", false, "rewrite the rule table of docs
 const docsPath = "../docs/verify.md"
 
 // TestRulesDoc: the rule table of docs/verify.md is the one RulesMarkdown
-// makes from the rule list.
+// makes from the rule list, and its NMI table the one NMIMarkdown makes
+// from NMI_UNSAFE's.
 func TestRulesDoc(t *testing.T) {
-	b, err := os.ReadFile(docsPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const begin, end = "<!-- rules:begin -->\n", "<!-- rules:end -->"
-	i, j := bytes.Index(b, []byte(begin)), bytes.Index(b, []byte(end))
-	if i < 0 || j < i {
-		t.Fatalf("%s: no %q ... %q markers", docsPath, begin, end)
-	}
-	want := RulesMarkdown()
-	got := string(b[i+len(begin) : j])
-	if got == want {
-		return
-	}
-	if !*updateDocs {
-		t.Fatalf("%s: the rule table is out of date: go test ./verify -run TestRulesDoc -update-docs", docsPath)
-	}
-	out := append(append(append([]byte{}, b[:i+len(begin)]...), want...), b[j:]...)
-	if err := os.WriteFile(docsPath, out, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// TestRulesList: every rule has a unique ID, a scope and a reason, and
-// --rules lists each on its own line with them.
-func TestRulesList(t *testing.T) {
-	var b bytes.Buffer
-	if err := WriteRules(&b); err != nil {
-		t.Fatal(err)
-	}
-	seen := map[string]bool{}
-	for _, r := range Rules() {
-		if seen[r.ID] || r.Why == "" || (r.Scope != Kernel && r.Scope != SeriesScope) {
-			t.Errorf("rule %+v: duplicate, or no why or scope", r)
+	for _, table := range []struct {
+		name string
+		want string
+	}{{"rules", RulesMarkdown()}, {"nmi", NMIMarkdown()}} {
+		b, err := os.ReadFile(docsPath)
+		if err != nil {
+			t.Fatal(err)
 		}
-		seen[r.ID] = true
-		n := 0
-		for _, l := range strings.Split(b.String(), "\n") {
-			f := strings.Fields(l)
-			if len(f) > 3 && f[0] == r.ID && f[1] == r.Severity.String() && f[2] == string(r.Scope) && strings.HasSuffix(l, r.Why) {
-				n++
-			}
+		begin, end := "<!-- "+table.name+":begin -->\n", "<!-- "+table.name+":end -->"
+		i, j := bytes.Index(b, []byte(begin)), bytes.Index(b, []byte(end))
+		if i < 0 || j < i {
+			t.Fatalf("%s: no %q ... %q markers", docsPath, begin, end)
 		}
-		if n != 1 {
-			t.Errorf("%s listed %d times with its severity, scope and why:\n%s", r.ID, n, b.String())
+		got := string(b[i+len(begin) : j])
+		if got == table.want {
+			continue
 		}
-	}
-}
-
-// TestCheckIgnore: verify's IDs (any case) and checkpatch's types pass; an
-// unknown ID is refused by name.
-func TestCheckIgnore(t *testing.T) {
-	cp := map[string]bool{"LONG_LINE_COMMENT": true}
-	for _, c := range []struct {
-		ids  []string
-		cp   map[string]bool
-		fail string
-	}{
-		{[]string{"unused_static", " X86_PREFIX"}, nil, ""},
-		{[]string{"LONG_LINE_COMMENT"}, cp, ""},
-		{[]string{"LONG_LINE_COMMENT"}, nil, "unknown rule ID LONG_LINE_COMMENT: kpatch verify --rules lists verify's (checkpatch.pl's types are known with --checkpatch and --tree)"},
-		{[]string{"NO_SUCH", "SPELLING", "ALSO_NOT"}, cp, "unknown rule IDs NO_SUCH, ALSO_NOT:"},
-	} {
-		err := CheckIgnore(c.ids, c.cp)
-		switch {
-		case c.fail == "" && err != nil:
-			t.Errorf("%v: %v", c.ids, err)
-		case c.fail != "" && (err == nil || !strings.Contains(err.Error(), c.fail)):
-			t.Errorf("%v: %v, want %q", c.ids, err, c.fail)
+		if !*updateDocs {
+			t.Fatalf("%s: the %s table is out of date: go test ./verify -run TestRulesDoc -update-docs", docsPath, table.name)
+		}
+		out := append(append(append([]byte{}, b[:i+len(begin)]...), table.want...), b[j:]...)
+		if err := os.WriteFile(docsPath, out, 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

@@ -12,7 +12,7 @@ import (
 // analyzerRules are the checks of the analyzers of the field on the lines
 // a series adds: the type limits Smatch and -Wtype-limits report, and what
 // code that may run in NMI may call.
-var analyzerRules = []Rule{typeLimitsRule}
+var analyzerRules = []Rule{typeLimitsRule, nmiRule}
 
 var typeLimitsRule = Rule{ID: "TYPE_LIMITS", Severity: Warning,
 	Why:   "a comparison that is always true or always false for its operand's type is a check that never fires (unsigned < 0, a u8 compared with 256): W=2's -Wtype-limits and Smatch report it, W=1 builds do not",

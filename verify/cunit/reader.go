@@ -333,7 +333,25 @@ func (r *Reader) parseUnit(in *Input, path string, e Env) *Unit {
 			storePreludeUnit(disk, ent.u)
 		}
 	})
+	if u := ent.u; u != nil && !bytes.Equal(u.Text, text) {
+		// the same code with other comments and blank lines around the
+		// definitions it reads: the units are the same but for the text
+		return u.withText(path, text)
+	}
 	return ent.u
+}
+
+// withText returns a copy of u that reads text at path.
+func (u *Unit) withText(path string, text []byte) *Unit {
+	c := *u
+	c.Path, c.Text = path, text
+	c.Funcs = make([]*Func, len(u.Funcs))
+	for i, f := range u.Funcs {
+		fc := *f
+		fc.UnitPath, fc.UnitText = path, text
+		c.Funcs[i] = &fc
+	}
+	return &c
 }
 
 // sharedUnits are the prelude's units parsed in this process, by what they
