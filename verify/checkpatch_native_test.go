@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"kpatch/internal/seriestest"
 	"kpatch/internal/testenv"
 )
 
@@ -610,4 +611,55 @@ func runtimeLevel(src []byte, typ string) [][]byte {
 		}
 	}
 	return nil
+}
+
+// TestCoccicheck: the tree's semantic patches on v16 (Coccinelle's spatch,
+// full tier: about a minute of CPU): scripts/coccinelle's
+// unsigned_lesser_than_zero.cocci reports v16's 'bit < 0' at the patch and
+// line that add it, where TYPE_LIMITS reports it, so the two are merged;
+// the report says what ran.
+func TestCoccicheck(t *testing.T) {
+	testenv.Full(t, "runs 73 semantic patches with spatch")
+	testenv.Tool(t, "spatch", "coccinelle")
+	g, err := seriestest.Generate(context.Background(), seriestest.Options{Tree: debianTree(t), Base: "v6.12", Version: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := FromGenerated(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := Run(s, seriesOpts(t))
+	tl := only(own, "TYPE_LIMITS")
+	if len(tl) != 1 {
+		t.Fatalf("TYPE_LIMITS on v16: %v", tl)
+	}
+	var without []Finding
+	for _, f := range own {
+		if f.ID != "TYPE_LIMITS" {
+			without = append(without, f)
+		}
+	}
+	all, err := Coccicheck(context.Background(), s, without, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := only(all, "COCCI_UNSIGNED_LESSER_THAN_ZERO")
+	if len(got) != 1 || got[0].Patch != tl[0].Patch || got[0].File != tl[0].File || got[0].Line != tl[0].Line || got[0].Source != "coccinelle" {
+		t.Errorf("coccinelle's report %+v, TYPE_LIMITS at %d %s", got, tl[0].Patch, tl[0].Where())
+	}
+	merged, err := Coccicheck(context.Background(), s, own, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(only(merged, "COCCI_UNSIGNED_LESSER_THAN_ZERO")); n != 0 {
+		t.Errorf("%d coccinelle reports of what TYPE_LIMITS reports", n)
+	}
+	found := false
+	for _, n := range NewReport(s, merged).Notes {
+		found = found || strings.HasPrefix(n, "coccicheck: 73 semantic patches of scripts/coccinelle")
+	}
+	if !found {
+		t.Errorf("notes %q", NewReport(s, merged).Notes)
+	}
 }

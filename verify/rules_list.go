@@ -45,7 +45,7 @@ func CheckIgnore(ids []string, checkpatchTypes map[string]bool) error {
 	var bad []string
 	for _, id := range ids {
 		id = strings.ToUpper(strings.TrimSpace(id))
-		if id != "" && !known[id] && !checkpatchTypes[id] {
+		if id != "" && !known[id] && !checkpatchTypes[id] && !strings.HasPrefix(id, "COCCI_") {
 			bad = append(bad, id)
 		}
 	}

@@ -40,6 +40,7 @@ Exit status: 0 no errors (warnings only or clean), 1 errors found,
 	jsonOut := fs.jsonFlag()
 	ignore := fs.String("ignore", "", "comma-separated rule IDs (verify's or checkpatch's types) to leave out")
 	checkpatch := fs.Bool("checkpatch", false, "also run the tree's scripts/checkpatch.pl on every patch and merge its findings")
+	coccicheck := fs.Bool("coccicheck", false, "also run the tree's scripts/coccinelle semantic patches (make coccicheck MODE=report) on the C files\n\tthe series changes and merge their reports (needs Coccinelle's spatch; a minute or more)")
 	rules := fs.Bool("rules", false, "list every rule (ID, severity, scope, why) and exit")
 	buildDir := fs.String("build-dir", "", "kernel build `DIR` (make O=DIR, prepared) or a directory of them, to read each C file\nas kbuild preprocesses it there; \"none\": verify's prelude in place of the kernel headers\n(default: the trees kpatch test build keeps in the cache, if any)")
 	files, err := fs.parse(args, 0, 1)
@@ -130,6 +131,9 @@ Exit status: 0 no errors (warnings only or clean), 1 errors found,
 	if *checkpatch && s.Tree == nil {
 		return refuse(fmt.Errorf("--checkpatch runs the tree's scripts/checkpatch.pl: give the tree with --tree"))
 	}
+	if *coccicheck && s.Tree == nil {
+		return refuse(fmt.Errorf("--coccicheck runs the tree's scripts/coccinelle: give the tree with --tree"))
+	}
 	opt := verify.Options{Ignore: ids, Series: seriesRules, Context: ctx, BuildTrees: trees, PreprocessCache: verify.DefaultPreprocessCache()}
 	var findings []verify.Finding
 	err = interruptible(ctx, func() (err error) {
@@ -142,6 +146,15 @@ Exit status: 0 no errors (warnings only or clean), 1 errors found,
 	if *checkpatch {
 		fmt.Fprintf(stderr, "kpatch verify: running scripts/checkpatch.pl of %s on %d patches\n", s.Tree.Base, len(s.Patches))
 		if findings, err = verify.Checkpatch(ctx, s, findings, opt); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return refuse(err)
+		}
+	}
+	if *coccicheck {
+		fmt.Fprintf(stderr, "kpatch verify: running the semantic patches of %s's scripts/coccinelle on %d patches\n", s.Tree.Base, len(s.Patches))
+		if findings, err = verify.Coccicheck(ctx, s, findings, opt); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}

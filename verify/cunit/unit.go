@@ -44,8 +44,8 @@ type Func struct {
 	// Compares are the body's comparisons of an identifier with an
 	// integer constant.
 	Compares []Compare
-	UnitPath                     string
-	UnitText                     []byte
+	UnitPath string
+	UnitText []byte
 }
 
 // Decl is a function declaration (or, in Unit.Vars, an object) at file
