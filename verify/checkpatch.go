@@ -276,6 +276,8 @@ func (p *Patch) treeLine(n int) (string, int, bool) {
 		return "", 0, false
 	}
 	path, cur, inHunk := "", 0, false
+	var hunk []string // the hunk's lines up to n, for placing it
+	hunkStart := 0
 	for i := 0; i < n; i++ {
 		l := lines[i]
 		switch {
@@ -283,17 +285,21 @@ func (p *Patch) treeLine(n int) (string, int, bool) {
 			inHunk = false
 		case strings.HasPrefix(l, "+++ "):
 			path = strings.TrimPrefix(strings.TrimPrefix(l, "+++ "), "b/")
+			if j := strings.IndexByte(path, '\t'); j >= 0 {
+				path = path[:j]
+			}
 		case hunkHeader.MatchString(l):
 			cur, _ = strconv.Atoi(hunkHeader.FindStringSubmatch(l)[1])
-			inHunk = true
+			inHunk, hunk, hunkStart = true, nil, cur
 			continue
 		}
 		if !inHunk {
 			continue
 		}
+		hunk = append(hunk, l)
 		if i == n-1 {
 			if strings.HasPrefix(l, "+") || strings.HasPrefix(l, " ") {
-				return path, cur, true
+				return path, cur + p.hunkOffset(path, hunkStart, hunk), true
 			}
 			return "", 0, false
 		}
@@ -304,4 +310,44 @@ func (p *Patch) treeLine(n int) (string, int, bool) {
 		}
 	}
 	return "", 0, false
+}
+
+// hunkOffset returns how many lines from its header's new start git
+// placed the hunk whose lines (up to one checkpatch reports) are given:
+// git apply takes an offset where the context moved, and File.Added has
+// the lines where it placed them. 0 when the hunk adds nothing yet, or
+// its lines are not found.
+func (p *Patch) hunkOffset(path string, start int, hunk []string) int {
+	f := fileOf(p, path)
+	if f == nil || !f.Known {
+		return 0
+	}
+	// the first added line of the hunk, and where the header puts it
+	at := start
+	for _, l := range hunk {
+		if strings.HasPrefix(l, "+") {
+			text := l[1:]
+			best, found := 0, false
+			for _, a := range f.Added {
+				if a.Text == text && (!found || abs(a.N-at) < abs(best-at)) {
+					best, found = a.N, true
+				}
+			}
+			if found {
+				return best - at
+			}
+			return 0
+		}
+		if strings.HasPrefix(l, " ") {
+			at++
+		}
+	}
+	return 0
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }
