@@ -233,3 +233,15 @@ func (ri *cReadInfo) notes() []string {
 	}
 	return append(out, ri.checked...)
 }
+
+// refusedIn reports whether git apply refuses part of p's change to path
+// (a hunk, the file, the patch): the file as applied is not the author's,
+// and what it lacks may be in what was refused.
+func (p *Patch) refusedIn(path string) bool {
+	for _, r := range p.refused {
+		if r.path == path || r.path == "" {
+			return true
+		}
+	}
+	return false
+}

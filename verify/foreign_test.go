@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"kpatch/internal/gittest"
+	"kpatch/internal/testenv"
 	"kpatch/plumbing/kernelsrc"
 )
 
@@ -165,5 +167,107 @@ func TestForeignEditOpsTable(t *testing.T) {
 	got := only(Run(s, Options{}), "UNUSED_STATIC")
 	if len(got) != 1 || !strings.Contains(got[0].Message, "tbf_dump_class()") {
 		t.Errorf("UNUSED_STATIC without the use: %+v", got)
+	}
+}
+
+// acceptedError is an error verify reports on a foreign series that a
+// kernel reviewer would report too, and why.
+type acceptedError struct {
+	series, rule string
+	patch        int
+	file         string
+	why          string
+}
+
+// acceptedErrors are the errors verify may report on the foreign series
+// (../shared/foreign-series) read with the Debian 6.12 tree, PATCH_APPLY
+// aside (TestForeignPatchApply, foreign_apply_test.go, holds it to git's
+// verdicts). Each is reported exactly once, and nothing else is an error.
+var acceptedErrors = []acceptedError{
+	{"clearlinux-mbox", "AUTHOR_SIGN_OFF", 2, "clearlinux.mbox", noSignOff},
+	{"clearlinux-mbox", "AUTHOR_SIGN_OFF", 3, "clearlinux.mbox", noSignOff},
+	{"clearlinux-mbox", "AUTHOR_SIGN_OFF", 4, "clearlinux.mbox", noSignOff},
+	{"clearlinux-mbox", "AUTHOR_SIGN_OFF", 5, "clearlinux.mbox", noSignOff},
+	{"clearlinux-mbox", "AUTHOR_SIGN_OFF", 6, "clearlinux.mbox", noSignOff},
+	{"clearlinux-mbox", "AUTHOR_SIGN_OFF", 8, "clearlinux.mbox", noSignOff},
+}
+
+const noSignOff = "the patch has no Signed-off-by at all: no maintainer can take it without the author's DCO (checkpatch.pl: MISSING_SIGN_OFF, an error); Clear Linux carries it as a distribution patch, never posted"
+
+// TestForeignNoFalseErrors: verify on every foreign series with the Debian
+// 6.12 tree reports no error but the accepted ones (acceptedErrors, each
+// with why a reviewer would report it too) and PATCH_APPLY. It writes the
+// table of what verify reports on each series into docs/verify.md
+// (-update-docs), and fails when the table there is not that.
+func TestForeignNoFalseErrors(t *testing.T) {
+	left := map[acceptedError]bool{}
+	for _, a := range acceptedErrors {
+		left[a] = true
+	}
+	var table strings.Builder
+	table.WriteString("| series | patches | errors (PATCH_APPLY aside) | warnings (PATCH_ALREADY_APPLIED aside) |\n|---|---|---|---|\n")
+	for _, fs := range testenv.ForeignSeries(t) {
+		s, findings := foreign(t, fs.Name)
+		counts := map[Severity]map[string]int{Error: {}, Warning: {}}
+		for _, f := range findings {
+			if f.ID != "PATCH_APPLY" && f.ID != "PATCH_ALREADY_APPLIED" {
+				counts[f.Severity][f.ID]++
+			}
+			if f.Severity != Error || f.ID == "PATCH_APPLY" {
+				continue
+			}
+			found := false
+			for a := range left {
+				if a.series == fs.Name && a.rule == f.ID && a.patch == f.Patch && a.file == f.File {
+					delete(left, a)
+					found = true
+					break
+				}
+			}
+			if !found {
+				line, _ := textAt(s, f)
+				t.Errorf("%s: an error not in the accepted table: patch %d %s %s: %s [%q]", fs.Name, f.Patch, f.ID, f.Where(), f.Message, strings.TrimSpace(line))
+			}
+		}
+		list := func(m map[string]int) string {
+			var parts []string
+			for _, k := range sortedKeys(m) {
+				parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+			}
+			if len(parts) == 0 {
+				return "none"
+			}
+			return strings.Join(parts, ", ")
+		}
+		fmt.Fprintf(&table, "| %s | %d | %s | %s |\n", fs.Name, len(s.Patches), list(counts[Error]), list(counts[Warning]))
+	}
+	for a := range left {
+		t.Errorf("accepted error not reported: %s patch %d %s %s", a.series, a.patch, a.rule, a.file)
+	}
+	docTable(t, "foreign-findings", table.String())
+}
+
+// docTable checks that docs/verify.md has want between the markers of
+// name, or writes it there with -update-docs.
+func docTable(t *testing.T, name, want string) {
+	t.Helper()
+	b, err := os.ReadFile(docsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	begin, end := "<!-- "+name+":begin -->\n", "<!-- "+name+":end -->"
+	i, j := bytes.Index(b, []byte(begin)), bytes.Index(b, []byte(end))
+	if i < 0 || j < i {
+		t.Fatalf("%s: no %q ... %q markers", docsPath, begin, end)
+	}
+	if string(b[i+len(begin):j]) == want {
+		return
+	}
+	if !*updateDocs {
+		t.Fatalf("%s: the %s table is out of date: go test ./verify -run %s -update-docs", docsPath, name, t.Name())
+	}
+	out := append(append(append([]byte{}, b[:i+len(begin)]...), want...), b[j:]...)
+	if err := os.WriteFile(docsPath, out, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
