@@ -60,6 +60,8 @@ var nmiGuards = map[string]string{"mutex": "mutex_lock", "spinlock": "spin_lock"
 
 var (
 	canInNMIRE = regexp.MustCompile(`\b\w*_IN_NMI\b`)
+	// nmiMentionRE is what a file that can hold NMI code has.
+	nmiMentionRE = regexp.MustCompile(`\bin_nmi\b|\bNMI\b|_IN_NMI\b`)
 	// nmiCommentRE is a comment that says the code runs in NMI.
 	nmiCommentRE = regexp.MustCompile(`(?i)\b(called|used|run|runs|invoked|requested)\s+(from|in|within)\s+(an\s+|the\s+)?NMI\b|\bNMI[- ]safe\b|\bsafe\s+(to\s+call\s+)?(from|in)\s+(an\s+)?NMI\b|\bNMI requires\b|\bfrom NMI context\b`)
 	negationRE   = regexp.MustCompile(`(?i)\b(not|never|cannot|no|can't|don't|mustn't|won't|aren't|isn't|without)\b`)
@@ -375,8 +377,19 @@ func (c *checker) nmiFuncs(n int, e cunit.Env) map[string][]*cunit.Func {
 	out := map[string][]*cunit.Func{}
 	parsed := map[string]bool{}
 	var queue []string
+	if c.nmiMention == nil {
+		c.nmiMention = map[nmiVersion]bool{}
+	}
 	for _, path := range c.seriesCode() {
-		if content, ok := c.s.FileAt(path, n); ok && strings.Contains(strings.ToLower(string(content)), "nmi") {
+		// whether a version of the file can hold NMI code, asked once
+		k := nmiVersion{path, c.s.version(path, n)}
+		mention, seen := c.nmiMention[k]
+		if !seen {
+			content, ok := c.s.FileAt(path, n)
+			mention = ok && nmiMentionRE.Match(content)
+			c.nmiMention[k] = mention
+		}
+		if mention {
 			queue = append(queue, path)
 		}
 	}
@@ -441,4 +454,10 @@ func NMIMarkdown() string {
 	fmt.Fprintf(&b, "| %s, and scoped_guard() of them | the lock the guard takes | as for the lock |\n", strings.Join(guards, ", "))
 	b.WriteString("| task_work_add() with another mode than TWA_NMI_CURRENT | the other modes record the work for KASAN and notify the task the non-NMI way (kernel/task_work.c) | in_nmi() ? TWA_NMI_CURRENT : TWA_RESUME |\n")
 	return b.String()
+}
+
+// nmiVersion is a file at a version (the last patch that changed it).
+type nmiVersion struct {
+	path    string
+	version int
 }

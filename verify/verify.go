@@ -244,6 +244,8 @@ type checker struct {
 	words   map[string]string      // the series' own misspellings
 	noinstr *noinstrIndex          // seriesFuncs' index, at the last patch asked
 	usesAt  map[int]map[string]int // seriesUses by patch
+
+	nmiMention map[nmiVersion]bool // nmiFuncs: whether a file version mentions NMI
 }
 
 // errStopped unwinds a rule's check when the run's context is done.

@@ -209,9 +209,15 @@ func writeFacts(p string, f *unitFacts) {
 const cacheAge = 30 * 24 * time.Hour
 
 // pruneCache removes the units of dir that no run has read for cacheAge
-// (the cache would otherwise keep every version of every file ever read).
+// (the cache would otherwise keep every version of every file ever read),
+// at most once a day: walking a cache of many units costs more than the
+// rest of a run on a small series.
 func pruneCache(dir string) {
 	if dir == "" {
+		return
+	}
+	stamp := filepath.Join(dir, ".pruned")
+	if st, err := os.Stat(stamp); err == nil && time.Since(st.ModTime()) < pruneEvery {
 		return
 	}
 	old := time.Now().Add(-cacheAge)
@@ -221,7 +227,15 @@ func pruneCache(dir string) {
 			os.Remove(m)
 		}
 	}
+	if os.MkdirAll(dir, 0o755) == nil {
+		os.WriteFile(stamp, nil, 0o644)
+		now := time.Now()
+		os.Chtimes(stamp, now, now)
+	}
 }
+
+// pruneEvery is how often pruneCache walks the cache.
+const pruneEvery = 24 * time.Hour
 
 // The prelude's units are kept the same way when a run has a cache
 // (Options.PreprocessCache): by parseUnit's key, the kpatch executable

@@ -46,7 +46,7 @@ func TestSweepOverlays(t *testing.T) {
 }
 
 // TestPruneCache: a kept unit no run has read for cacheAge goes; one read
-// since stays.
+// since stays; the cache is walked at most once every pruneEvery.
 func TestPruneCache(t *testing.T) {
 	dir := t.TempDir()
 	stale, fresh := filepath.Join(dir, "ab", "stale.gob"), filepath.Join(dir, "cd", "fresh.gob")
@@ -62,5 +62,16 @@ func TestPruneCache(t *testing.T) {
 	}
 	if _, err := os.Stat(fresh); err != nil {
 		t.Errorf("%s removed: %v", fresh, err)
+	}
+	os.Chtimes(fresh, old, old)
+	pruneCache(dir) // within pruneEvery of the last: not walked
+	if _, err := os.Stat(fresh); err != nil {
+		t.Errorf("%s removed by a prune within a day of the last: %v", fresh, err)
+	}
+	long := time.Now().Add(-pruneEvery - time.Hour)
+	os.Chtimes(filepath.Join(dir, ".pruned"), long, long)
+	pruneCache(dir)
+	if _, err := os.Stat(fresh); !os.IsNotExist(err) {
+		t.Errorf("%s stays a day after the last prune: %v", fresh, err)
 	}
 }
