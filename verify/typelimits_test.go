@@ -96,7 +96,7 @@ func gccTypeLimits(t *testing.T, src string, bits int) map[int]bool {
 func TestTypeLimitsAsGCC(t *testing.T) {
 	step := 5
 	if testing.Short() {
-		step = 13
+		step = 19
 	}
 	src, cmps := typeLimitsFile(step)
 	g64, g32 := gccTypeLimits(t, src, 64), gccTypeLimits(t, src, 32)
