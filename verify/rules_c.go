@@ -544,9 +544,13 @@ func (c *checker) unusedInFile(p *Patch, f *File, units []*cunit.Unit) {
 	saved := c.rule
 	c.rule = unusedMacroRule
 	defer func() { c.rule = saved }()
+	// a macro a macro invocation may paste the name of (module_param(x,
+	// t, m) expands param_check_t): -Wunused-macros sees the expansion,
+	// verify's check of the text does not
+	pasted := invocationArgs(code, true)
 	for _, line := range sortedInts(macros) {
 		name := macros[line]
-		if addedAt(f, line) && wordLines(code, name, line) == 0 && !headerHooks[name] {
+		if addedAt(f, line) && wordLines(code, name, line) == 0 && !headerHooks[name] && !pastedFrom(name, pasted) {
 			c.report(p, f.Path, line, "macro %s() is not used at this patch: add it in the patch that first uses it", name)
 		}
 	}
@@ -558,30 +562,52 @@ func (c *checker) unusedInFile(p *Patch, f *File, units []*cunit.Unit) {
 // the kernel's declaration macros that take names whole (nonPasting).
 // Such a macro may paste a name together from them, as
 // CONFIGFS_ATTR(fsg_opts_, stall) pastes fsg_opts_stall_show.
-func macroStems(code []byte) map[string]bool {
+func macroStems(code []byte) map[string]bool { return invocationArgs(code, false) }
+
+// invocationArgs returns the identifiers given to file-scope macro
+// invocations: of macros whose expansion verify does not see, or
+// (withKnown) of every macro but those that take names whole.
+func invocationArgs(code []byte, withKnown bool) map[string]bool {
 	known := cunit.PreludeMacros()
+	if withKnown {
+		known = nil
+	}
 	defined := map[string]bool{}
 	for _, m := range fnDefineRE.FindAllSubmatch(code, -1) {
 		defined[string(m[1])] = true
 	}
 	out := map[string]bool{}
-	for _, ch := range cunit.Chunks(code) {
-		if ch.Fn {
-			continue
+	// the invocations that start a line at file scope (outside braces):
+	// a declaration macro written without its semicolon (static
+	// DEF_SCSI_QCMD(x)) runs into what follows, so lines, not chunks
+	depth := 0
+	for i := 0; i < len(code); {
+		j := bytes.IndexByte(code[i:], '\n')
+		if j < 0 {
+			j = len(code) - i
 		}
-		m := macroCallRE.FindSubmatch(code[ch.Start:ch.End])
-		if m == nil {
-			continue
-		}
-		if name := string(m[1]); known[name] || defined[name] || nonPasting[name] || declKeywords[name] {
-			continue
-		}
-		args := code[ch.Start+len(m[0]) : ch.End]
-		for _, w := range identWordRE.FindAll(args, -1) {
-			if st := strings.Trim(string(w), "_"); len(st) > 1 {
-				out[st] = true
+		line := code[i : i+j]
+		if depth == 0 {
+			if m := macroCallRE.FindSubmatchIndex(line); m != nil {
+				name := string(line[m[2]:m[3]])
+				if !known[name] && !defined[name] && !nonPasting[name] && !declKeywords[name] {
+					open := i + m[1] - 1
+					end := matchParen(string(code), open)
+					if end > open && !bytes.HasPrefix(bytes.TrimLeft(code[end+1:], " \t\n"), []byte("{")) { // not a definition's declarator
+						for _, w := range identWordRE.FindAll(code[open+1:end], -1) {
+							if st := strings.Trim(string(w), "_"); len(st) > 1 {
+								out[st] = true
+							}
+						}
+					}
+				}
 			}
 		}
+		depth += bytes.Count(line, []byte("{")) - bytes.Count(line, []byte("}"))
+		if depth < 0 {
+			depth = 0
+		}
+		i += j + 1
 	}
 	return out
 }
@@ -600,8 +626,7 @@ var declKeywords = map[string]bool{"struct": true, "union": true, "enum": true, 
 // nonPasting are declaration macros of the kernel's headers that take
 // the names they use whole (module_param(x, ...) uses x): their arguments
 // are no stems.
-var nonPasting = map[string]bool{"module_param": true, "module_param_named": true, "module_param_array": true,
-	"module_param_string": true, "module_param_cb": true, "core_param": true, "MODULE_PARM_DESC": true,
+var nonPasting = map[string]bool{"module_param_string": true, "core_param": true, "MODULE_PARM_DESC": true,
 	"MODULE_DEVICE_TABLE": true, "MODULE_LICENSE": true, "MODULE_AUTHOR": true, "MODULE_DESCRIPTION": true,
 	"MODULE_ALIAS": true, "MODULE_VERSION": true, "MODULE_FIRMWARE": true, "MODULE_IMPORT_NS": true,
 	"MODULE_SOFTDEP": true, "EXPORT_SYMBOL_NS": true, "EXPORT_SYMBOL_NS_GPL": true, "DEFINE_MUTEX": true,

@@ -131,9 +131,10 @@ var unitTypeNames = map[string]bool{"__u8": true, "__u16": true, "__u32": true, 
 
 // declarationMacros are the kernel's declaration macros that paste names
 // together (include/linux/sysfs.h, device.h, device/*.h, hwmon-sysfs.h,
-// seq_file.h), as what they declare and use: static DEVICE_ATTR_RW(x)
-// uses x_show and x_store, ATTRIBUTE_GROUPS(x) uses x_attrs,
-// DEFINE_SHOW_ATTRIBUTE(x) uses x_show. Only the names matter to the
+// seq_file.h, moduleparam.h), as what they declare and use: static
+// DEVICE_ATTR_RW(x) uses x_show and x_store, ATTRIBUTE_GROUPS(x) uses
+// x_attrs, DEFINE_SHOW_ATTRIBUTE(x) uses x_show, module_param(x, t, m)
+// uses x and param_ops_t. Only the names matter to the
 // rules: the attribute's name and mode, and the functions the seq_file
 // macros define, are left out.
 const declarationMacros = `#define __ATTR(_name, _mode, _show, _store) { .show = _show, .store = _store, }
@@ -193,6 +194,16 @@ const declarationMacros = `#define __ATTR(_name, _mode, _show, _store) { .show =
 #define SENSOR_DEVICE_ATTR_2_RO(_name, _func, _nr, _index) SENSOR_DEVICE_ATTR_2(_name, 0444, _func##_show, NULL, _nr, _index)
 #define SENSOR_DEVICE_ATTR_2_RW(_name, _func, _nr, _index) SENSOR_DEVICE_ATTR_2(_name, 0644, _func##_show, _func##_store, _nr, _index)
 #define SENSOR_DEVICE_ATTR_2_WO(_name, _func, _nr, _index) SENSOR_DEVICE_ATTR_2(_name, 0200, NULL, _func##_store, _nr, _index)
+#define module_param(name, type, perm) module_param_named(name, name, type, perm)
+#define module_param_unsafe(name, type, perm) module_param_named(name, name, type, perm)
+#define module_param_named(name, value, type, perm) static const void *__verify_param_##name __attribute__((__unused__)) = &(value), *__verify_param_ops_##name __attribute__((__unused__)) = &param_ops_##type
+#define module_param_named_unsafe(name, value, type, perm) module_param_named(name, value, type, perm)
+#define module_param_cb(name, ops, arg, perm) static const void *__verify_param_##name __attribute__((__unused__)) = (ops), *__verify_param_arg_##name __attribute__((__unused__)) = (arg)
+#define module_param_array(name, type, nump, perm) module_param_array_named(name, name, type, nump, perm)
+#define module_param_array_named(name, array, type, nump, perm) static const void *__verify_param_##name __attribute__((__unused__)) = (array), *__verify_param_ops_##name __attribute__((__unused__)) = &param_ops_##type, *__verify_param_n_##name __attribute__((__unused__)) = (nump)
+#define module_param_hw(name, type, hwtype, perm) module_param_named(name, name, type, perm)
+#define module_param_hw_named(name, value, type, hwtype, perm) module_param_named(name, value, type, perm)
+#define module_param_hw_array(name, type, hwtype, nump, perm) module_param_array_named(name, name, type, nump, perm)
 #define DEFINE_SEQ_ATTRIBUTE(__name) static const struct file_operations __name##_fops = { .open = (void *)&__name##_sops, }
 #define DEFINE_SHOW_ATTRIBUTE(__name) static const struct file_operations __name##_fops = { .open = (void *)__name##_show, }
 #define DEFINE_SHOW_STORE_ATTRIBUTE(__name) static const struct file_operations __name##_fops = { .open = (void *)__name##_show, .write = __name##_write, }
