@@ -3,10 +3,11 @@ package verify
 import (
 	"context"
 	"fmt"
-	"kpatch/internal/seriestest"
 	"sort"
 	"strings"
 	"testing"
+
+	"kpatch/internal/seriestest"
 )
 
 // reviewPoint is a problem the v11 review (or checkpatch) raised: verify
