@@ -98,3 +98,28 @@ func TestSeriesRulesScope(t *testing.T) {
 		t.Errorf("with the spec: %d findings of series rules, %d of theses", n, th)
 	}
 }
+
+// TestCheckIgnoreIDs: --ignore takes verify's rules, checkpatch's types
+// when they are known, and the COCCI_ IDs of the semantic patches; any
+// other ID is refused with where the IDs are listed.
+func TestCheckIgnoreIDs(t *testing.T) {
+	for _, c := range []struct {
+		ids  []string
+		cp   map[string]bool
+		fail string
+	}{
+		{[]string{"spelling", "TYPE_LIMITS", "NMI_UNSAFE"}, nil, ""},
+		{[]string{"COCCI_UNSIGNED_LESSER_THAN_ZERO"}, nil, ""},
+		{[]string{"ENOSYS"}, map[string]bool{"ENOSYS": true}, ""},
+		{[]string{"ENOSYS"}, nil, "unknown rule ID ENOSYS: kpatch verify --rules lists verify's (checkpatch.pl's types are known with --checkpatch and --tree)"},
+		{[]string{"NO_SUCH", "OTHER"}, map[string]bool{}, "unknown rule IDs NO_SUCH, OTHER"},
+	} {
+		err := CheckIgnore(c.ids, c.cp)
+		switch {
+		case c.fail == "" && err != nil:
+			t.Errorf("%v: %v", c.ids, err)
+		case c.fail != "" && (err == nil || !strings.Contains(err.Error(), c.fail)):
+			t.Errorf("%v: %v, want %q", c.ids, err, c.fail)
+		}
+	}
+}
