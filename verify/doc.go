@@ -38,4 +38,11 @@
 // a heading per patch with its counts, repeats folded, or as JSON;
 // WriteRules and RulesMarkdown list the rules (kpatch verify --rules,
 // docs/verify.md).
+//
+// Besides its own rules (the text rules as checkpatch.pl reads them, the
+// C rules, the analyzers of the field: TYPE_LIMITS and NMI_UNSAFE), verify
+// merges into a run's findings what the tree's own tools report:
+// Checkpatch runs scripts/checkpatch.pl in tree mode, Coccicheck the
+// semantic patches of scripts/coccinelle; a finding both report is given
+// once.
 package verify
