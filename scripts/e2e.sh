@@ -27,18 +27,15 @@ stacked=$(grep -c '"number":' outgoing-x86.json)
 rm -f outgoing-x86.json
 echo "e2e: the x86 series on v$version, $stacked patches"
 
-# The series as posted keeps errors the review found and no revision
-# fixed: the Co-developed-by order of the API, cache and deferred patches,
-# unwind_deferred_task_exit() reading current instead of its task, and
-# unwind_reset_info() using instrumented atomics after
-# instrumentation_end() in exit_to_user_mode(). From v13 on the mails were
-# sent from rostedt@kernel.org while the patches are signed off by
-# rostedt@goodmis.org (SENDER_SIGN_OFF). verify must report them (exit 1),
-# and no other error.
-known=CO_DEVELOPED_BY,NOINSTR_ACCESS,TASK_CURRENT
-if [ "$version" -ge 13 ]; then
-	known=$known,SENDER_SIGN_OFF
-fi
+# The series as posted keeps errors the review and the field found and no
+# revision fixed: unwind_deferred_task_exit() reading current instead of
+# its task (TASK_CURRENT), unwind_reset_info() using instrumented atomics
+# after instrumentation_end() in exit_to_user_mode() (NOINSTR_ACCESS),
+# and unwind_deferred_request(), callable in NMI, queueing its work with
+# task_work_add(TWA_RESUME) (NMI_UNSAFE). verify must report them (exit
+# 1), and no other error; what checkpatch.pl calls warnings (the
+# Co-developed-by order, the sender's sign-off) stay warnings.
+known=NMI_UNSAFE,NOINSTR_ACCESS,TASK_CURRENT
 # --spec: the series' own review rules (TASK_CURRENT among them) apply to
 # posted mail only when its spec is named.
 if ./kpatch verify --tree "$tree" --base v6.12 --spec templates/linux outgoing; then
