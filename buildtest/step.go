@@ -1,0 +1,217 @@
+package buildtest
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"kpatch/plumbing/kbuild"
+)
+
+// cellVersion changes when what a step's cell holds changes (a field or
+// how it is derived from the objects' results), so that remembered steps
+// are derived again; the objects' results stay cached.
+const cellVersion = 2 // 2: Problem.MovedFrom
+
+// stepKey hashes everything a step's result depends on.
+func (r *runner) stepKey(k int, overlay map[string][]byte) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%d\x00%s\x00%d\x00", cellVersion, r.baseKey, k)
+	for _, p := range sortedKeys(overlay) {
+		fmt.Fprintf(h, "%s\x00%d\x00", p, len(overlay[p]))
+		h.Write(overlay[p])
+	}
+	for _, p := range r.touched(k) {
+		fmt.Fprintf(h, "touched %s\x00", p)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// val is the current content of a dependency name.
+func (r *runner) val(n string) string {
+	kind, p, _ := strings.Cut(n, ":")
+	switch kind {
+	case "src":
+		return r.hasher.sum(filepath.Join(r.d.Src, p))
+	case "obj":
+		return r.hasher.sum(filepath.Join(r.d.Obj, p))
+	case "abs":
+		return r.hasher.sum(p)
+	case "cfg":
+		if v, ok := r.config[p]; ok {
+			return v
+		}
+		return "n"
+	}
+	return "?"
+}
+
+// cmdEnv hashes what decides an object's compile command besides its
+// dependencies: the configuration, the compiler and flags, and the
+// Makefile of its directory.
+func (r *runner) cmdEnv(obj string) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%d\x00%s\x00%s\x00", parserVersion, r.cfg.Name, strings.Join(r.flags, " "))
+	h.Write(r.confRaw)
+	dir := filepath.Dir(obj)
+	for _, mf := range []string{"Makefile", "Kbuild"} {
+		b, _ := os.ReadFile(filepath.Join(r.d.Src, dir, mf))
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// step brings the tree to the state after patch k and compiles what the
+// patch affects.
+func (r *runner) step(ctx context.Context, k int, overlay map[string][]byte, baseFile kbuild.BaseFile, synced bool, baseWarn map[string]bool) (*Cell, error) {
+	changed, err := r.d.Sync(overlay, baseFile)
+	if err != nil {
+		return nil, err
+	}
+	cell := &Cell{Status: Pass}
+	// Configure again when a Kconfig file changed (or the tree came from
+	// another state than the previous step).
+	kconf := !synced
+	for _, c := range changed {
+		if strings.HasPrefix(filepath.Base(c), "Kconfig") {
+			kconf = true
+		}
+	}
+	oldCfg := r.config // after patch k-1
+	if kconf {
+		// The configuration after patch k: the previous one brought up to
+		// date with the Kconfig files now (olddefconfig: new symbols get
+		// their defaults and selects), as a developer's build tree would.
+		if err := r.d.MakeWith(ctx, kbuild.MakeOptions{Arch: r.cfg.Arch, Jobs: 1, Args: r.flags, NoStepCount: true}, "olddefconfig"); err != nil {
+			return nil, err
+		}
+		if err := r.loadConfig(); err != nil {
+			return nil, err
+		}
+	}
+	if k == r.st.n && r.definesFinal(overlay) {
+		for _, p := range kbuild.Check(r.config, r.cfg.Final, r.d.Src) {
+			cell.Errors = append(cell.Errors, Problem{Diag: Diag{File: ".config", Severity: "error", Message: p.String()}})
+		}
+	}
+	var symsChanged []string
+	for _, s := range unionKeys(oldCfg, r.config) {
+		if val(oldCfg, s) != val(r.config, s) {
+			symsChanged = append(symsChanged, s)
+		}
+	}
+	if kconf {
+		// Bring include/config/ and auto.conf up to date for the query
+		// of enabled objects below.
+		if err := r.d.MakeWith(ctx, kbuild.MakeOptions{Arch: r.cfg.Arch, Jobs: 1, Args: r.flags, NoStepCount: true}, "syncconfig"); err != nil {
+			return nil, err
+		}
+	}
+	objs, err := r.affected(ctx, k, symsChanged)
+	if err != nil {
+		return nil, err
+	}
+	cell.Objects = objs
+	results := map[string]*objResult{}
+	var miss []string
+	for _, obj := range objs {
+		if res, ok := r.state.lookup(obj, r.cmdEnv(obj), r.val); ok {
+			results[obj] = res
+		} else {
+			miss = append(miss, obj)
+		}
+	}
+	if len(miss) > 0 {
+		r.logf("patch %d/%d (%s): %d objects affected, compiling %d: %s", k, r.st.n, r.st.patch(k).ID, len(objs), len(miss), strings.Join(first(miss, 6), " "))
+		for _, obj := range miss {
+			os.Remove(filepath.Join(r.d.Obj, obj))
+		}
+		p := newOutputParser(r.d.Rel)
+		err := r.make(ctx, p, true, miss...)
+		var be *kbuild.BuildError
+		if err != nil && !errors.As(err, &be) {
+			return nil, err
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		for _, obj := range miss {
+			res := p.results[obj]
+			if res == nil {
+				res = &objResult{}
+			}
+			if _, err := os.Stat(filepath.Join(r.d.Obj, obj)); err != nil && !res.Failed {
+				// make did not build it and said nothing we understood.
+				res.Failed = true
+				msg := "make did not build it"
+				if be != nil && len(be.Tail) > 0 {
+					msg += ": " + be.Tail[len(be.Tail)-1]
+				}
+				res.Errors = append(res.Errors, Diag{File: strings.TrimSuffix(obj, ".o") + ".c", Severity: "error", Message: msg})
+			}
+			results[obj] = res
+			if c := ReadCmd(r.d.Obj, obj); c != nil {
+				r.cmds[obj] = c
+				if !res.Failed {
+					r.state.remember(obj, r.cmdEnv(obj), depNames(c, r.d.Src, r.d.Obj), r.val, *res)
+				}
+			}
+		}
+		cell.Compiled = len(miss)
+	}
+	// The cell: errors, and warnings the base did not have.
+	seen := map[string]bool{}
+	for _, obj := range objs {
+		res := results[obj]
+		base := map[string]bool{}
+		if ws, ok := r.state.BaseWarnings[obj]; ok {
+			for _, w := range ws {
+				base[w] = true
+			}
+		} else if _, ok := r.state.BaseWarnings[obj]; !ok {
+			base = baseWarn
+		}
+		for _, d := range res.Errors {
+			if !seen[d.Key()] {
+				seen[d.Key()] = true
+				cell.Errors = append(cell.Errors, r.problem(d, obj, k))
+			}
+		}
+		for _, d := range res.Warnings {
+			if base[d.Key()] || baseWarn[d.Key()] && !strings.HasSuffix(d.File, ".c") || seen[d.Key()] {
+				continue
+			}
+			seen[d.Key()] = true
+			pr := r.problem(d, obj, k)
+			pr.MovedFrom = r.st.movedFrom(d, k, pr.Origin.Patch, baseWarn)
+			cell.Warnings = append(cell.Warnings, pr)
+		}
+	}
+	switch {
+	case len(cell.Errors) > 0:
+		cell.Status = Fail
+	case len(cell.Warnings) > 0:
+		cell.Status = Warn
+	}
+	return cell, nil
+}
+
+func (r *runner) problem(d Diag, obj string, k int) Problem {
+	p := Problem{Diag: d, Object: obj}
+	if o, ok := r.st.origin(d.File, d.Line, k); ok {
+		p.Origin = o
+	}
+	return p
+}
+
+// definesFinal reports whether the tree after the last patch defines the
+// symbols Final speaks of (the unwind series does; an edited one may not).
+func (r *runner) definesFinal(overlay map[string][]byte) bool {
+	return bytes.Contains(overlay["arch/Kconfig"], []byte("config UNWIND_USER\n"))
+}
