@@ -81,14 +81,16 @@ func (r *runner) affected(ctx context.Context, k int, syms []string) ([]string, 
 		if set[obj] {
 			continue
 		}
-		if c.names == nil {
-			c.names = depNames(c, r.d.Src, r.d.Obj)
+		names, ok := r.names[obj]
+		if !ok {
+			names = depNames(c, r.d.Src, r.d.Obj)
+			r.names[obj] = names
 		}
 		for _, s := range c.Config {
 			if !symSet[s] {
 				continue
 			}
-			for _, n := range c.names {
+			for _, n := range names {
 				if !strings.HasPrefix(n, "cfg:") && mentionedNow(n, s) {
 					set[obj] = true
 					break
@@ -101,7 +103,7 @@ func (r *runner) affected(ctx context.Context, k int, syms []string) ([]string, 
 		if set[obj] {
 			continue
 		}
-		for _, n := range c.names {
+		for _, n := range names {
 			if touched[n] {
 				set[obj] = true
 				break

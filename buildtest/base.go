@@ -99,15 +99,16 @@ func (r *runner) buildBase(ctx context.Context, commit string, baseFile kbuild.B
 
 // scan reads the dependencies of the ordinary objects of the object tree.
 func (r *runner) scan() error {
-	cmds, err := ScanObjects(r.d.Obj)
+	cmds, err := kbuild.ScanObjects(r.d.Obj)
 	if err != nil {
 		return err
 	}
-	archived, err := ArchivedObjects(r.d.Obj)
+	archived, err := kbuild.ArchivedObjects(r.d.Obj)
 	if err != nil {
 		return err
 	}
-	r.cmds = map[string]*CmdFile{}
+	r.cmds = map[string]*kbuild.CmdFile{}
+	r.names = map[string][]string{}
 	for o, c := range cmds {
 		if archived[o] {
 			r.cmds[o] = c

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"kpatch/plumbing/kbuild"
 	"kpatch/plumbing/outdir"
 )
 
@@ -220,7 +221,7 @@ func (h *fileHasher) sum(path string) string {
 // depNames turns a .cmd file's dependencies into names: "src:" for the
 // source tree, "obj:" for the object tree, "abs:" for files elsewhere
 // (the compiler's own headers), "cfg:" for configuration symbols.
-func depNames(c *CmdFile, src, obj string) []string {
+func depNames(c *kbuild.CmdFile, src, obj string) []string {
 	var out []string
 	add := func(p string) {
 		if !filepath.IsAbs(p) {

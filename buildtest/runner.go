@@ -26,8 +26,9 @@ type runner struct {
 	d       *kbuild.Dir
 	state   *state
 	hasher  *fileHasher
-	cmds    map[string]*CmdFile
-	config  map[string]string // the .config now
+	cmds    map[string]*kbuild.CmdFile
+	names   map[string][]string // object -> depNames of its cmds entry, once
+	config  map[string]string   // the .config now
 	confRaw []byte
 	baseKey string
 }

@@ -156,8 +156,9 @@ func (r *runner) step(ctx context.Context, k int, overlay map[string][]byte, bas
 				res.Errors = append(res.Errors, Diag{File: strings.TrimSuffix(obj, ".o") + ".c", Severity: "error", Message: msg})
 			}
 			results[obj] = res
-			if c := ReadCmd(r.d.Obj, obj); c != nil {
+			if c := kbuild.ReadCmdFile(r.d.Obj, obj); c != nil {
 				r.cmds[obj] = c
+				delete(r.names, obj)
 				if !res.Failed {
 					r.state.remember(obj, r.cmdEnv(obj), depNames(c, r.d.Src, r.d.Obj), r.val, *res)
 				}

@@ -1,7 +1,6 @@
 package kbuild
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -26,7 +25,7 @@ var compilerWrappers = map[string]bool{"ccache": true, "icecc": true, "distcc": 
 // ReadCompileCommand reads the compile command of object (relative to the
 // object tree obj, "kernel/fork.o") from obj/kernel/.fork.o.cmd.
 func ReadCompileCommand(obj, object string) (*CompileCommand, error) {
-	file := filepath.Join(obj, filepath.Dir(object), "."+filepath.Base(object)+".cmd")
+	file := filepath.Join(obj, CmdPath(object))
 	b, err := os.ReadFile(file)
 	if err != nil {
 		return nil, err
@@ -44,29 +43,8 @@ func ReadCompileCommand(obj, object string) (*CompileCommand, error) {
 // the first ";" (what follows are objtool and other post-processing), the
 // compiler wrappers left out.
 func ParseCompileCommand(cmdFile []byte, object string) (*CompileCommand, error) {
-	var line, source string
-	// The file is in memory: its lines are looked at in place (a .cmd
-	// file's deps_ lines are thousands), and only the few wanted are
-	// copied, as bufio.ScanLines splits them (a final "\r" dropped).
-	prefixes := []string{"savedcmd_" + object + " := ", "cmd_" + object + " := "}
-	sourcePrefix := "source_" + object + " := "
-	for rest := cmdFile; len(rest) > 0; {
-		l := rest
-		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
-			l, rest = rest[:i], rest[i+1:]
-		} else {
-			rest = nil
-		}
-		l = bytes.TrimSuffix(l, []byte("\r"))
-		for _, p := range prefixes {
-			if line == "" && bytes.HasPrefix(l, []byte(p)) {
-				line = string(l[len(p):])
-			}
-		}
-		if bytes.HasPrefix(l, []byte(sourcePrefix)) {
-			source = strings.TrimSpace(string(l[len(sourcePrefix):]))
-		}
-	}
+	c := ParseCmdFile(object, cmdFile)
+	line, source := c.Command, c.Source
 	if line == "" {
 		return nil, fmt.Errorf("no savedcmd_%s line", object)
 	}

@@ -10,8 +10,11 @@
 // explaining from the Kconfig sources why one did not. Make runs make with
 // a one-line progress display and, on failure, extracts the compiler's
 // errors so that the caller can point at the patch that touched the file.
-// ReadCompileCommand reads the compiler command kbuild recorded for an
-// object in its .cmd file, and CompileCommand.Preprocess turns it into the
+// ParseCmdFile reads what kbuild records for an object in its .cmd file
+// (the compile command, the source, the dependencies fixdep listed and the
+// configuration symbols among them); ScanObjects and ArchivedObjects read
+// them for a whole object tree. ReadCompileCommand reads the compiler
+// command of an object from it, and CompileCommand.Preprocess turns it into the
 // command that preprocesses another content of that file (or of a file in
 // the same directory) with the same flags, a directory of changed files
 // laid over the source tree.

@@ -1,7 +1,7 @@
-package buildtest
+package kbuild
 
 import (
-	"bufio"
+	"bytes"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,66 +15,74 @@ type CmdFile struct {
 	Source  string   // the source file as recorded (source_)
 	Deps    []string // dependency files as recorded (absolute, or relative to the object tree)
 	Config  []string // configuration symbols the object depends on (include/config/SYM)
-
-	names []string // depNames, once
 }
 
-// ParseCmd parses a kbuild .cmd file of object obj.
-func ParseCmd(obj string, data []byte) *CmdFile {
+// ParseCmdFile parses the .cmd file kbuild wrote for object obj
+// ("kernel/fork.o"): its compile command (savedcmd_, or cmd_ before Linux
+// 6.2), source_ and the deps_ list fixdep wrote, whose $(wildcard
+// include/config/SYM) entries are the configuration symbols it depends on.
+// The file is in memory: its lines are looked at in place (the deps_
+// lines are thousands), split as bufio.ScanLines splits them (a final
+// "\r" dropped).
+func ParseCmdFile(obj string, data []byte) *CmdFile {
 	c := &CmdFile{Object: obj}
-	sc := bufio.NewScanner(strings.NewReader(string(data)))
-	sc.Buffer(make([]byte, 1<<16), 1<<22)
+	cmdKeys := [][]byte{[]byte("savedcmd_" + obj + " := "), []byte("cmd_" + obj + " := ")}
+	sourceKey := []byte("source_" + obj + " := ")
+	depsKey := []byte("deps_" + obj + " := ")
 	inDeps := false
-	for sc.Scan() {
-		l := sc.Text()
+	for rest := data; len(rest) > 0; {
+		l := rest
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			l, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = nil
+		}
+		l = bytes.TrimSuffix(l, []byte("\r"))
 		if inDeps {
-			t := strings.TrimSpace(strings.TrimSuffix(l, "\\"))
-			if strings.HasPrefix(t, "$(wildcard ") {
-				p := strings.TrimSuffix(strings.TrimPrefix(t, "$(wildcard "), ")")
-				if sym, ok := strings.CutPrefix(p, "include/config/"); ok {
+			cont := bytes.HasSuffix(l, []byte("\\"))
+			t := string(bytes.TrimSpace(bytes.TrimSuffix(l, []byte("\\"))))
+			if p, ok := strings.CutPrefix(t, "$(wildcard "); ok {
+				if sym, ok := strings.CutPrefix(strings.TrimSuffix(p, ")"), "include/config/"); ok {
 					c.Config = append(c.Config, sym)
 				}
 			} else if t != "" {
 				c.Deps = append(c.Deps, t)
 			}
-			if !strings.HasSuffix(l, "\\") {
-				inDeps = false
-			}
-			continue
-		}
-		k, v, ok := strings.Cut(l, " := ")
-		if !ok {
+			inDeps = cont
 			continue
 		}
 		switch {
-		case k == "savedcmd_"+obj || k == "cmd_"+obj:
-			c.Command = v
-		case k == "source_"+obj:
-			c.Source = strings.TrimSpace(v)
-		case k == "deps_"+obj:
-			inDeps = strings.HasSuffix(l, "\\")
-			if t := strings.TrimSpace(strings.TrimSuffix(v, "\\")); t != "" {
-				c.Deps = append(c.Deps, t)
+		case c.Command == "" && bytes.HasPrefix(l, cmdKeys[0]):
+			c.Command = string(l[len(cmdKeys[0]):])
+		case c.Command == "" && bytes.HasPrefix(l, cmdKeys[1]):
+			c.Command = string(l[len(cmdKeys[1]):])
+		case bytes.HasPrefix(l, sourceKey):
+			c.Source = strings.TrimSpace(string(l[len(sourceKey):]))
+		case bytes.HasPrefix(l, depsKey):
+			v := l[len(depsKey):]
+			inDeps = bytes.HasSuffix(v, []byte("\\"))
+			if t := bytes.TrimSpace(bytes.TrimSuffix(v, []byte("\\"))); len(t) > 0 {
+				c.Deps = append(c.Deps, string(t))
 			}
 		}
 	}
 	return c
 }
 
-// cmdPath returns the .cmd file of an object: kernel/fork.o ->
+// CmdPath returns the .cmd file of an object: kernel/fork.o ->
 // kernel/.fork.o.cmd.
-func cmdPath(obj string) string {
+func CmdPath(obj string) string {
 	return filepath.Join(filepath.Dir(obj), "."+filepath.Base(obj)+".cmd")
 }
 
-// ReadCmd reads the .cmd file of obj in the object tree objDir; nil if
-// the object was never compiled there.
-func ReadCmd(objDir, obj string) *CmdFile {
-	data, err := os.ReadFile(filepath.Join(objDir, cmdPath(obj)))
+// ReadCmdFile reads the .cmd file of obj in the object tree objDir; nil
+// if the object was never compiled there from a C file.
+func ReadCmdFile(objDir, obj string) *CmdFile {
+	data, err := os.ReadFile(filepath.Join(objDir, CmdPath(obj)))
 	if err != nil {
 		return nil
 	}
-	c := ParseCmd(obj, data)
+	c := ParseCmdFile(obj, data)
 	if c.Source == "" || !strings.HasSuffix(c.Source, ".c") {
 		return nil
 	}
@@ -101,7 +109,7 @@ func ScanObjects(objDir string) (map[string]*CmdFile, error) {
 		}
 		rel, _ := filepath.Rel(objDir, filepath.Dir(p))
 		obj := filepath.Join(rel, strings.TrimSuffix(strings.TrimPrefix(n, "."), ".cmd"))
-		if c := ReadCmd(objDir, obj); c != nil {
+		if c := ReadCmdFile(objDir, obj); c != nil {
 			out[obj] = c
 		}
 		return nil
