@@ -90,7 +90,7 @@ func WithFinal(c Config, r *spec.Revision, step int) (Config, error) {
 	for _, w := range strings.Fields(line) {
 		sym, v, ok := strings.Cut(w, "=")
 		if !ok || sym == "" || (v != "y" && v != "n" && v != "m") {
-			return c, fmt.Errorf("buildtest: v%d facts/%s.tmpl: %s: want SYMBOL=y|n|m, got %q", r.Version, ConfigFacts, c.Name, w)
+			return c, fmt.Errorf("v%d facts/%s.tmpl: %s: want SYMBOL=y|n|m, got %q", r.Version, ConfigFacts, c.Name, w)
 		}
 		c.Final[sym] = v
 	}

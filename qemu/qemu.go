@@ -32,7 +32,7 @@ func ParseAccel(s string) (Accel, error) {
 	case AccelAuto, AccelTCG, AccelKVM:
 		return a, nil
 	}
-	return "", fmt.Errorf("qemu: unknown accelerator %q (want auto, tcg or kvm)", s)
+	return "", fmt.Errorf("unknown accelerator %q (want auto, tcg or kvm)", s)
 }
 
 // DefaultBinary is the QEMU system emulator used unless WithBinary is given.
@@ -147,10 +147,10 @@ func Args(accel Accel, opts ...Option) ([]string, error) {
 
 func (c *config) args(accel Accel) ([]string, error) {
 	if accel != AccelTCG && accel != AccelKVM {
-		return nil, fmt.Errorf("qemu: Args needs tcg or kvm, not %q", accel)
+		return nil, fmt.Errorf("Args needs tcg or kvm, not %q", accel)
 	}
 	if c.kernel == "" {
-		return nil, errors.New("qemu: no kernel (WithKernel)")
+		return nil, errors.New("no kernel (WithKernel)")
 	}
 	a := []string{c.binary,
 		"-accel", string(accel),
@@ -208,7 +208,11 @@ type Error struct {
 // Error implements the error interface.
 func (e *Error) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "qemu: %v", e.Err)
+	prog := DefaultBinary
+	if len(e.Args) > 0 {
+		prog = filepath.Base(e.Args[0])
+	}
+	fmt.Fprintf(&b, "%s: %v", prog, e.Err)
 	if e.TimedOut {
 		b.WriteString(" (timed out)")
 	}
@@ -242,7 +246,7 @@ func Run(ctx context.Context, opts ...Option) (*Result, error) {
 	case AccelTCG, AccelKVM:
 		return c.run(ctx, c.accel, 0)
 	}
-	return nil, fmt.Errorf("qemu: unknown accelerator %q", c.accel)
+	return nil, fmt.Errorf("unknown accelerator %q", c.accel)
 }
 
 func firstLine(s string) string {

@@ -69,7 +69,7 @@ type ConfigError struct{ Problems []ConfigProblem }
 // Error implements the error interface.
 func (e *ConfigError) Error() string {
 	var b strings.Builder
-	b.WriteString("kbuild: kernel configuration is missing what the test needs:")
+	b.WriteString("kernel configuration is missing what the test needs:")
 	for _, p := range e.Problems {
 		b.WriteString("\n  " + p.String())
 	}
@@ -278,7 +278,7 @@ func (d *Dir) Configure(ctx context.Context, arch, fragment string, want map[str
 		cmd.Dir = d.Src
 		out, err := cmd.CombinedOutput()
 		if err != nil {
-			return fmt.Errorf("kbuild: make %s: %v\n%s", strings.Join(args, " "), err, out)
+			return fmt.Errorf("make %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
 		return nil
 	}

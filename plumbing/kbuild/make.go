@@ -37,7 +37,7 @@ type BuildError struct {
 // Error implements the error interface.
 func (e *BuildError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "kbuild: %s: %v", strings.Join(e.Args, " "), e.Err)
+	fmt.Fprintf(&b, "%s: %v", strings.Join(e.Args, " "), e.Err)
 	for _, ce := range e.Errors {
 		fmt.Fprintf(&b, "\n  %s:%d: error: %s", ce.File, ce.Line, ce.Message)
 	}

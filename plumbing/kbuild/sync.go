@@ -35,7 +35,7 @@ const (
 func (d *Dir) UnpackBase(ctx context.Context, tree, rev string) (string, error) {
 	out, err := exec.CommandContext(ctx, "git", "-C", tree, "rev-parse", "--verify", rev+"^{commit}").Output()
 	if err != nil {
-		return "", fmt.Errorf("kbuild: %s is not a commit in %s: %v", rev, tree, err)
+		return "", fmt.Errorf("%s is not a commit in %s: %v", rev, tree, err)
 	}
 	commit := strings.TrimSpace(string(out))
 	stamp := filepath.Join(d.Src, baseStamp)
@@ -45,15 +45,15 @@ func (d *Dir) UnpackBase(ctx context.Context, tree, rev string) (string, error) 
 		}
 	}
 	if err := os.RemoveAll(d.Src); err != nil {
-		return "", fmt.Errorf("kbuild: %w", err)
+		return "", err
 	}
 	// A new base invalidates the object tree's dependency information only
 	// through mtimes; start it afresh to be safe.
 	if err := os.RemoveAll(d.Obj); err != nil {
-		return "", fmt.Errorf("kbuild: %w", err)
+		return "", err
 	}
 	if err := os.MkdirAll(d.Src, 0o755); err != nil {
-		return "", fmt.Errorf("kbuild: %w", err)
+		return "", err
 	}
 	archive := exec.CommandContext(ctx, "git", "-C", tree, "archive", "--format=tar", commit)
 	untar := exec.CommandContext(ctx, "tar", "-x", "-C", d.Src)
@@ -65,14 +65,14 @@ func (d *Dir) UnpackBase(ctx context.Context, tree, rev string) (string, error) 
 	var errb bytes.Buffer
 	archive.Stderr, untar.Stderr = &errb, &errb
 	if err := untar.Start(); err != nil {
-		return "", fmt.Errorf("kbuild: tar: %w", err)
+		return "", fmt.Errorf("tar: %w", err)
 	}
 	if err := archive.Run(); err != nil {
 		untar.Wait()
-		return "", fmt.Errorf("kbuild: git archive %s: %v: %s", rev, err, errb.String())
+		return "", fmt.Errorf("git archive %s: %v: %s", rev, err, errb.String())
 	}
 	if err := untar.Wait(); err != nil {
-		return "", fmt.Errorf("kbuild: tar: %v: %s", err, errb.String())
+		return "", fmt.Errorf("tar: %v: %s", err, errb.String())
 	}
 	if err := os.WriteFile(stamp, []byte(tree+"\n"+commit+"\n"), 0o644); err != nil {
 		return "", err
@@ -113,7 +113,7 @@ func GitBaseFile(ctx context.Context, tree, commit string) BaseFile {
 				strings.Contains(errb.String(), "exists on disk, but not in") {
 				return nil, false, nil
 			}
-			return nil, false, fmt.Errorf("kbuild: git cat-file %s:%s: %v: %s", commit, path, err, errb.String())
+			return nil, false, fmt.Errorf("git cat-file %s:%s: %v: %s", commit, path, err, errb.String())
 		}
 		return out, true, nil
 	}
@@ -136,7 +136,7 @@ func (d *Dir) Sync(files map[string][]byte, base BaseFile) ([]string, error) {
 	names := make([]string, 0, len(files))
 	for n := range files {
 		if filepath.IsAbs(n) || strings.HasPrefix(filepath.Clean(n), "..") {
-			return nil, fmt.Errorf("kbuild: overlay path %q escapes the tree", n)
+			return nil, fmt.Errorf("overlay path %q escapes the tree", n)
 		}
 		names = append(names, n)
 	}
@@ -156,7 +156,7 @@ func (d *Dir) Sync(files map[string][]byte, base BaseFile) ([]string, error) {
 	for _, n := range names {
 		w, err := WriteIfChanged(filepath.Join(d.Src, n), files[n], 0o644)
 		if err != nil {
-			return nil, fmt.Errorf("kbuild: %w", err)
+			return nil, err
 		}
 		if w {
 			changed = append(changed, n)
@@ -203,7 +203,7 @@ func (d *Dir) Sync(files map[string][]byte, base BaseFile) ([]string, error) {
 func (d *Dir) UnpackPlain(ctx context.Context, tree string) (string, error) {
 	abs, err := filepath.Abs(tree)
 	if err != nil {
-		return "", fmt.Errorf("kbuild: %w", err)
+		return "", err
 	}
 	h := sha256.New()
 	err = filepath.WalkDir(abs, func(p string, de os.DirEntry, err error) error {
@@ -224,7 +224,7 @@ func (d *Dir) UnpackPlain(ctx context.Context, tree string) (string, error) {
 		return nil
 	})
 	if err != nil {
-		return "", fmt.Errorf("kbuild: reading %s: %w", tree, err)
+		return "", fmt.Errorf("reading %s: %w", tree, err)
 	}
 	id := "plain-" + hex.EncodeToString(h.Sum(nil))[:16]
 	stamp := filepath.Join(d.Src, baseStamp)
@@ -235,15 +235,15 @@ func (d *Dir) UnpackPlain(ctx context.Context, tree string) (string, error) {
 	}
 	for _, p := range []string{d.Src, d.Obj} {
 		if err := os.RemoveAll(p); err != nil {
-			return "", fmt.Errorf("kbuild: %w", err)
+			return "", err
 		}
 	}
 	if err := os.MkdirAll(d.Src, 0o755); err != nil {
-		return "", fmt.Errorf("kbuild: %w", err)
+		return "", err
 	}
 	cmd := exec.CommandContext(ctx, "sh", "-c", `tar -C "$1" --exclude=./.git -cf - . | tar -C "$2" -xf -`, "sh", abs, d.Src)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("kbuild: copying %s: %v: %s", tree, err, out)
+		return "", fmt.Errorf("copying %s: %v: %s", tree, err, out)
 	}
 	if err := os.WriteFile(stamp, []byte(abs+"\n"+id+"\n"), 0o644); err != nil {
 		return "", err
@@ -259,7 +259,7 @@ func PlainBaseFile(tree string) BaseFile {
 			return nil, false, nil
 		}
 		if err != nil {
-			return nil, false, fmt.Errorf("kbuild: %w", err)
+			return nil, false, err
 		}
 		return b, true, nil
 	}

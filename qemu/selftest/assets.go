@@ -15,7 +15,7 @@ var assets embed.FS
 func asset(name string) []byte {
 	b, err := assets.ReadFile(name)
 	if err != nil {
-		panic("selftest: missing embedded asset " + name)
+		panic("missing embedded asset " + name)
 	}
 	return b
 }

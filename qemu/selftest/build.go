@@ -158,7 +158,7 @@ func overlay(s *series.Series, replaced map[string][]byte, base kbuild.BaseFile,
 				return nil, err
 			}
 			if !exists {
-				return nil, fmt.Errorf("selftest: base tree has no %s to hook the driver into", f)
+				return nil, fmt.Errorf("the base tree has no %s to hook the driver into", f)
 			}
 			content = b
 		}
@@ -337,7 +337,7 @@ func buildUserland(ctx context.Context, dir string, a *Artifacts, factsHeader []
 			if strings.Contains(string(out), "bits/") || strings.Contains(string(out), "gnu/stubs-32.h") {
 				hint = " (32-bit libc missing? apt-get install gcc-multilib)"
 			}
-			return fmt.Errorf("selftest: gcc %s%s: %v\n%s", strings.Join(args, " "), hint, err, out)
+			return fmt.Errorf("gcc %s%s: %v\n%s", strings.Join(args, " "), hint, err, out)
 		}
 		if err := os.WriteFile(stamp, []byte(sum), 0o644); err != nil {
 			return err

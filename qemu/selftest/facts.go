@@ -51,7 +51,7 @@ func ExpectationsOf(r *spec.Revision) (Expectations, error) {
 	num := func(k string) (int, error) {
 		n, err := strconv.Atoi(f[k])
 		if err != nil {
-			return 0, fmt.Errorf("selftest: facts/%s.tmpl for %s: %s: want a number, got %q", FactsName, where, k, f[k])
+			return 0, fmt.Errorf("facts/%s.tmpl for %s: %s: want a number, got %q", FactsName, where, k, f[k])
 		}
 		return n, nil
 	}
@@ -88,7 +88,7 @@ func ExpectationsOf(r *spec.Revision) (Expectations, error) {
 	}
 	if len(errs) > 0 {
 		sort.Strings(errs)
-		return e, fmt.Errorf("selftest: facts/%s.tmpl for %s: %s", FactsName, where, strings.Join(errs, "; "))
+		return e, fmt.Errorf("facts/%s.tmpl for %s: %s", FactsName, where, strings.Join(errs, "; "))
 	}
 	w, err := r.Facts("walker", step)
 	if err != nil {
@@ -107,13 +107,13 @@ func ExpectationsOf(r *spec.Revision) (Expectations, error) {
 	}
 	line, ok := c[Arch]
 	if !ok {
-		return e, fmt.Errorf("selftest: facts/configs.tmpl for %s has no %s line: nothing selects the unwinder on x86_64 (a stacked series such as --stack x86 may)", where, Arch)
+		return e, fmt.Errorf("facts/configs.tmpl for %s has no %s line: nothing selects the unwinder on x86_64 (a stacked series such as --stack x86 may)", where, Arch)
 	}
 	e.Config = map[string]string{}
 	for _, w := range strings.Fields(line) {
 		sym, v, ok := strings.Cut(w, "=")
 		if !ok || sym == "" || (v != "y" && v != "n" && v != "m") {
-			return e, fmt.Errorf("selftest: facts/configs.tmpl for %s: %s: want SYMBOL=y|n|m, got %q", where, Arch, w)
+			return e, fmt.Errorf("facts/configs.tmpl for %s: %s: want SYMBOL=y|n|m, got %q", where, Arch, w)
 		}
 		e.Config[sym] = v
 	}

@@ -204,7 +204,7 @@ func Run(ctx context.Context, s *series.Series, o Options) (*Report, error) {
 		if errors.As(qerr, &qe) {
 			an.Problems = append([]string{qerr.Error()}, an.Problems...)
 		} else {
-			an.Problems = append([]string{"qemu: " + qerr.Error()}, an.Problems...)
+			an.Problems = append([]string{"booting QEMU: " + qerr.Error()}, an.Problems...)
 		}
 	}
 	rep.Cases, rep.Problems = an.Cases, an.Problems
