@@ -251,10 +251,35 @@ func scanKconfig(src, sym string) ([]kdef, []ksel) {
 // Kconfig file of the tree) are those of the last successful Configure,
 // the existing .config is only checked again, without running make.
 func (d *Dir) Configure(ctx context.Context, arch, fragment string, want map[string]string) (map[string]string, error) {
+	return d.ConfigureWith(ctx, ConfigOptions{Arch: arch, Fragment: fragment, Want: want})
+}
+
+// ConfigOptions says how ConfigureWith makes a configuration.
+type ConfigOptions struct {
+	Arch     string
+	Start    string // the make target it starts from: "tinyconfig" (""), "defconfig", ...
+	Fragment string // added to it before olddefconfig
+	Want     map[string]string
+	Args     []string // make variables of the build ("LLVM=1", "CROSS_COMPILE=..."), which Kconfig sees
+}
+
+// ConfigureWith is Configure from another starting configuration and
+// with make variables of the build (the compiler decides symbols such as
+// CC_IS_CLANG).
+func (d *Dir) ConfigureWith(ctx context.Context, o ConfigOptions) (map[string]string, error) {
+	arch, fragment, want := o.Arch, o.Fragment, o.Want
+	start := o.Start
+	if start == "" {
+		start = "tinyconfig"
+	}
 	if err := os.MkdirAll(d.Obj, 0o755); err != nil {
 		return nil, err
 	}
-	key := d.configKey(ctx, arch, fragment, want)
+	keyed := fragment // what Configure has always hashed
+	if o.Start != "" || len(o.Args) > 0 {
+		keyed = start + "\x00" + strings.Join(o.Args, " ") + "\x00" + fragment
+	}
+	key := d.configKey(ctx, arch, keyed, want)
 	keyPath := filepath.Join(d.Obj, configKeyFile)
 	if b, err := os.ReadFile(keyPath); err == nil && key != "" && string(b) == key {
 		if data, err := os.ReadFile(filepath.Join(d.Obj, ".config")); err == nil {
@@ -274,7 +299,7 @@ func (d *Dir) Configure(ctx context.Context, arch, fragment string, want map[str
 	}
 	defer os.RemoveAll(scratch)
 	run := func(args ...string) error {
-		cmd := exec.CommandContext(ctx, "make", append([]string{"-s", "ARCH=" + arch, "O=" + scratch}, args...)...)
+		cmd := exec.CommandContext(ctx, "make", append(append([]string{"-s", "ARCH=" + arch, "O=" + scratch}, o.Args...), args...)...)
 		cmd.Dir = d.Src
 		out, err := cmd.CombinedOutput()
 		if err != nil {
@@ -282,7 +307,7 @@ func (d *Dir) Configure(ctx context.Context, arch, fragment string, want map[str
 		}
 		return nil
 	}
-	if err := run("tinyconfig"); err != nil {
+	if err := run(start); err != nil {
 		return nil, err
 	}
 	cfgPath := filepath.Join(scratch, ".config")

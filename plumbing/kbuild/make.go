@@ -79,6 +79,9 @@ type MakeOptions struct {
 	// NoStepCount leaves the recorded size of a full build alone (for
 	// builds of a few targets).
 	NoStepCount bool
+	// CPU, if not nil, gets the CPU time (user and system) of make and
+	// of the processes it waited for added to it.
+	CPU *time.Duration
 }
 
 // MakeWith runs make -jN ARCH=arch O=Obj args targets in Src, like Make.
@@ -142,6 +145,9 @@ func (d *Dir) MakeWith(ctx context.Context, o MakeOptions, targets ...string) er
 	err := cmd.Run()
 	pw.Close()
 	wg.Wait()
+	if o.CPU != nil && cmd.ProcessState != nil {
+		*o.CPU += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
 	if err != nil {
 		be := &BuildError{Args: args, Err: err, Errors: errs}
 		if ctx.Err() != nil {
