@@ -25,16 +25,9 @@ func (r *runner) makeArgs() []string {
 // buildBase builds the whole base with the flags, once: a build directory
 // whose base was built with the same inputs is reused. It reports
 // whether it built.
-func (r *runner) buildBase(ctx context.Context, commit string, baseFile kbuild.BaseFile) (bool, error) {
-	overlay, _, err := r.st.overlay(0, baseFile)
-	if err != nil {
-		return false, err
-	}
-	if _, err := r.d.Sync(overlay, baseFile); err != nil {
-		return false, err
-	}
+func (r *runner) buildBase(ctx context.Context, commit string, overlay map[string][]byte) (bool, error) {
 	h := sha256.New()
-	fmt.Fprintf(h, "%d\x00%s\x00%s\x00%s\x00%s\x00%s\x00", parserVersion, commit, r.cfg.Arch, r.cfg.Fragment, strings.Join(r.flags, " "), compilerID(ctx, r.o.CC))
+	fmt.Fprintf(h, "%d\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00", parserVersion, commit, r.d.Src, r.cfg.Arch, r.cfg.Start, r.cfg.Fragment, strings.Join(r.flags, " "), compilerID(ctx, r.compilerCommand()))
 	for _, p := range sortedKeys(overlay) {
 		fmt.Fprintf(h, "%s\x00%d\x00", p, len(overlay[p]))
 		h.Write(overlay[p])
@@ -44,7 +37,7 @@ func (r *runner) buildBase(ctx context.Context, commit string, baseFile kbuild.B
 		// Built by a kpatch that did not record the base's
 		// configuration: make it again from the base's Kconfig files.
 		os.Remove(filepath.Join(r.d.Obj, "kpatch-config-key"))
-		if _, err := r.d.Configure(ctx, r.cfg.Arch, r.cfg.Fragment, r.cfg.Base); err == nil && r.loadConfig() == nil {
+		if _, err := r.configure(ctx); err == nil && r.loadConfig() == nil {
 			r.state.BaseConfig = r.config
 		}
 	}
@@ -67,14 +60,14 @@ func (r *runner) buildBase(ctx context.Context, commit string, baseFile kbuild.B
 		return false, err
 	}
 	r.state.BaseKey = ""
-	if _, err := r.d.Configure(ctx, r.cfg.Arch, r.cfg.Fragment, r.cfg.Base); err != nil {
+	if _, err := r.configure(ctx); err != nil {
 		return false, err
 	}
 	if err := r.loadConfig(); err != nil {
 		return false, err
 	}
 	p := newOutputParser(r.d.Rel)
-	if err := r.make(ctx, p, false, "vmlinux"); err != nil {
+	if err := r.makeWith(ctx, p, false, &r.baseCPU, "vmlinux"); err != nil {
 		return false, err
 	}
 	r.state.BaseWarnings = map[string][]string{}
@@ -95,6 +88,23 @@ func (r *runner) buildBase(ctx context.Context, commit string, baseFile kbuild.B
 	}
 	r.logf("base built: %d objects, %d warnings (the reference for new ones)", len(r.cmds), nw)
 	return true, r.state.save(r.d.Root)
+}
+
+// configure makes the configuration of the base build.
+func (r *runner) configure(ctx context.Context) (map[string]string, error) {
+	return r.d.ConfigureWith(ctx, kbuild.ConfigOptions{Arch: r.cfg.Arch, Start: r.cfg.Start, Fragment: r.cfg.Fragment, Want: r.cfg.Base, Args: r.flags})
+}
+
+// compilerCommand is the compiler command of this configuration's
+// builds, wrappers included.
+func (r *runner) compilerCommand() string {
+	if cc := ccFor(r.o.CC, r.cfg); cc != "" {
+		return cc
+	}
+	if r.cfg.Compiler != "" {
+		return r.cfg.Compiler
+	}
+	return "gcc"
 }
 
 // scan reads the dependencies of the ordinary objects of the object tree.

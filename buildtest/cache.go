@@ -34,6 +34,7 @@ type state struct {
 // the key it is stored under.
 type stepRecord struct {
 	Cell   Cell
+	W2     *Cell // the W=2 check's cell, in the configuration that runs it
 	When   time.Time
 	Config map[string]string // the configuration after the step
 }

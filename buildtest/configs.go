@@ -2,26 +2,52 @@ package buildtest
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"kpatch/spec"
 )
 
-// Config is one kernel configuration of the matrix: tinyconfig plus a
-// fragment, for an architecture.
+// Config is one kernel configuration of the matrix: a base configuration
+// (tinyconfig, or the architecture's defconfig) plus a fragment, for an
+// architecture and a compiler.
 type Config struct {
 	Name     string
 	Arch     string // make ARCH=
-	Fragment string // added to tinyconfig
+	Start    string // the make target the configuration starts from: "tinyconfig" (""), "defconfig"
+	Fragment string // added to it
+	// Make are make variables of every build of this configuration
+	// besides W=1 ("LLVM=1", "CROSS_COMPILE=aarch64-linux-gnu-").
+	Make []string
+	// Compiler is the compiler the configuration builds with ("" for
+	// gcc); --cc wrappers (ccache, distcc, icecc) wrap it.
+	Compiler string
+	// Tools are the programs the configuration needs beyond the common
+	// build tools, with the Debian package of each.
+	Tools []Tool
+	// Sparse says whether C=1 runs in this configuration when sparse
+	// runs at all (Options.Sparse): the three x86 configurations, where
+	// sparse reads the series as the robot's sparse builds do.
+	Sparse bool
+	// Link says whether every patch also links vmlinux, for what only
+	// the link shows: objtool's checks of vmlinux.o (noinstr validation
+	// with DEBUG_ENTRY).
+	Link bool
 	// Base are the symbols the configuration must have at the base;
 	// Final those it must have after the last patch built (checked only
 	// when the series defines them, i.e. for the unwind series). Final is
 	// a fact of the series, not of kpatch: WithFinal takes it from the
-	// spec's facts/configs.tmpl for the revision and patch.
+	// spec's facts/configs.tmpl for the revision and patch, the line
+	// named Facts (or Name).
 	Base, Final map[string]string
+	Facts       string
 	// What says in a few words what the configuration covers.
 	What string
 }
+
+// Tool is a program a configuration needs and the Debian package that
+// has it.
+type Tool struct{ Name, Package string }
 
 // HookSymbol is the test-only Kconfig symbol that selects UNWIND_USER in
 // the x86_64 configuration, so that the generic unwinder (kernel/unwind/)
@@ -42,27 +68,112 @@ config ` + HookSymbol + `
 	select UNWIND_USER
 `
 
-// Configs are the configurations kpatch test --build builds, in report
-// order.
+// x86Fragment is the x86_64 configuration's fragment: 64-bit with IA32
+// emulation and perf events, the generic unwinder forced on.
+const x86Fragment = "CONFIG_64BIT=y\nCONFIG_IA32_EMULATION=y\nCONFIG_PERF_EVENTS=y\nCONFIG_" + HookSymbol + "=y\n"
+
+var x86Base = map[string]string{"64BIT": "y", "IA32_EMULATION": "y", "COMPAT": "y", "PERF_EVENTS": "y", HookSymbol: "y"}
+
+// with returns m and the pairs kv ("SYM", "y", ...) in a new map.
+func with(m map[string]string, kv ...string) map[string]string {
+	out := map[string]string{}
+	for k, v := range m {
+		out[k] = v
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		out[kv[i]] = kv[i+1]
+	}
+	return out
+}
+
+// Configs are the configurations kpatch test build knows, in report
+// order; DefaultConfigs are those it builds unless told.
 var Configs = []Config{
 	{
-		Name: "x86_64", Arch: "x86_64",
+		Name: "x86_64", Arch: "x86_64", Sparse: true,
 		What:     "64-bit with IA32 emulation; UNWIND_USER forced on from patch 1, the x86 options on from their patches",
-		Fragment: "CONFIG_64BIT=y\nCONFIG_IA32_EMULATION=y\nCONFIG_PERF_EVENTS=y\nCONFIG_" + HookSymbol + "=y\n",
-		Base:     map[string]string{"64BIT": "y", "IA32_EMULATION": "y", "COMPAT": "y", "PERF_EVENTS": "y", HookSymbol: "y"},
+		Fragment: x86Fragment,
+		Base:     x86Base,
 	},
 	{
-		Name: "x86_64-noia32", Arch: "x86_64",
+		Name: "x86_64-noia32", Arch: "x86_64", Sparse: true,
 		What:     "64-bit without IA32 emulation: the compat paths compiled out, the stubs used before the x86 patches",
 		Fragment: "CONFIG_64BIT=y\n# CONFIG_IA32_EMULATION is not set\nCONFIG_PERF_EVENTS=y\n",
 		Base:     map[string]string{"64BIT": "y", "IA32_EMULATION": "n", "COMPAT": "n", "PERF_EVENTS": "y"},
 	},
 	{
-		Name: "i386", Arch: "i386",
+		Name: "i386", Arch: "i386", Sparse: true,
 		What:     "32-bit: the series' x86 options off, every stub used",
 		Fragment: "# CONFIG_64BIT is not set\nCONFIG_PERF_EVENTS=y\n",
 		Base:     map[string]string{"64BIT": "n", "X86_32": "y", "PERF_EVENTS": "y"},
 	},
+	{
+		Name: "um", Arch: "um", Start: "defconfig",
+		What: "User Mode Linux (ARCH=um, kunit.py's default architecture) from its defconfig: x86's headers included where UML lacks what they use",
+		Base: map[string]string{"UML": "y", "64BIT": "y"},
+	},
+	{
+		Name: "clang", Arch: "x86_64", Make: []string{"LLVM=1"}, Compiler: "clang", Facts: "x86_64",
+		Tools:    []Tool{{"clang", "clang"}, {"ld.lld", "lld"}, {"llvm-ar", "llvm"}, {"llvm-objcopy", "llvm"}, {"llvm-nm", "llvm"}},
+		What:     "x86_64 built by Debian's clang and lld (LLVM=1), with clang's W=1 warnings",
+		Fragment: x86Fragment,
+		Base:     with(x86Base, "CC_IS_CLANG", "y", "LD_IS_LLD", "y"),
+	},
+	{
+		Name: "kcsan", Arch: "x86_64", Link: true, Facts: "x86_64",
+		What:     "x86_64 with KCSAN and DEBUG_ENTRY: objtool validates noinstr code in vmlinux.o, as linux-next and syzbot build",
+		Fragment: x86Fragment + "CONFIG_DEBUG_KERNEL=y\nCONFIG_KCSAN=y\nCONFIG_DEBUG_ENTRY=y\n",
+		Base:     with(x86Base, "KCSAN", "y", "DEBUG_ENTRY", "y", "NOINSTR_VALIDATION", "y"),
+	},
+	{
+		Name: "kasan", Arch: "x86_64", Link: true, Facts: "x86_64",
+		What:     "x86_64 with KASAN and DEBUG_ENTRY: objtool validates noinstr code in vmlinux.o, as linux-next and syzbot build",
+		Fragment: x86Fragment + "CONFIG_DEBUG_KERNEL=y\nCONFIG_SYSFS=y\n# CONFIG_SLUB_TINY is not set\nCONFIG_KASAN=y\nCONFIG_DEBUG_ENTRY=y\n",
+		Base:     with(x86Base, "KASAN", "y", "DEBUG_ENTRY", "y", "NOINSTR_VALIDATION", "y"),
+	},
+	{
+		Name: "arm64", Arch: "arm64", Make: []string{"CROSS_COMPILE=aarch64-linux-gnu-"}, Compiler: "aarch64-linux-gnu-gcc",
+		Tools:    []Tool{{"aarch64-linux-gnu-gcc", "gcc-aarch64-linux-gnu"}, {"aarch64-linux-gnu-ld", "binutils-aarch64-linux-gnu"}},
+		What:     "arm64 cross-compiled: the generic code and the headers every file includes, no unwinder of the series",
+		Fragment: "CONFIG_PERF_EVENTS=y\n",
+		Base:     map[string]string{"ARM64": "y", "PERF_EVENTS": "y", "UNWIND_USER": "n"},
+	},
+}
+
+// DefaultConfigs are the configurations built unless --configs names
+// others: the three x86 ones.
+var DefaultConfigs = []string{"x86_64", "x86_64-noia32", "i386"}
+
+// ConfigSets are names --configs takes for several configurations.
+var ConfigSets = map[string][]string{
+	"default": DefaultConfigs,
+	"robot":   {"x86_64", "x86_64-noia32", "i386", "um", "clang", "kcsan", "kasan", "arm64"},
+}
+
+// ExpandConfigs turns the names --configs gives (configurations and
+// sets such as "robot") into configuration names, in the order of
+// Configs, each once.
+func ExpandConfigs(names []string) ([]string, error) {
+	want := map[string]bool{}
+	for _, n := range names {
+		if set, ok := ConfigSets[n]; ok {
+			for _, c := range set {
+				want[c] = true
+			}
+			continue
+		}
+		if _, err := ConfigNamed(n); err != nil {
+			return nil, err
+		}
+		want[n] = true
+	}
+	var out []string
+	for _, c := range Configs {
+		if want[c.Name] {
+			out = append(out, c.Name)
+		}
+	}
+	return out, nil
 }
 
 // ConfigFacts is the name of the spec's facts template (facts/configs.tmpl)
@@ -82,7 +193,11 @@ func WithFinal(c Config, r *spec.Revision, step int) (Config, error) {
 		return c, err
 	}
 	c.Final = nil
-	line, ok := facts[c.Name]
+	name := c.Facts
+	if name == "" {
+		name = c.Name
+	}
+	line, ok := facts[name]
 	if !ok {
 		return c, nil
 	}
@@ -106,5 +221,9 @@ func ConfigNamed(name string) (Config, error) {
 		}
 		names = append(names, c.Name)
 	}
+	for n := range ConfigSets {
+		names = append(names, n)
+	}
+	sort.Strings(names[len(Configs):])
 	return Config{}, fmt.Errorf("unknown configuration %q: choose among %s", name, strings.Join(names, ", "))
 }

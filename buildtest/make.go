@@ -8,12 +8,19 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"time"
 
 	"kpatch/plumbing/kbuild"
 )
 
 // make runs make in the object tree, feeding p with the output.
 func (r *runner) make(ctx context.Context, p *outputParser, few bool, targets ...string) error {
+	return r.makeWith(ctx, p, few, nil, targets...)
+}
+
+// makeWith is make, adding the CPU time make and its children took to
+// cpu unless it is nil.
+func (r *runner) makeWith(ctx context.Context, p *outputParser, few bool, cpu *time.Duration, targets ...string) error {
 	var progress kbuild.Progress
 	var mu sync.Mutex
 	var lw io.Writer = lineFunc(func(l string) {
@@ -34,7 +41,7 @@ func (r *runner) make(ctx context.Context, p *outputParser, few bool, targets ..
 		progress = nil // a few objects: the step's own line is enough
 	}
 	return r.d.MakeWith(ctx, kbuild.MakeOptions{Arch: r.cfg.Arch, Jobs: r.jobs, Args: append(r.makeArgs(), extraArgs(few)...),
-		Env: r.env(), Progress: progress, Log: lw, NoStepCount: few}, targets...)
+		Env: r.env(), Progress: progress, Log: lw, NoStepCount: few, CPU: cpu}, targets...)
 }
 
 // env is the environment of make: with ccache, paths under the build

@@ -59,15 +59,27 @@ func (o Options) Check() error {
 	case o.Patches > 0 && o.From > o.Patches:
 		return optionsError("--from %d is after the last patch built (--patches %d): nothing would be built; give --from %d at most", o.From, o.Patches, o.Patches)
 	}
-	for _, n := range o.Configs {
-		if _, err := ConfigNamed(n); err != nil {
-			return optionsError("--config: %v", err)
+	var missing []string
+	names := o.Configs
+	if names == nil {
+		names = DefaultConfigs
+	}
+	usesGCC := false
+	for _, n := range names {
+		c, err := ConfigNamed(n)
+		if err != nil {
+			return optionsError("--configs: %v", err)
+		}
+		usesGCC = usesGCC || c.Compiler == ""
+		for _, t := range c.Tools {
+			if _, err := lookPath(t.Name); err != nil {
+				missing = appendUnique(missing, fmt.Sprintf("%s (Debian package %s) for the %s configuration", t.Name, t.Package, c.Name))
+			}
 		}
 	}
 	if o.Configs != nil && len(o.Configs) == 0 {
-		return optionsError("--config: no configuration given")
+		return optionsError("--configs: no configuration given")
 	}
-	var missing []string
 	switch o.Sparse {
 	case "", "auto", "no":
 	case "yes":
@@ -80,7 +92,7 @@ func (o Options) Check() error {
 	if err := o.checkCC(); err != nil {
 		return err
 	}
-	if strings.TrimSpace(o.CC) == "" {
+	if strings.TrimSpace(o.CC) == "" && usesGCC {
 		if _, err := lookPath("gcc"); err != nil {
 			missing = append(missing, "gcc (Debian package gcc)")
 		}

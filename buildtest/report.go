@@ -34,6 +34,10 @@ type Problem struct {
 	// warning is new to the object, as the kernel test robot would see
 	// it, but not to the kernel).
 	MovedFrom string `json:"moved_from,omitempty"`
+	// Trace is, for an objtool warning on vmlinux.o, the source lines
+	// inlined at the place it names, innermost first, each with the patch
+	// that wrote it; Origin is then the frame a patch wrote last.
+	Trace []Frame `json:"trace,omitempty"`
 }
 
 // Cell is the result of one patch in one configuration.
@@ -60,7 +64,16 @@ type ConfigResult struct {
 	BaseBuilt bool    `json:"base_built"` // the base was built in this run (false: reused)
 	BaseError string  `json:"base_error,omitempty"`
 	BaseSecs  float64 `json:"base_seconds"`
-	Cells     []Cell  `json:"cells"` // Cells[k-1] is patch k
+	// BaseCPUSecs is the CPU time (user and system) of the base build's
+	// make and compilers, 0 when the base was not built in this run.
+	BaseCPUSecs float64  `json:"base_cpu_seconds,omitempty"`
+	Flags       []string `json:"flags"`              // the make variables of its builds
+	Compiler    string   `json:"compiler,omitempty"` // the first line of its --version
+	Cells       []Cell   `json:"cells"`              // Cells[k-1] is patch k
+	// Check marks a column that is a check on the lines the series adds
+	// (CheckW2, CheckKernelDoc), not a configuration: its warnings are
+	// reported, and fail nothing.
+	Check bool `json:"check,omitempty"`
 }
 
 // PatchInfo names a patch row.
@@ -123,6 +136,8 @@ func (r *Report) WriteText(w io.Writer) {
 	for _, c := range r.Configs {
 		s := "built"
 		switch {
+		case c.Check:
+			s = "-"
 		case c.BaseError != "":
 			s = "FAIL"
 		case !c.BaseBuilt:
@@ -183,6 +198,13 @@ func (r *Report) WriteText(w io.Writer) {
 					} else {
 						fmt.Fprintf(w, "    %s\n", pr.Origin)
 					}
+					for _, fr := range pr.Trace {
+						by := "the base"
+						if fr.Patch > 0 {
+							by = fmt.Sprintf("patch %d", fr.Patch)
+						}
+						fmt.Fprintf(w, "    inlined from %s, line of %s\n", fr, by)
+					}
 					if pr.MovedFrom != "" {
 						fmt.Fprintf(w, "    moved code: the base has this warning in %s, where patch %d removed the line\n", pr.MovedFrom, pr.Origin.Patch)
 					}
@@ -203,8 +225,11 @@ func (r *Report) WriteText(w io.Writer) {
 	case r.Warned:
 		verdict = "PASS with new warnings"
 	}
-	nf, nw := 0, 0
+	nf, nw, ncfg := 0, 0, 0
 	for _, c := range r.Configs {
+		if !c.Check {
+			ncfg++
+		}
 		for _, cell := range c.Cells {
 			switch cell.Status {
 			case Fail:
@@ -219,7 +244,7 @@ func (r *Report) WriteText(w io.Writer) {
 		what = r.Series + " on " + r.Base + ", " + what
 	}
 	fmt.Fprintf(w, "\n%s: %s x %d configurations, %d failed, %d with new warnings (%s; %s)\n",
-		verdict, what, len(r.Configs), nf, nw, strings.Join(r.Flags, " "), time.Duration(r.Seconds*float64(time.Second)).Round(time.Second))
+		verdict, what, ncfg, nf, nw, strings.Join(r.Flags, " "), time.Duration(r.Seconds*float64(time.Second)).Round(time.Second))
 }
 
 // built says which patches were built: all of them, or, after --from,

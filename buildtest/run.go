@@ -4,12 +4,16 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
+	"kpatch/plumbing/kbuild"
 	"kpatch/plumbing/kerneltree"
+	"kpatch/plumbing/outdir"
 	"kpatch/series"
 )
 
@@ -57,34 +61,38 @@ func Run(ctx context.Context, s *series.Series, o Options) (*Report, error) {
 		}
 		o.BuildRoot = filepath.Join(c, "build")
 	}
-	cfgs := append([]Config(nil), Configs...)
-	if o.Configs != nil {
-		cfgs = nil
-		for _, n := range o.Configs {
-			c, err := ConfigNamed(n)
-			if err != nil {
-				return nil, err
-			}
-			cfgs = append(cfgs, c)
+	names := o.Configs
+	if names == nil {
+		names = DefaultConfigs
+	}
+	var cfgs []Config
+	for _, n := range names {
+		c, err := ConfigNamed(n)
+		if err != nil {
+			return nil, err
 		}
+		cfgs = append(cfgs, c)
 	}
 	if o.Jobs <= 0 {
 		o.Jobs = 2
 	}
-	flags := []string{"W=1"}
+	sparse := false
 	switch o.Sparse {
 	case "", "auto":
-		if _, err := exec.LookPath("sparse"); err == nil {
-			flags = append(flags, "C=1")
-		}
+		_, err := exec.LookPath("sparse")
+		sparse = err == nil
 	case "yes": // Check has found it
-		flags = append(flags, "C=1")
-	}
-	if o.CC != "" {
-		flags = append(flags, "CC="+CompilerCommand(o.CC))
+		sparse = true
 	}
 	st := newSteps(s)
-	rep := &Report{Series: s.Revision.Name(), Version: s.Revision.Version, Base: s.Tree.Base, Flags: flags, Passed: true}
+	rep := &Report{Series: s.Revision.Name(), Version: s.Revision.Version, Base: s.Tree.Base, Passed: true}
+	rep.Flags = []string{"W=1"}
+	if sparse {
+		rep.Flags = append(rep.Flags, "C=1")
+	}
+	if o.CC != "" {
+		rep.Flags = append(rep.Flags, "CC="+CompilerCommand(o.CC))
+	}
 	if o.Patches == 0 {
 		o.Patches = len(s.Patches)
 	}
@@ -98,32 +106,114 @@ func Run(ctx context.Context, s *series.Series, o Options) (*Report, error) {
 		}
 		cfgs[i] = c
 	}
+	// One source tree for every configuration (BuildRoot/source), moved
+	// from patch to patch once for all of them; each configuration has
+	// its object tree (BuildRoot/matrix-<config>/obj). Another run
+	// holding the source tree's lock is waited for, saying so.
+	src := kbuild.NewDir(filepath.Join(o.BuildRoot, "source"))
+	if err := os.MkdirAll(src.Root, 0o755); err != nil {
+		return nil, err
+	}
+	unlock, err := outdir.Lock(ctx, filepath.Join(src.Root, ".lock"), o.Log, "the source tree "+src.Src)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	baseFile, commit, err := unpack(ctx, src, s)
+	if err != nil {
+		return nil, err
+	}
 	// Configurations in parallel, each with an equal share of the jobs.
 	par := min(len(cfgs), max(1, o.Jobs/2))
 	jobs := max(1, o.Jobs/par)
-	rep.Configs = make([]ConfigResult, len(cfgs))
-	errs := make([]error, len(cfgs))
-	sem := make(chan struct{}, par)
-	var wg sync.WaitGroup
+	runners := make([]*runner, len(cfgs))
 	for i, c := range cfgs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			r := &runner{o: o, cfg: c, st: st, flags: flags, jobs: jobs, log: o.Log}
-			res, err := r.run(ctx)
-			if res != nil {
-				rep.Configs[i] = *res
-			}
-			errs[i] = err
-		}()
+		root := filepath.Join(o.BuildRoot, "matrix-"+c.Name)
+		runners[i] = &runner{o: o, cfg: c, st: st, flags: o.flagsFor(c, sparse), jobs: jobs, log: o.Log,
+			d: &kbuild.Dir{Root: root, Src: src.Src, Obj: filepath.Join(root, "obj")}}
+		if err := runners[i].lock(ctx); err != nil {
+			return nil, err
+		}
+		defer runners[i].close()
 	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	var w2 *runner // the first configuration built with gcc runs W=2
+	for _, r := range runners {
+		if r.cfg.Compiler == "" && r.cfg.Arch != "um" {
+			w2 = r
+			break
+		}
+	}
+	if w2 != nil {
+		w2.w2Res = &ConfigResult{Name: CheckW2, Arch: w2.cfg.Arch, Check: true, BuildDir: w2.d.Root,
+			What: "W=2 warnings (-Wshadow, -Wtype-limits, ...) on the lines the series adds, compiled in " + w2.cfg.Name}
+	}
+	kdoc := &ConfigResult{Name: CheckKernelDoc, Check: true, What: "scripts/kernel-doc -Wall on the files the series creates, lines the series adds"}
+	overlay, _, err := st.overlay(0, baseFile)
+	if err != nil {
 		return nil, err
 	}
+	if _, err := src.Sync(overlay, baseFile); err != nil {
+		return nil, err
+	}
+	if err := parallel(par, runners, func(r *runner) error { return r.base(ctx, commit, overlay) }); err != nil {
+		return nil, err
+	}
+	for k := 1; k <= o.Patches; k++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		var todo []*runner
+		overlay, standIns, err := st.overlay(k, baseFile)
+		if err != nil {
+			return nil, err
+		}
+		if k < o.From {
+			kdoc.Cells = append(kdoc.Cells, Cell{Status: NotBuilt})
+		} else {
+			probs, err := st.kernelDoc(ctx, src.Src, k)
+			if err != nil {
+				return nil, err
+			}
+			c := Cell{Status: Pass, Warnings: probs}
+			if len(probs) > 0 {
+				c.Status = Warn
+			}
+			kdoc.Cells = append(kdoc.Cells, c)
+		}
+		for _, r := range runners {
+			if !r.cached(k, overlay, standIns) {
+				todo = append(todo, r)
+			}
+		}
+		if len(todo) == 0 {
+			continue
+		}
+		changed, err := src.Sync(overlay, baseFile)
+		if err != nil {
+			return nil, err
+		}
+		if err := parallel(par, todo, func(r *runner) error { return r.runStep(ctx, k, overlay, standIns, changed) }); err != nil {
+			return nil, err
+		}
+	}
+	for _, r := range runners {
+		rep.Configs = append(rep.Configs, *r.res)
+	}
+	if w2 != nil {
+		rep.Configs = append(rep.Configs, *w2.w2Res)
+	}
+	rep.Configs = append(rep.Configs, *kdoc)
+	for i := range rep.Configs {
+		inherit(rep.Configs[i].Cells)
+		markSince(rep.Configs[i].Cells)
+	}
 	for _, c := range rep.Configs {
+		if c.Check {
+			for _, cell := range c.Cells {
+				rep.Warned = rep.Warned || cell.Status == Warn
+			}
+			continue
+		}
 		if c.BaseError != "" {
 			rep.Passed = false
 		}
@@ -138,6 +228,76 @@ func Run(ctx context.Context, s *series.Series, o Options) (*Report, error) {
 	}
 	rep.Seconds = time.Since(start).Seconds()
 	return rep, nil
+}
+
+// parallel runs f for every runner, at most n at a time, and returns
+// their errors.
+func parallel(n int, rs []*runner, f func(*runner) error) error {
+	errs := make([]error, len(rs))
+	sem := make(chan struct{}, n)
+	var wg sync.WaitGroup
+	for i, r := range rs {
+		wg.Add(1)
+		sem <- struct{}{} // in order: the first configurations first
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			errs[i] = f(r)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// flagsFor returns the make variables of every build of configuration c:
+// W=1, C=1 when sparse runs and c is one of its configurations, c's own
+// (LLVM=1, CROSS_COMPILE=), and CC= from --cc with c's compiler in place
+// of gcc (--cc 'ccache gcc' builds the clang configuration with 'ccache
+// clang').
+func (o Options) flagsFor(c Config, sparse bool) []string {
+	flags := []string{"W=1"}
+	if sparse && c.Sparse {
+		flags = append(flags, "C=1")
+	}
+	flags = append(flags, c.Make...)
+	if cc := ccFor(o.CC, c); cc != "" {
+		flags = append(flags, "CC="+cc)
+	}
+	return flags
+}
+
+// ccFor is make's CC for configuration c under --cc cc: "" when cc is.
+func ccFor(cc string, c Config) string {
+	if strings.TrimSpace(cc) == "" {
+		return ""
+	}
+	f := strings.Fields(CompilerCommand(cc))
+	i := 0
+	for i < len(f)-1 && wrappers[baseName(f[i])] {
+		i++
+	}
+	if c.Compiler != "" && baseName(f[i]) == "gcc" {
+		f[i] = c.Compiler
+	}
+	return strings.Join(f, " ")
+}
+
+// unpack fills the source tree with the base and returns how to read the
+// base's files.
+func unpack(ctx context.Context, d *kbuild.Dir, s *series.Series) (kbuild.BaseFile, string, error) {
+	t := s.Tree
+	if !t.IsGit() {
+		commit, err := d.UnpackPlain(ctx, t.Dir)
+		if err != nil {
+			return nil, "", err
+		}
+		return kbuild.PlainBaseFile(t.Dir), commit, nil
+	}
+	commit, err := d.UnpackBase(ctx, t.Dir, t.Base)
+	if err != nil {
+		return nil, "", err
+	}
+	return kbuild.GitBaseFile(ctx, t.Dir, commit), commit, nil
 }
 
 // lockedWriter serializes the progress lines of parallel configurations.

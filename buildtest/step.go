@@ -17,7 +17,7 @@ import (
 // cellVersion changes when what a step's cell holds changes (a field or
 // how it is derived from the objects' results), so that remembered steps
 // are derived again; the objects' results stay cached.
-const cellVersion = 2 // 2: Problem.MovedFrom
+const cellVersion = 3 // 3: Problem.Trace, W=2 and kernel-doc
 
 // stepKey hashes everything a step's result depends on.
 func (r *runner) stepKey(k int, overlay map[string][]byte) string {
@@ -69,11 +69,8 @@ func (r *runner) cmdEnv(obj string) string {
 
 // step brings the tree to the state after patch k and compiles what the
 // patch affects.
-func (r *runner) step(ctx context.Context, k int, overlay map[string][]byte, baseFile kbuild.BaseFile, synced bool, baseWarn map[string]bool) (*Cell, error) {
-	changed, err := r.d.Sync(overlay, baseFile)
-	if err != nil {
-		return nil, err
-	}
+func (r *runner) step(ctx context.Context, k int, overlay map[string][]byte, changed []string, synced bool) (*Cell, *Cell, error) {
+	baseWarn := r.baseWarn
 	cell := &Cell{Status: Pass}
 	// Configure again when a Kconfig file changed (or the tree came from
 	// another state than the previous step).
@@ -88,11 +85,11 @@ func (r *runner) step(ctx context.Context, k int, overlay map[string][]byte, bas
 		// The configuration after patch k: the previous one brought up to
 		// date with the Kconfig files now (olddefconfig: new symbols get
 		// their defaults and selects), as a developer's build tree would.
-		if err := r.d.MakeWith(ctx, kbuild.MakeOptions{Arch: r.cfg.Arch, Jobs: 1, Args: r.flags, NoStepCount: true}, "olddefconfig"); err != nil {
-			return nil, err
+		if err := r.d.MakeWith(ctx, kbuild.MakeOptions{Arch: r.cfg.Arch, Jobs: 1, Args: r.flags, Env: r.env(), NoStepCount: true}, "olddefconfig"); err != nil {
+			return nil, nil, err
 		}
 		if err := r.loadConfig(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if k == r.st.n && r.definesFinal(overlay) {
@@ -109,13 +106,13 @@ func (r *runner) step(ctx context.Context, k int, overlay map[string][]byte, bas
 	if kconf {
 		// Bring include/config/ and auto.conf up to date for the query
 		// of enabled objects below.
-		if err := r.d.MakeWith(ctx, kbuild.MakeOptions{Arch: r.cfg.Arch, Jobs: 1, Args: r.flags, NoStepCount: true}, "syncconfig"); err != nil {
-			return nil, err
+		if err := r.d.MakeWith(ctx, kbuild.MakeOptions{Arch: r.cfg.Arch, Jobs: 1, Args: r.flags, Env: r.env(), NoStepCount: true}, "syncconfig"); err != nil {
+			return nil, nil, err
 		}
 	}
 	objs, err := r.affected(ctx, k, symsChanged)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cell.Objects = objs
 	results := map[string]*objResult{}
@@ -136,10 +133,10 @@ func (r *runner) step(ctx context.Context, k int, overlay map[string][]byte, bas
 		err := r.make(ctx, p, true, miss...)
 		var be *kbuild.BuildError
 		if err != nil && !errors.As(err, &be) {
-			return nil, err
+			return nil, nil, err
 		}
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, nil, ctx.Err()
 		}
 		for _, obj := range miss {
 			res := p.results[obj]
@@ -166,9 +163,18 @@ func (r *runner) step(ctx context.Context, k int, overlay map[string][]byte, bas
 		}
 		cell.Compiled = len(miss)
 	}
+	checked := objs
+	if r.cfg.Link && !anyFailed(results) {
+		res, err := r.link(ctx, k)
+		if err != nil {
+			return nil, nil, err
+		}
+		results[LinkObject] = res
+		checked = append(append([]string(nil), objs...), LinkObject)
+	}
 	// The cell: errors, and warnings the base did not have.
 	seen := map[string]bool{}
-	for _, obj := range objs {
+	for _, obj := range checked {
 		res := results[obj]
 		base := map[string]bool{}
 		if ws, ok := r.state.BaseWarnings[obj]; ok {
@@ -190,6 +196,12 @@ func (r *runner) step(ctx context.Context, k int, overlay map[string][]byte, bas
 			}
 			seen[d.Key()] = true
 			pr := r.problem(d, obj, k)
+			if obj == LinkObject && strings.HasPrefix(d.Message, "objtool: ") {
+				pr.Trace = r.traceObjtool(ctx, d.Message)
+				if o, f := r.st.blameChain(pr.Trace, k); f != nil {
+					pr.Origin = o
+				}
+			}
 			pr.MovedFrom = r.st.movedFrom(d, k, pr.Origin.Patch, baseWarn)
 			cell.Warnings = append(cell.Warnings, pr)
 		}
@@ -200,7 +212,64 @@ func (r *runner) step(ctx context.Context, k int, overlay map[string][]byte, bas
 	case len(cell.Warnings) > 0:
 		cell.Status = Warn
 	}
-	return cell, nil
+	var w2 *Cell
+	if r.w2Res != nil {
+		w2 = &Cell{Status: Pass, Objects: r.w2Objects(k, objs)}
+		w2.Warnings = r.w2(ctx, k, objs, results)
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
+		if len(w2.Warnings) > 0 {
+			w2.Status = Warn
+		}
+	}
+	return cell, w2, nil
+}
+
+// LinkObject is the object whose warnings a linking configuration's
+// steps check besides the compiled ones: vmlinux.o, which objtool
+// validates as a whole (noinstr code with DEBUG_ENTRY).
+const LinkObject = "vmlinux.o"
+
+// link links vmlinux with the tree after patch k, relinking vmlinux.o
+// whatever make thinks of it, and returns what the link said of
+// vmlinux.o.
+func (r *runner) link(ctx context.Context, k int) (*objResult, error) {
+	r.logf("patch %d/%d (%s): linking vmlinux", k, r.st.n, r.st.patch(k).ID)
+	os.Remove(filepath.Join(r.d.Obj, LinkObject))
+	p := newOutputParser(r.d.Rel)
+	err := r.make(ctx, p, true, "vmlinux")
+	var be *kbuild.BuildError
+	if err != nil && !errors.As(err, &be) {
+		return nil, err
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	res := p.results[LinkObject]
+	if res == nil {
+		res = &objResult{}
+	}
+	if be != nil && !res.Failed {
+		res.Failed = true
+		msg := "make vmlinux failed"
+		if len(be.Errors) > 0 {
+			msg += ": " + be.Errors[0].File + ": " + be.Errors[0].Message
+		} else if len(be.Tail) > 0 {
+			msg += ": " + be.Tail[len(be.Tail)-1]
+		}
+		res.Errors = append(res.Errors, Diag{File: LinkObject, Severity: "error", Message: msg})
+	}
+	return res, nil
+}
+
+func anyFailed(results map[string]*objResult) bool {
+	for _, r := range results {
+		if r.Failed {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *runner) problem(d Diag, obj string, k int) Problem {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -17,11 +18,14 @@ func cmdTestBuild(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	for _, c := range buildtest.Configs {
 		names = append(names, c.Name)
 	}
-	fs := newFlags("test build", "[--tree DIR] [--base REV] [-v N] [--stack NAME] [--spec DIR] [--plain] [--config LIST] [--cc CMD] [--jobs N] [--patches N] [--from N] [--json]",
+	fs := newFlags("test build", "[--tree DIR] [--base REV] [-v N] [--stack NAME] [--spec DIR] [--plain] [--configs LIST] [--cc CMD] [--jobs N] [--patches N] [--from N] [--json]",
 		`Build every patch of the series in each configuration that matters for it,
-as the kernel test robot would after the series is posted: `+strings.Join(names, ", ")+`.
-Each configuration is built once in full at the base (W=1, and C=1 when sparse
-is installed) in <cache>/build/matrix-<config>, reused across runs; then for
+as the kernel test robot would after the series is posted. --configs names
+them: `+strings.Join(names, ", ")+`, or robot for all of them; the default is
+`+strings.Join(buildtest.DefaultConfigs, ", ")+`.
+Each configuration is built once in full at the base (W=1, and C=1 in the x86
+ones when sparse is installed) in <cache>/build/matrix-<config>, from one
+source tree (<cache>/build/source), reused across runs; then for
 each patch only the objects it affects are compiled (the .c files it touches,
 the objects whose kbuild dependency lists name a file it touches or a
 configuration symbol whose value it changes). The report is a patch x
@@ -32,7 +36,8 @@ Every flag, the tools and --cc are checked before anything is generated,
 unpacked or built. "kpatch test --build" is the same command.`)
 	fs.Bool("build", true, "this command (kpatch test --build is kpatch test build)")
 	sf := fs.seriesFlags(seriesFlagSpec{tree: "."})
-	configs := fs.String("config", strings.Join(names, ","), "configurations to build, comma-separated")
+	configs := fs.String("configs", strings.Join(buildtest.DefaultConfigs, ","), "configurations to build, comma-separated ("+strings.Join(names, ", ")+"; robot: all)")
+	fs.Var(aliasFlag{fs.Lookup("configs")}, "config", "the same as --configs")
 	cc := fs.String("cc", "", "compiler command for make's CC, e.g. 'ccache gcc' or 'distcc gcc' (default: make's)")
 	jobs := fs.Int("jobs", 2, fmt.Sprintf("make jobs in all (1 to %d); configurations build in parallel when there are 2 jobs or more for each", buildtest.MaxJobs))
 	patches := fs.Int("patches", 0, "build only the first N patches (0: all)")
@@ -40,6 +45,7 @@ unpacked or built. "kpatch test --build" is the same command.`)
 	sparse := fs.String("sparse", "auto", "run sparse (make C=1) on the compiled objects: auto (when installed), yes or no")
 	buildRoot := fs.String("build-root", "", "directory of the build trees (default <cache>/build)")
 	verbose := fs.Int("verbose", 0, "verbosity: 0 a line per patch, 1 more make progress, 2 make's output")
+	summary := fs.Bool("summary", false, "print the kernel test robot's summary (BUILD SUCCESS or BUILD REGRESSION, each new warning with file:line, configuration and patch) instead of the table")
 	asJSON := fs.jsonFlag()
 	if _, err := fs.parse(args, 0, 0); err != nil {
 		return err
@@ -55,6 +61,13 @@ unpacked or built. "kpatch test --build" is the same command.`)
 		if c = strings.TrimSpace(c); c != "" {
 			cfgs = append(cfgs, c)
 		}
+	}
+	if len(cfgs) > 0 {
+		expanded, err := buildtest.ExpandConfigs(cfgs)
+		if err != nil {
+			return badUsage("--configs: %v", err)
+		}
+		cfgs = expanded
 	}
 	o := buildtest.Options{
 		BuildRoot: *buildRoot, Configs: cfgs, Patches: *patches, From: *from, Jobs: *jobs, CC: *cc, Sparse: *sparse,
@@ -75,7 +88,9 @@ unpacked or built. "kpatch test --build" is the same command.`)
 	if err != nil {
 		return err
 	}
-	if err := printReport(stdout, rep, *asJSON); err != nil {
+	if *summary && !*asJSON {
+		rep.WriteSummary(stdout)
+	} else if err := printReport(stdout, rep, *asJSON); err != nil {
 		return err
 	}
 	if !rep.Passed {
@@ -86,3 +101,15 @@ unpacked or built. "kpatch test --build" is the same command.`)
 
 // errBuildFailed is returned when a patch did not build in a configuration.
 var errBuildFailed = errors.New("a patch does not build in a configuration (see the table above)")
+
+// aliasFlag is a second name of a flag: setting it sets the flag.
+type aliasFlag struct{ f *flag.Flag }
+
+func (a aliasFlag) String() string {
+	if a.f == nil {
+		return ""
+	}
+	return a.f.Value.String()
+}
+
+func (a aliasFlag) Set(s string) error { return a.f.Value.Set(s) }
