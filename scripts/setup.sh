@@ -7,14 +7,16 @@
 # to git send-email --dry-run, ccache and sparse for kpatch test --build
 # (--cc 'ccache gcc', C=1), distcc and icecc (and iproute2) for the test
 # that compiles through a real compiler farm on a private loopback
-# (--cc distcc, --cc icecc), quilt (for the test that reads patches as
-# quilt writes them), coccinelle (spatch, for kpatch verify --coccicheck)
-# and the Go modules. Idempotent.
+# (--cc distcc, --cc icecc), clang, lld and llvm (the clang
+# configuration of kpatch test build, LLVM=1) and gcc-aarch64-linux-gnu
+# (its arm64 configuration; ARCH=um needs nothing beyond gcc), quilt (for
+# the test that reads patches as quilt writes them), coccinelle (spatch,
+# for kpatch verify --coccicheck) and the Go modules. Idempotent.
 set -euo pipefail
 # Debian's Go images put Go in /usr/local/go; make sure it is found.
 command -v go >/dev/null || export PATH="$PATH:/usr/local/go/bin"
 pkgs=(git git-email libmailtools-perl tar make gcc binutils libc6-dev gcc-multilib flex bison bc mawk libelf-dev libssl-dev cpio xz-utils perl gdb ccache sparse coccinelle
-      distcc icecc iproute2 quilt qemu-system-x86 linux-source-6.12)
+      distcc icecc iproute2 quilt qemu-system-x86 linux-source-6.12 clang lld llvm gcc-aarch64-linux-gnu)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
