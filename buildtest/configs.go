@@ -133,7 +133,7 @@ var Configs = []Config{
 	},
 	{
 		Name: "arm64", Arch: "arm64", Make: []string{"CROSS_COMPILE=aarch64-linux-gnu-"}, Compiler: "aarch64-linux-gnu-gcc",
-		Tools:    []Tool{{"aarch64-linux-gnu-gcc", "gcc-aarch64-linux-gnu"}, {"aarch64-linux-gnu-ld", "binutils-aarch64-linux-gnu"}},
+		Tools:    []Tool{{"aarch64-linux-gnu-gcc", "gcc-12-aarch64-linux-gnu, which conflicts with gcc-multilib: scripts/setup.sh unpacks it"}, {"aarch64-linux-gnu-ld", "binutils-aarch64-linux-gnu"}},
 		What:     "arm64 cross-compiled: the generic code and the headers every file includes, no unwinder of the series",
 		Fragment: "CONFIG_PERF_EVENTS=y\n",
 		Base:     map[string]string{"ARM64": "y", "PERF_EVENTS": "y", "UNWIND_USER": "n"},
