@@ -47,6 +47,7 @@ func cmdTestQEMU(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	timeout := fs.Duration("timeout", 3*time.Minute, "limit for the boot and the tests in the guest")
 	asJSON := fs.jsonFlag()
 	extra := fs.Bool("extra", false, "also run the extra cases the revision does not name (faultable_sync, which fails on v11)")
+	debug := fs.Bool("debug", false, "boot a kernel with KASAN, PROVE_LOCKING and DEBUG_ATOMIC_SLEEP (build directory <cache>/build/x86_64-unwind-debug); any splat on the console fails the case that was running")
 	keep := fs.Bool("keep", false, "keep the initramfs and the programs in the build directory (they are removed otherwise)")
 	if _, err := fs.parse(args, 0, 0); err != nil {
 		return err
@@ -76,7 +77,7 @@ func cmdTestQEMU(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return fmt.Errorf("generating the series: %w", err)
 	}
 	o := selftest.Options{
-		BuildOptions: selftest.BuildOptions{BuildDir: *buildDir, Log: stderr, Verbose: *verbose},
+		BuildOptions: selftest.BuildOptions{BuildDir: *buildDir, Log: stderr, Verbose: *verbose, Debug: *debug},
 		Accel:        a,
 		BootTimeout:  *timeout,
 		Extra:        *extra,
@@ -89,7 +90,7 @@ func cmdTestQEMU(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	if !*keep {
-		selftest.Clean(o.BuildDir)
+		selftest.Clean(rep.BuildDir)
 	}
 	if err := printReport(stdout, rep, *asJSON); err != nil {
 		return err

@@ -50,6 +50,22 @@ CONFIG_X86_LOCAL_APIC=y
 CONFIG_KPATCH_UNWIND_SELFTEST=y
 `
 
+// DebugFragment is added to Fragment for a debug boot (BuildOptions.Debug):
+// KASAN (which needs sysfs and the full SLUB), lockdep's proofs of
+// locking correctness and might_sleep()'s checks in atomic context, as
+// syzbot's and the robot's debug kernels have them.
+const DebugFragment = `CONFIG_DEBUG_KERNEL=y
+CONFIG_SYSFS=y
+# CONFIG_SLUB_TINY is not set
+CONFIG_KASAN=y
+CONFIG_STACKTRACE=y
+CONFIG_PROVE_LOCKING=y
+CONFIG_DEBUG_ATOMIC_SLEEP=y
+`
+
+// DebugRequired are the symbols a debug boot's configuration must have.
+var DebugRequired = map[string]string{"KASAN": "y", "PROVE_LOCKING": "y", "DEBUG_ATOMIC_SLEEP": "y"}
+
 // Required are the symbols whose values olddefconfig must produce, else
 // Build explains which one is missing and why; the unwinder's own symbols
 // (UNWIND_USER, HAVE_UNWIND_USER_FP, HAVE_UNWIND_USER_COMPAT_FP) are added
@@ -71,6 +87,9 @@ type BuildOptions struct {
 	Jobs    int       // make -j; 0 = NumCPU+1
 	Log     io.Writer // progress
 	Verbose int       // 0: progress every 200 steps; 1: every 50; 2+: full make output
+	// Debug builds the kernel with DebugFragment (KASAN, PROVE_LOCKING,
+	// DEBUG_ATOMIC_SLEEP), in DefaultDebugBuildDir unless BuildDir says.
+	Debug bool
 }
 
 // Artifacts are the products of Build.
@@ -176,7 +195,7 @@ func Build(ctx context.Context, s *series.Series, o BuildOptions) (*Artifacts, e
 		return nil, err
 	}
 	if o.BuildDir == "" {
-		d, err := DefaultBuildDir()
+		d, err := defaultDir(o.Debug)
 		if err != nil {
 			return nil, err
 		}
@@ -241,7 +260,14 @@ func build(ctx context.Context, s *series.Series, o BuildOptions) (*Artifacts, e
 	} else {
 		fmt.Fprintf(logw, "kbuild: sources unchanged since the last build\n")
 	}
-	a.Config, err = d.Configure(ctx, Arch, Fragment, exp.required())
+	frag, want := Fragment, exp.required()
+	if o.Debug {
+		frag += DebugFragment
+		for k, v := range DebugRequired {
+			want[k] = v
+		}
+	}
+	a.Config, err = d.Configure(ctx, Arch, frag, want)
 	if err != nil {
 		return nil, err
 	}

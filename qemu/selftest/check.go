@@ -59,6 +59,10 @@ type CaseResult struct {
 type Analysis struct {
 	Cases    []CaseResult `json:"cases"`
 	Problems []string     `json:"problems"` // run-level failures
+	// Splats are the kernel's reports on the console (Splats): each
+	// fails the case running when it appeared, or the run when it came
+	// outside the cases.
+	Splats []Splat `json:"splats,omitempty"`
 }
 
 // Passed reports whether nothing failed.
@@ -73,8 +77,6 @@ func (a *Analysis) Passed() bool {
 	}
 	return true
 }
-
-var badRE = regexp.MustCompile(`(WARNING:|BUG:|kernel BUG at|Oops|general protection fault|Kernel panic|Call Trace:|RIP: 0010:|stack segment:|invalid opcode:)`)
 
 var expectRE = regexp.MustCompile(`# expect: id=(\d+) bin=(\S+) exact=([01]) chain=(\S+)`)
 
@@ -135,10 +137,10 @@ func Check(console []byte, syms map[string]*symtab.Table, cases []string, cfg un
 // task fails its case, as the revision refuses them (the guest program
 // checks that every such request returned -EINVAL without a callback).
 func CheckRevision(console []byte, syms map[string]*symtab.Table, cases []string, cfg unwind.Config, exp Expectations) *Analysis {
-	a := &Analysis{}
-	for i, l := range strings.Split(string(console), "\n") {
-		if badRE.MatchString(l) {
-			a.Problems = append(a.Problems, fmt.Sprintf("console line %d: %s", i+1, strings.TrimSpace(l)))
+	a := &Analysis{Splats: Splats(console)}
+	for _, s := range a.Splats {
+		if s.Case == "" {
+			a.Problems = append(a.Problems, s.String())
 		}
 	}
 	if !bytes.Contains(console, []byte("kpatch-selftest: done")) {
@@ -171,6 +173,21 @@ func CheckRevision(console []byte, syms map[string]*symtab.Table, cases []string
 				continue
 			}
 			a.Cases = append(a.Cases, checkCase(m.Subtest, t, syms[m.Subtest], cfg, exp))
+		}
+	}
+	for _, s := range a.Splats {
+		if s.Case == "" {
+			continue
+		}
+		found := false
+		for i := range a.Cases {
+			if a.Cases[i].Mode == s.Mode && a.Cases[i].Name == s.Case {
+				a.Cases[i] = fail(a.Cases[i], s.String())
+				found = true
+			}
+		}
+		if !found {
+			a.Problems = append(a.Problems, s.String())
 		}
 	}
 	return a

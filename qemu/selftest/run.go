@@ -42,6 +42,7 @@ type Report struct {
 	Cases      []CaseResult  `json:"cases"`
 	Problems   []string      `json:"problems"`
 	ConsoleLog string        `json:"console_log"`
+	BuildDir   string        `json:"build_dir"`
 	Accel      string        `json:"accel"`
 	QEMU       string        `json:"qemu_command"`
 	Changed    []string      `json:"changed_files"`
@@ -51,6 +52,11 @@ type Report struct {
 	// StandIns says what the revision needs of its base that the base
 	// lacks, and what the build defined in its place (package standin).
 	StandIns []string `json:"stand_ins,omitempty"`
+	// Debug says the kernel had DebugFragment's checks (--debug); Splats
+	// are every report of the kernel's checks on the console, each with
+	// the case it failed.
+	Debug  bool    `json:"debug,omitempty"`
+	Splats []Splat `json:"splats,omitempty"`
 }
 
 // DefaultBuildDir is the build directory used when none is given:
@@ -61,6 +67,20 @@ func DefaultBuildDir() (string, error) {
 		return "", err
 	}
 	return filepath.Join(c, "build", "x86_64-unwind"), nil
+}
+
+// DefaultDebugBuildDir is the build directory of a debug boot when none
+// is given: <cache>/build/x86_64-unwind-debug.
+func DefaultDebugBuildDir() (string, error) {
+	d, err := DefaultBuildDir()
+	return d + "-debug", err
+}
+
+func defaultDir(debug bool) (string, error) {
+	if debug {
+		return DefaultDebugBuildDir()
+	}
+	return DefaultBuildDir()
 }
 
 // hostTSCkHz reads the host's TSC frequency estimate from /proc/cpuinfo;
@@ -125,7 +145,7 @@ func Run(ctx context.Context, s *series.Series, o Options) (*Report, error) {
 		return nil, err
 	}
 	if o.BuildDir == "" {
-		d, err := DefaultBuildDir()
+		d, err := defaultDir(o.Debug)
 		if err != nil {
 			return nil, err
 		}
@@ -148,7 +168,7 @@ func Run(ctx context.Context, s *series.Series, o Options) (*Report, error) {
 		return nil, err
 	}
 	extra := o.Extra || RevisionRunsExtra(s)
-	rep := &Report{Changed: art.Changed, BuildTime: time.Since(t0)}
+	rep := &Report{Changed: art.Changed, BuildTime: time.Since(t0), BuildDir: o.BuildDir}
 	rep.Series = s.Revision.Name()
 	for _, n := range art.StandIns {
 		rep.StandIns = append(rep.StandIns, n.String())
@@ -207,7 +227,8 @@ func Run(ctx context.Context, s *series.Series, o Options) (*Report, error) {
 			an.Problems = append([]string{"booting QEMU: " + qerr.Error()}, an.Problems...)
 		}
 	}
-	rep.Cases, rep.Problems = an.Cases, an.Problems
+	rep.Cases, rep.Problems, rep.Splats = an.Cases, an.Problems, an.Splats
+	rep.Debug = o.Debug
 	rep.Passed = an.Passed()
 	for _, c := range an.Cases {
 		if c.Bench != "" {
@@ -291,6 +312,9 @@ func (r *Report) WriteText(w io.Writer) {
 	}
 	if r.Series != "" {
 		verdict += ": " + r.Series
+	}
+	if r.Debug {
+		verdict += " (debug kernel: KASAN, PROVE_LOCKING, DEBUG_ATOMIC_SLEEP)"
 	}
 	fmt.Fprintf(w, "\n%s: %d passed, %d failed, %d skipped; build %s, boot %s (%s); console log: %s\n",
 		verdict, pass, fail, skip, r.BuildTime.Round(100*time.Millisecond), r.BootTime.Round(100*time.Millisecond), r.Accel, r.ConsoleLog)

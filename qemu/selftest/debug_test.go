@@ -1,0 +1,184 @@
+package selftest
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"kpatch/internal/seriestest"
+	"kpatch/qemu"
+	"kpatch/series"
+)
+
+// splatMutation is code put at the top of unwind_deferred_request() for
+// TestQEMUDebugSplats: from a system call (interrupts on) it takes a raw
+// spinlock and reads past a stack array (KASAN: stack-out-of-bounds); from
+// the timer case's hard interrupt it takes the same lock (lockdep:
+// inconsistent lock state) and calls might_sleep() (DEBUG_ATOMIC_SLEEP).
+const splatMutation = `	{
+		static DEFINE_RAW_SPINLOCK(kpatch_splat_lock);
+		volatile int kpatch_i = 2;
+		unsigned long kpatch_a[2] = { 0, 0 };
+
+		if (in_hardirq()) {
+			raw_spin_lock(&kpatch_splat_lock);
+			raw_spin_unlock(&kpatch_splat_lock);
+			might_sleep();
+		} else if (!in_nmi() && !irqs_disabled()) {
+			raw_spin_lock(&kpatch_splat_lock);
+			raw_spin_unlock(&kpatch_splat_lock);
+			(void)READ_ONCE(kpatch_a[kpatch_i]);
+		}
+	}
+`
+
+// mutateRequest returns kernel/unwind/deferred.c of s with splatMutation
+// at the top of unwind_deferred_request().
+func mutateRequest(t testing.TB, s *series.Series) map[string][]byte {
+	t.Helper()
+	const f = "kernel/unwind/deferred.c"
+	src := string(s.FinalFiles()[f])
+	const head = "int unwind_deferred_request(struct unwind_work *work, u64 *cookie)\n{\n"
+	i := strings.Index(src, head)
+	if i < 0 {
+		t.Fatalf("%s has no %q", f, head)
+	}
+	j := i + len(head)
+	// after the declarations of the function's first block
+	k := strings.Index(src[j:], "\n\n")
+	if k < 0 {
+		t.Fatalf("%s: unwind_deferred_request() has no blank line after its declarations", f)
+	}
+	return map[string][]byte{f: []byte(src[:j+k+1] + "\n" + splatMutation + src[j+k+1:])}
+}
+
+// runDebug boots the debug kernel of s (with files replaced) under TCG.
+func runDebug(t *testing.T, ctx context.Context, s *series.Series, files map[string][]byte) *Report {
+	t.Helper()
+	dir := os.Getenv("KPATCH_TEST_DEBUG_BUILD_DIR")
+	if dir == "" {
+		var err error
+		if dir, err = DefaultDebugBuildDir(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := Run(ctx, s, Options{
+		BuildOptions: BuildOptions{BuildDir: dir, Log: testLog{t}, Debug: true, Files: files},
+		Accel:        qemu.AccelTCG,
+		BootTimeout:  10 * time.Minute,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	rep.WriteText(&b)
+	t.Log("\n" + b.String())
+	return rep
+}
+
+// saveConsole writes the run's console log and the programs' symbols to
+// testdata/name when KPATCH_WRITE_TESTDATA is set, for the fast tests.
+func saveConsole(t *testing.T, rep *Report, name string) {
+	if os.Getenv("KPATCH_WRITE_TESTDATA") == "" {
+		return
+	}
+	dir := filepath.Join("testdata", name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	console, err := os.ReadFile(rep.ConsoleLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var z bytes.Buffer
+	w, _ := gzip.NewWriterLevel(&z, gzip.BestCompression)
+	w.Write(console)
+	w.Close()
+	if err := os.WriteFile(filepath.Join(dir, "console.log.gz"), z.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range Modes {
+		out, err := exec.Command("nm", filepath.Join(rep.BuildDir, "progs", m.Program)).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, m.Program+".syms"), out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestQEMUDebug boots v16 with the x86 series in a kernel with KASAN,
+// PROVE_LOCKING and DEBUG_ATOMIC_SLEEP: every case passes and the console
+// has no splat (testdata/debug-pass).
+func TestQEMUDebug(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Minute)
+	defer cancel()
+	tree := requireTools(t, ctx)
+	s, err := seriestest.Generate(ctx, seriestest.Options{Tree: tree, Base: "v6.12", Version: bootRevision, Stack: bootStack, WithPrerequisite: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := runDebug(t, ctx, s, nil)
+	if !rep.Passed || len(rep.Splats) > 0 {
+		t.Errorf("the debug boot: passed %v, splats %v", rep.Passed, rep.Splats)
+	}
+	saveConsole(t, rep, "debug-pass")
+}
+
+// TestQEMUDebugSplats boots the debug kernel with splatMutation in
+// unwind_deferred_request(): the KASAN report fails the first 64-bit case
+// (depth_1, the first request from a system call), lockdep's and
+// might_sleep()'s reports fail timer_irq, where the request comes from
+// the timer's interrupt (testdata/debug-splats).
+func TestQEMUDebugSplats(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Minute)
+	defer cancel()
+	tree := requireTools(t, ctx)
+	s, err := seriestest.Generate(ctx, seriestest.Options{Tree: tree, Base: "v6.12", Version: bootRevision, Stack: bootStack, WithPrerequisite: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := runDebug(t, ctx, s, mutateRequest(t, s))
+	saveConsole(t, rep, "debug-splats")
+	if rep.Passed {
+		t.Fatal("the run passed with a KASAN, lockdep and might_sleep() report in unwind_deferred_request()")
+	}
+	checkSplatCases(t, rep.Cases)
+}
+
+// checkSplatCases checks what the mutation's reports fail: depth_1 of the
+// 64-bit task by KASAN, timer_irq of the 64-bit task by lockdep and by
+// might_sleep(), each named in the case's reason.
+func checkSplatCases(t *testing.T, cases []CaseResult) {
+	t.Helper()
+	want := map[string][]string{
+		"unwind_x86_64/depth_1":   {"KASAN report during unwind_x86_64 depth_1", "stack-out-of-bounds in unwind_deferred_request"},
+		"unwind_x86_64/timer_irq": {"lockdep report during unwind_x86_64 timer_irq", "inconsistent lock state", "BUG report during unwind_x86_64 timer_irq", "sleeping function called from invalid context"},
+	}
+	for _, c := range cases {
+		key := c.Mode + "/" + c.Name
+		w, ok := want[key]
+		if !ok {
+			continue
+		}
+		delete(want, key)
+		if c.Status != Fail {
+			t.Errorf("%s: %s, want a failure by the splat", key, c.Status)
+		}
+		for _, s := range w {
+			if !strings.Contains(c.Reason, s) {
+				t.Errorf("%s: reason %q lacks %q", key, c.Reason, s)
+			}
+		}
+	}
+	for k := range want {
+		t.Errorf("no result for %s", k)
+	}
+}
