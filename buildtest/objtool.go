@@ -173,9 +173,12 @@ func (r *runner) traceObjtool(ctx context.Context, msg string) []Frame {
 }
 
 // blameChain sets each frame's patch at step k and returns the origin of
-// the frame a patch wrote last: the inlined code objtool complains about
-// is all there, as it is now, from that patch on (the call that inlined
-// it into the function objtool checks, or the instrumented access).
+// the outermost frame a patch wrote: the line that brought the code
+// objtool complains about into the function it checks (a call in noinstr
+// code such as unwind_reset_info() in exit_to_user_mode()). The inner
+// frames keep their own patches: the instrumented access may have come
+// later (a try_cmpxchg() in the function called), which is when a build
+// of each patch first shows the warning.
 func (st *steps) blameChain(fr []Frame, k int) (Origin, *Frame) {
 	var best *Frame
 	var bestOrigin Origin
@@ -185,8 +188,8 @@ func (st *steps) blameChain(fr []Frame, k int) (Origin, *Frame) {
 			continue
 		}
 		fr[i].Patch = o.Patch
-		if o.Patch > 0 && (best == nil || o.Patch > best.Patch) {
-			best, bestOrigin = &fr[i], o
+		if o.Patch > 0 {
+			best, bestOrigin = &fr[i], o // the frames go outwards
 		}
 	}
 	return bestOrigin, best

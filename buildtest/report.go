@@ -36,7 +36,7 @@ type Problem struct {
 	MovedFrom string `json:"moved_from,omitempty"`
 	// Trace is, for an objtool warning on vmlinux.o, the source lines
 	// inlined at the place it names, innermost first, each with the patch
-	// that wrote it; Origin is then the frame a patch wrote last.
+	// that wrote it; Origin is then the outermost frame a patch wrote.
 	Trace []Frame `json:"trace,omitempty"`
 }
 

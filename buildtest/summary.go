@@ -17,6 +17,9 @@ type finding struct {
 	config string // the configuration or check
 	patch  PatchInfo
 	last   int // the last patch of the run of patches that have it
+	// together: found at the first patch built, with the earlier ones
+	// (--from): the patch is where it was found, not where it came from.
+	together bool
 }
 
 // findings returns every error and new warning once per configuration,
@@ -37,7 +40,8 @@ func (r *Report) findings() []finding {
 						continue
 					}
 					done[k] = true
-					out = append(out, finding{p: p, config: c.Name, patch: r.Patches[i], last: r.Patches[lastWith(c.Cells, i, p.Key())].Number})
+					together := i > 0 && c.Cells[i-1].Status == NotBuilt
+					out = append(out, finding{p: p, config: c.Name, patch: r.Patches[i], last: r.Patches[lastWith(c.Cells, i, p.Key())].Number, together: together})
 				}
 			}
 		}
@@ -69,8 +73,8 @@ func warningID(p Problem) string {
 // location is file:line of a problem as a maintainer looks it up: for an
 // objtool warning with its inlined lines, the line its origin names.
 func location(p Problem) string {
-	for _, f := range p.Trace {
-		if f.Patch == p.Origin.Patch && f.Patch > 0 {
+	for i := len(p.Trace) - 1; i >= 0; i-- {
+		if f := p.Trace[i]; f.Patch == p.Origin.Patch && f.Patch > 0 {
 			return fmt.Sprintf("%s:%d", f.File, f.Line)
 		}
 	}
@@ -111,16 +115,25 @@ func (r *Report) WriteSummary(w io.Writer) {
 			for _, l := range f.p.Context {
 				fmt.Fprintf(w, "   %s\n", l)
 			}
-			since := fmt.Sprintf("patch %d/%d %q", f.patch.Number, len(r.Patches), f.patch.Subject)
-			if f.last > f.patch.Number {
-				since += fmt.Sprintf(" (and every patch to %d)", f.last)
-			} else if f.patch.Number < len(r.Patches) {
-				since += " (only there)"
+			found := fmt.Sprintf("found at patch %d/%d", f.patch.Number, len(r.Patches))
+			switch {
+			case f.together:
+				found = fmt.Sprintf("found building patches 1-%d together", f.patch.Number)
+			case f.last > f.patch.Number:
+				found += fmt.Sprintf(" and every patch to %d", f.last)
+			case f.patch.Number < len(r.Patches):
+				found += " only"
 			}
-			fmt.Fprintf(w, "   config: %s; introduced by %s\n", f.config, since)
+			fmt.Fprintf(w, "   config: %s; %s\n", f.config, found)
+			intro := f.patch
+			if o := f.p.Origin.Patch; o > 0 && o <= len(r.Patches) {
+				intro = r.Patches[o-1]
+			}
+			fmt.Fprintf(w, "   introduced by patch %d/%d %q", intro.Number, len(r.Patches), intro.Subject)
 			if f.p.Origin.Patch > 0 {
-				fmt.Fprintf(w, "   at %s: %s\n", location(f.p), f.p.Origin)
+				fmt.Fprintf(w, ", %s: %s", location(f.p), f.p.Origin)
 			}
+			fmt.Fprintln(w)
 			for _, fr := range f.p.Trace {
 				by := "the base"
 				if fr.Patch > 0 {
