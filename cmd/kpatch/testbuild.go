@@ -18,22 +18,26 @@ func cmdTestBuild(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	for _, c := range buildtest.Configs {
 		names = append(names, c.Name)
 	}
-	fs := newFlags("test build", "[--tree DIR] [--base REV] [-v N] [--stack NAME] [--spec DIR] [--plain] [--configs LIST] [--cc CMD] [--jobs N] [--patches N] [--from N] [--json]",
+	fs := newFlags("test build", "[--tree DIR] [--base REV] [-v N] [--stack NAME] [--spec DIR] [--plain] [--configs LIST] [--cc CMD] [--jobs N] [--patches N] [--from N] [--summary] [--json]",
 		`Build every patch of the series in each configuration that matters for it,
-as the kernel test robot would after the series is posted. --configs names
-them: `+strings.Join(names, ", ")+`, or robot for all of them; the default is
-`+strings.Join(buildtest.DefaultConfigs, ", ")+`.
-Each configuration is built once in full at the base (W=1, and C=1 in the x86
-ones when sparse is installed) in <cache>/build/matrix-<config>, from one
-source tree (<cache>/build/source), reused across runs; then for
-each patch only the objects it affects are compiled (the .c files it touches,
-the objects whose kbuild dependency lists name a file it touches or a
-configuration symbol whose value it changes). The report is a patch x
-configuration table: PASS, FAIL with the compiler's first error, WARN with the
-warnings the base did not have, each naming the patch and the template line or
-edit that wrote the line. Exit status 1 when a patch fails in a configuration.
-Every flag, the tools and --cc are checked before anything is generated,
-unpacked or built. "kpatch test --build" is the same command.`)
+as the kernel test robot and linux-next would after the series is posted.
+--configs names them:
+  `+strings.Join(names, ", ")+`
+or robot for all of them; the default is `+strings.Join(buildtest.DefaultConfigs, ", ")+`.
+Each configuration is built once in full at the base (W=1, and C=1 in the
+x86 ones when sparse is installed) in <cache>/build/matrix-<config>, from one
+source tree (<cache>/build/source), reused across runs; then for each patch
+only the objects it affects are compiled (the .c files it touches, the
+objects whose kbuild dependency lists name a file it touches or a
+configuration symbol whose value it changes); kcsan and kasan also link
+vmlinux for objtool. Two more columns check the lines the series adds: W=2
+warnings and scripts/kernel-doc -Wall on the files it creates. The report is
+a patch x configuration table: PASS, FAIL with the compiler's first error,
+WARN with the warnings the base did not have, each naming the patch and the
+template line or edit that wrote the line; --summary prints the robot's
+summary instead. Exit status 1 when a patch fails in a configuration. Every
+flag, the tools and --cc are checked before anything is generated, unpacked
+or built. "kpatch test --build" is the same command.`)
 	fs.Bool("build", true, "this command (kpatch test --build is kpatch test build)")
 	sf := fs.seriesFlags(seriesFlagSpec{tree: "."})
 	configs := fs.String("configs", strings.Join(buildtest.DefaultConfigs, ","), "configurations to build, comma-separated ("+strings.Join(names, ", ")+"; robot: all)")

@@ -37,7 +37,9 @@ func TestTestBuildErrors(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{[]string{"--config", "x86_64,sparc"}, 2, `unknown configuration "sparc": choose among x86_64, x86_64-noia32, i386`},
+		{[]string{"--config", "x86_64,sparc"}, 2, `unknown configuration "sparc": choose among x86_64, x86_64-noia32, i386, um, clang, kcsan, kasan, arm64, default, robot`},
+		{[]string{"--configs", "robot,sparc"}, 2, `--configs: unknown configuration "sparc"`},
+		{[]string{"--configs", " , "}, 2, "--configs: no configuration given"},
 		{[]string{"--jobs", "0"}, 2, "--jobs must be 1 or more"},
 		{[]string{"--sparse", "maybe"}, 2, `--sparse "maybe": give auto, yes or no`},
 		{[]string{"--tree", notKernel, "--plain"}, 2, "not a Linux kernel tree"},
