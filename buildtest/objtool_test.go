@@ -5,6 +5,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -84,5 +86,53 @@ func TestSymbolPlace(t *testing.T) {
 		if sec != tc.section || v != tc.value || ok != tc.ok {
 			t.Errorf("%s: %s %#x %v, want %s %#x %v", tc.fn, sec, v, ok, tc.section, tc.value, tc.ok)
 		}
+	}
+}
+
+// addr2line -f -i at syscall_exit_to_user_mode+0xa6 in kernel/entry/common.o
+// compiled again with -g: the instrumented atomic of try_cmpxchg(), in
+// unwind_reset_info(), in exit_to_user_mode(), in the function objtool
+// checks; paths made relative to the source tree, discriminators left out.
+func TestInlineChain(t *testing.T) {
+	out := readObjtoolData(t, "addr2line-syscall_exit_to_user_mode.txt")
+	const src = "/root/.cache/kpatch/build/x86_64-unwind-debug/src/"
+	rel := func(p string) string {
+		if len(p) > len(src) && p[:len(src)] == src {
+			return p[len(src):]
+		}
+		return p
+	}
+	got := inlineChain(out, rel)
+	want := []Frame{
+		{Func: "instrument_atomic_read_write", File: "include/linux/instrumented.h", Line: 97},
+		{Func: "unwind_reset_info", File: "include/linux/unwind_deferred.h", Line: 61},
+		{Func: "exit_to_user_mode", File: "include/linux/entry-common.h", Line: 364},
+		{Func: "syscall_exit_to_user_mode", File: "kernel/entry/common.c", Line: 223},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("chain\n got %+v\nwant %+v", got, want)
+	}
+}
+
+// The chain of the kcsan build's warning, blamed on v16 with the x86
+// series after patch 12: try_cmpxchg() in unwind_reset_info() came with
+// patch 6 (bitmask), the call in exit_to_user_mode() with patch 3
+// (cache), which is the warning's origin.
+func TestBlameChainKCSAN(t *testing.T) {
+	s := stackX86(t, "")
+	st := newSteps(s)
+	out := readObjtoolData(t, "addr2line-syscall_exit_to_user_mode.txt")
+	const src = "/root/.cache/kpatch/build/x86_64-unwind-debug/src/"
+	fr := inlineChain(out, func(p string) string { return strings.TrimPrefix(p, src) })
+	o, f := st.blameChain(fr, st.n)
+	var patches []int
+	for _, x := range fr {
+		patches = append(patches, x.Patch)
+	}
+	if !reflect.DeepEqual(patches, []int{0, 6, 3, 0}) {
+		t.Errorf("the frames' patches are %v, want [0 6 3 0] (base, bitmask, cache, base)", patches)
+	}
+	if f == nil || f.File != "include/linux/entry-common.h" || o.Patch != 3 || o.PatchID != "cache" {
+		t.Errorf("origin %+v at %+v, want patch 3 (cache) at include/linux/entry-common.h", o, f)
 	}
 }
