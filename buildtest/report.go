@@ -74,6 +74,8 @@ type ConfigResult struct {
 	// (CheckW2, CheckKernelDoc), not a configuration: its warnings are
 	// reported, and fail nothing.
 	Check bool `json:"check,omitempty"`
+	// In is the configuration a check compiles in (W=2's).
+	In string `json:"in,omitempty"`
 }
 
 // PatchInfo names a patch row.
@@ -193,7 +195,9 @@ func (r *Report) WriteText(w io.Writer) {
 					for _, l := range pr.Context {
 						fmt.Fprintf(w, "      %s\n", l)
 					}
-					if pr.Object != "" {
+					if pr.Object == LinkObject {
+						fmt.Fprintf(w, "    linking vmlinux; %s\n", pr.Origin)
+					} else if pr.Object != "" {
 						fmt.Fprintf(w, "    compiling %s; %s\n", pr.Object, pr.Origin)
 					} else {
 						fmt.Fprintf(w, "    %s\n", pr.Origin)

@@ -87,8 +87,11 @@ func Run(ctx context.Context, s *series.Series, o Options) (*Report, error) {
 	st := newSteps(s)
 	rep := &Report{Series: s.Revision.Name(), Version: s.Revision.Version, Base: s.Tree.Base, Passed: true}
 	rep.Flags = []string{"W=1"}
-	if sparse {
-		rep.Flags = append(rep.Flags, "C=1")
+	for _, c := range cfgs {
+		if sparse && c.Sparse {
+			rep.Flags = append(rep.Flags, "C=1")
+			break
+		}
 	}
 	if o.CC != "" {
 		rep.Flags = append(rep.Flags, "CC="+CompilerCommand(o.CC))
@@ -144,7 +147,7 @@ func Run(ctx context.Context, s *series.Series, o Options) (*Report, error) {
 		}
 	}
 	if w2 != nil {
-		w2.w2Res = &ConfigResult{Name: CheckW2, Arch: w2.cfg.Arch, Check: true, BuildDir: w2.d.Root,
+		w2.w2Res = &ConfigResult{Name: CheckW2, Arch: w2.cfg.Arch, Check: true, In: w2.cfg.Name, BuildDir: w2.d.Root,
 			What: "W=2 warnings (-Wshadow, -Wtype-limits, ...) on the lines the series adds, compiled in " + w2.cfg.Name}
 	}
 	kdoc := &ConfigResult{Name: CheckKernelDoc, Check: true, What: "scripts/kernel-doc -Wall on the files the series creates, lines the series adds"}

@@ -41,7 +41,11 @@ func (r *Report) findings() []finding {
 					}
 					done[k] = true
 					together := i > 0 && c.Cells[i-1].Status == NotBuilt
-					out = append(out, finding{p: p, config: c.Name, patch: r.Patches[i], last: r.Patches[lastWith(c.Cells, i, p.Key())].Number, together: together})
+					name := c.Name
+					if c.In != "" {
+						name += " (in " + c.In + ")"
+					}
+					out = append(out, finding{p: p, config: name, patch: r.Patches[i], last: r.Patches[lastWith(c.Cells, i, p.Key())].Number, together: together})
 				}
 			}
 		}
@@ -173,8 +177,12 @@ func (r *Report) WriteSummary(w io.Writer) {
 		}
 		fmt.Fprintln(w)
 	}
-	var tested, skipped []ConfigResult
+	var tested, skipped, checks []ConfigResult
 	for _, c := range r.Configs {
+		if c.Check {
+			checks = append(checks, c)
+			continue
+		}
 		if c.BaseError != "" {
 			skipped = append(skipped, c)
 		} else {
@@ -192,6 +200,12 @@ func (r *Report) WriteSummary(w io.Writer) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.Name, c.Arch, c.Compiler, strings.Join(c.Flags, " "))
 	}
 	tw.Flush()
+	if len(checks) > 0 {
+		fmt.Fprintln(w, "\nchecks of the lines the series adds:")
+		for _, c := range checks {
+			fmt.Fprintf(w, "%s: %s\n", c.Name, c.What)
+		}
+	}
 	if len(skipped) > 0 {
 		fmt.Fprintln(w, "\nskipped configs (the base does not build):")
 		for _, c := range skipped {
