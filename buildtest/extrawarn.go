@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"kpatch/plumbing/kbuild"
@@ -297,7 +298,7 @@ func (st *steps) kernelDoc(ctx context.Context, src string, k int) ([]Problem, e
 		if m == nil {
 			continue
 		}
-		line := atoi(m[2])
+		line, _ := strconv.Atoi(m[2])
 		d := Diag{File: m[1], Line: line, Severity: "warning", Message: "kernel-doc: " + strings.TrimSpace(m[3])}
 		if seen[d.Key()] {
 			continue
@@ -308,15 +309,4 @@ func (st *steps) kernelDoc(ctx context.Context, src string, k int) ([]Problem, e
 		}
 	}
 	return probs, nil
-}
-
-func atoi(s string) int {
-	n := 0
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return n
-		}
-		n = n*10 + int(c-'0')
-	}
-	return n
 }
