@@ -39,7 +39,8 @@ if ! command -v aarch64-linux-gnu-gcc >/dev/null; then
 	opt=/opt/kpatch/gcc-aarch64 lib=usr/lib/gcc-cross/aarch64-linux-gnu/12
 	tmp=$(mktemp -d) && chmod 755 "$tmp"
 	echo "setup: unpacking gcc-12-aarch64-linux-gnu into $opt" >&2
-	(cd "$tmp" && apt-get download -q gcc-12-aarch64-linux-gnu)
+	(cd "$tmp" && { apt-get download -q gcc-12-aarch64-linux-gnu ||
+		{ $SUDO apt-get update -q && apt-get download -q gcc-12-aarch64-linux-gnu; }; })
 	$SUDO mkdir -p "$opt"
 	$SUDO dpkg -x "$tmp"/gcc-12-aarch64-linux-gnu_*.deb "$opt"
 	rm -rf "$tmp"
