@@ -224,11 +224,12 @@ func (r *runner) w2(ctx context.Context, k int, objs []string, results map[strin
 			continue
 		}
 		for _, d := range res.Warnings {
-			if w1[d.Key()] || seen[d.Key()] {
+			// by line: the same words on two lines are two warnings
+			if w1[d.Key()] || seen[d.String()] {
 				continue
 			}
 			if pr, ok := r.st.addedLine(d, obj, k); ok {
-				seen[d.Key()] = true
+				seen[d.String()] = true
 				out = append(out, pr)
 			}
 		}
@@ -300,11 +301,11 @@ func (st *steps) kernelDoc(ctx context.Context, src string, k int) ([]Problem, e
 		}
 		line, _ := strconv.Atoi(m[2])
 		d := Diag{File: m[1], Line: line, Severity: "warning", Message: "kernel-doc: " + strings.TrimSpace(m[3])}
-		if seen[d.Key()] {
+		if seen[d.String()] {
 			continue
 		}
 		if pr, ok := st.addedLine(d, "", k); ok {
-			seen[d.Key()] = true
+			seen[d.String()] = true
 			probs = append(probs, pr)
 		}
 	}

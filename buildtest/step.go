@@ -17,7 +17,7 @@ import (
 // cellVersion changes when what a step's cell holds changes (a field or
 // how it is derived from the objects' results), so that remembered steps
 // are derived again; the objects' results stay cached.
-const cellVersion = 4 // 4: an objtool warning blamed on its outermost line from a patch
+const cellVersion = 5 // 5: W=2 and kernel-doc warnings told apart by line
 
 // stepKey hashes everything a step's result depends on.
 func (r *runner) stepKey(k int, overlay map[string][]byte) string {
