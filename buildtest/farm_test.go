@@ -55,6 +55,9 @@ func TestCompilerFarm(t *testing.T) {
 	// Two test runs at once (two checkouts, or a run left behind by a
 	// killed one) share this tree: one builds at a time, as kpatch test
 	// build does, instead of both making into the same O= directory.
+	if err := os.MkdirAll(d.Root, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	unlock, err := outdir.Lock(ctx, filepath.Join(d.Root, ".lock"), os.Stderr, "the build tree "+d.Root)
 	if err != nil {
 		t.Fatal(err)
