@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"regexp"
 	"strings"
 	"syscall"
 	"time"
@@ -286,7 +285,6 @@ func runCommand(c command, args []string, stdout *checkedWriter, stderr io.Write
 	if code == exitOK {
 		return code
 	}
-	msg = userMessage(msg)
 	fmt.Fprintf(stderr, "%s: %s\n", prefix, msg)
 	if use != nil && use.f != nil {
 		fmt.Fprintln(stderr)
@@ -369,22 +367,4 @@ func (c *checkedWriter) Write(p []byte) (int, error) {
 		c.err = err
 	}
 	return n, err
-}
-
-// internalPrefix matches the name of one of kpatch's packages where an
-// error message begins with it ("kbuild: ...") or where a wrapped
-// error's message begins ("building: spec: ..."). The packages still
-// prefix some of their messages so; users know commands and files, not
-// packages, so the frame drops the names.
-var internalPrefix = regexp.MustCompile(`(^|: )(buildtest|core|cpio|diffstat|gitdb|kbuild|kernelsrc|kerneltree|ktap|linediff|macros|mail|mailbody|maintainers|oracle|outdir|patchmail|qemu|rangediff|report|selftest|series|spec|symtab|trailers|unwind|verify|weave): `)
-
-// userMessage is an error message without the package names in it.
-func userMessage(msg string) string {
-	for {
-		m := internalPrefix.ReplaceAllString(msg, "$1")
-		if m == msg {
-			return m
-		}
-		msg = m
-	}
 }

@@ -199,23 +199,6 @@ func TestStdoutErrors(t *testing.T) {
 	}
 }
 
-// TestUserMessage: the frame drops the package names that begin error
-// messages, and nothing else.
-func TestUserMessage(t *testing.T) {
-	for in, want := range map[string]string{
-		"oracle: patch 7 has no diff":                      "patch 7 has no diff",
-		"generating the series: spec: v12/x.patch: line 3": "generating the series: v12/x.patch: line 3",
-		"kbuild: make: kbuild: exit 2":                     "make: exit 2",
-		"the series: patch 3 is missing":                   "the series: patch 3 is missing",
-		"--spec: not a directory":                          "--spec: not a directory",
-		"/tmp/core: qemu: unknown accelerator \"x\"":       "/tmp/core: unknown accelerator \"x\"",
-	} {
-		if got := userMessage(in); got != want {
-			t.Errorf("userMessage(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // TestBadInputKinds: what exits 2 (an input that cannot be used) and what
 // exits 1 (the work failed): a file that is missing says nothing by
 // itself (one that vanishes during a build is a failure of the work), an

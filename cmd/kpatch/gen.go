@@ -188,7 +188,7 @@ func genFailed(err error, jsonOut bool, stdout, stderr io.Writer) error {
 		Error    string `json:"error"`
 		Exit     int    `json:"exit"`
 		Unplaced []edit `json:"unplaced,omitempty"`
-	}{Error: userMessage(err.Error()), Exit: exitFailed}
+	}{Error: err.Error(), Exit: exitFailed}
 	if isBadInput(err) {
 		rep.Exit = exitUsage
 	}
@@ -206,7 +206,7 @@ func genFailed(err error, jsonOut bool, stdout, stderr io.Writer) error {
 			rep.Unplaced = append(rep.Unplaced, e)
 		}
 		err = unplacedSummary{ue}
-		rep.Error = userMessage(err.Error())
+		rep.Error = err.Error()
 	}
 	if jsonOut {
 		enc := json.NewEncoder(stdout)
