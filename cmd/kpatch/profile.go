@@ -5,19 +5,32 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 )
 
 // startProfiles starts the profiles the environment asks for, for
 // measuring kpatch as a whole process (scripts/bench-gen.sh):
 // KPATCH_CPUPROFILE=FILE writes a CPU profile, KPATCH_MEMPROFILE=FILE an
-// allocation profile (every allocation sampled). The returned function
-// writes them out.
+// allocation profile (every allocation sampled), KPATCH_TRACE=FILE an
+// execution trace (go tool trace: what each core ran when). The returned
+// function writes them out.
 func startProfiles() func() {
-	cpu, mem := os.Getenv("KPATCH_CPUPROFILE"), os.Getenv("KPATCH_MEMPROFILE")
-	if cpu == "" && mem == "" {
+	cpu, mem, tr := os.Getenv("KPATCH_CPUPROFILE"), os.Getenv("KPATCH_MEMPROFILE"), os.Getenv("KPATCH_TRACE")
+	if cpu == "" && mem == "" && tr == "" {
 		return func() {}
 	}
-	var cf *os.File
+	var cf, tf *os.File
+	if tr != "" {
+		f, err := os.Create(tr)
+		if err == nil {
+			err = trace.Start(f)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "kpatch: KPATCH_TRACE: %v\n", err)
+		} else {
+			tf = f
+		}
+	}
 	if cpu != "" {
 		f, err := os.Create(cpu)
 		if err == nil {
@@ -33,6 +46,10 @@ func startProfiles() func() {
 		runtime.MemProfileRate = 1
 	}
 	return func() {
+		if tf != nil {
+			trace.Stop()
+			tf.Close()
+		}
 		if cf != nil {
 			pprof.StopCPUProfile()
 			cf.Close()
