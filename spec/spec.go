@@ -230,24 +230,17 @@ func load(fsys fs.FS) (*Spec, error) {
 	if derr != nil {
 		return nil, derr
 	}
-	for _, d := range dirs {
-		r, err := s.loadRevision(path.Dir(d), decls, nil)
-		if err != nil {
-			return nil, err
-		}
-		s.Revisions = append(s.Revisions, r)
+	if s.Revisions, err = s.loadRevisions(dirs, decls); err != nil {
+		return nil, err
 	}
 	sort.Slice(s.Revisions, func(i, j int) bool { return s.Revisions[i].Version < s.Revisions[j].Version })
 	stacked, err := fs.Glob(fsys, "*-v*/series")
 	if err != nil {
 		return nil, err
 	}
-	for _, d := range stacked {
-		r, err := s.loadRevision(path.Dir(d), decls, nil)
-		if err != nil {
-			return nil, err
-		}
-		s.Stacked = append(s.Stacked, r)
+	// A stacked revision reads the main revisions it applies on.
+	if s.Stacked, err = s.loadRevisions(stacked, decls); err != nil {
+		return nil, err
 	}
 	sort.Slice(s.Stacked, func(i, j int) bool {
 		a, b := s.Stacked[i], s.Stacked[j]
@@ -289,6 +282,30 @@ const tmpMark = ".kpatch-tmp"
 type parsed struct {
 	src  string
 	tmpl *template.Template
+}
+
+// loadRevisions loads the revisions whose series files are series, at
+// once: rendering their declarations is the half of loading the spec
+// that the template parsers leave to one core. The error is that of the
+// first that fails, in the order of series.
+func (s *Spec) loadRevisions(series []string, decls map[string]*decl) ([]*Revision, error) {
+	out := make([]*Revision, len(series))
+	errs := make([]error, len(series))
+	var wg sync.WaitGroup
+	for i, d := range series {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i], errs[i] = s.loadRevision(path.Dir(d), decls, nil)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // parseFiles reads and parses the template files paths, in order; the
