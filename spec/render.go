@@ -72,6 +72,11 @@ func (r *Revision) Render(path string, step int) (content []byte, exists bool, e
 	if f == nil {
 		return nil, false, fmt.Errorf("no template for %s", path)
 	}
+	if f.createdBy != "" {
+		if n, err := r.position(f.createdBy); err == nil && (n == 0 || step < n) {
+			return nil, false, nil // created later, or by another revision
+		}
+	}
 	out, created, err := r.execute(f, step)
 	if err != nil {
 		return nil, false, invalid(err)

@@ -44,6 +44,10 @@ type File struct {
 	// are kept by that (cache, under mu).
 	ids       []string
 	cacheable bool
+	// createdBy is the id of the template's first action when that is
+	// {{created "id"}}: before that patch the file does not exist, and
+	// Render says so without running the template.
+	createdBy string
 	mu        sync.Mutex
 	cache     map[string]rendered
 }
@@ -57,6 +61,17 @@ type rendered struct {
 // newFile makes the File of a parsed template.
 func newFile(path, src string, t *template.Template) *File {
 	f := &File{Path: path, Src: src, tmpl: t, cacheable: true, cache: map[string]rendered{}}
+	if nodes := t.Tree.Root.Nodes; len(nodes) > 0 {
+		if a, ok := nodes[0].(*parse.ActionNode); ok && len(a.Pipe.Decl) == 0 && len(a.Pipe.Cmds) == 1 {
+			if args := a.Pipe.Cmds[0].Args; len(args) == 2 {
+				fn, isFn := args[0].(*parse.IdentifierNode)
+				id, isID := args[1].(*parse.StringNode)
+				if isFn && isID && fn.Ident == "created" {
+					f.createdBy = id.Text
+				}
+			}
+		}
+	}
 	seen := map[string]bool{}
 	walk(t.Tree.Root, func(c *parse.CommandNode) {
 		for _, a := range c.Args {
