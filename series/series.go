@@ -261,6 +261,8 @@ func (s *Series) AddRecipients(to, cc []string) {
 // goes on with the others and returns them all in an *UnplacedError.
 func Build(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree) (*Series, error) {
 	created := rev.Spec().CreatedFiles()
+	rendering := renderCreated(rev, created) // beside the checks and the edits
+	defer rendering.stop()
 	if err := checkCreated(tree, created); err != nil {
 		return nil, err
 	}
@@ -275,7 +277,7 @@ func Build(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree) (*Seri
 	ed := hooks.NewEditor(st)        // keeps the edited files split in lines
 	last := map[string]*FileChange{} // the latest change of each file
 	var unplaced []*Unplaced
-	for _, sp := range rev.Patches {
+	for i, sp := range rev.Patches {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -310,8 +312,8 @@ func Build(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree) (*Seri
 				unplaced = append(unplaced, u)
 			}
 		}
-		for _, path := range created {
-			c, exists, err := rev.Render(path, sp.Number)
+		for j, path := range created {
+			c, exists, err := rendering.get(i, j)
 			if err != nil {
 				return nil, fmt.Errorf("patch %d (%s): %w", sp.Number, sp.ID, err)
 			}
@@ -354,6 +356,58 @@ func Build(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree) (*Seri
 	return s, nil
 }
 
+// renders are the created files after each patch, rendered by one
+// goroutine while Build places the edits: they depend on the spec alone,
+// and on two cores the rendering (text/template running the guards of
+// every created file after every patch) and the edits, which inflate the
+// base's files, take about as long each.
+type renders struct {
+	out   [][]rendered    // out[i][j]: created[j] after patch i
+	ready []chan struct{} // ready[i] is closed once out[i] is set
+	quit  chan struct{}
+}
+
+type rendered struct {
+	content []byte
+	exists  bool
+	err     error
+}
+
+// renderCreated starts rendering every created file after every patch of
+// rev.
+func renderCreated(rev *spec.Revision, created []string) *renders {
+	r := &renders{out: make([][]rendered, len(rev.Patches)), ready: make([]chan struct{}, len(rev.Patches)), quit: make(chan struct{})}
+	for i := range r.ready {
+		r.ready[i] = make(chan struct{})
+	}
+	go func() {
+		for i, sp := range rev.Patches {
+			out := make([]rendered, len(created))
+			for j, path := range created {
+				out[j].content, out[j].exists, out[j].err = rev.Render(path, sp.Number)
+			}
+			r.out[i] = out
+			close(r.ready[i])
+			select {
+			case <-r.quit:
+				return
+			default:
+			}
+		}
+	}()
+	return r
+}
+
+// get returns created[j] after patch i, as rev.Render does.
+func (r *renders) get(i, j int) ([]byte, bool, error) {
+	<-r.ready[i]
+	o := r.out[i][j]
+	return o.content, o.exists, o.err
+}
+
+// stop ends the rendering when Build returns.
+func (r *renders) stop() { close(r.quit) }
+
 // checkCreated refuses a base that already has one of the files the series
 // creates.
 func checkCreated(tree *kernelsrc.Tree, created []string) error {
@@ -385,14 +439,23 @@ func checkRecipients(rev *spec.Revision) error {
 }
 
 // prepareMail computes, once, what the mail needs beyond the diffs: every
-// patch's commit and the recipients.
+// patch's commit and the recipients. The recipients (MAINTAINERS parsed
+// and matched) are made beside the commits and the diffs, which need the
+// same time again and nothing of them.
 func (s *Series) prepareMail() error {
 	s.mailOnce.Do(func() {
-		if err := s.commits(); err != nil {
-			s.mailErr = err
-			return
+		rec := make(chan error, 1)
+		go func() { rec <- s.recipients() }()
+		err := s.commits()
+		for _, p := range append(append([]*Patch{}, s.prerequisites...), s.Patches...) {
+			for _, f := range p.Files {
+				s.Diff(f)
+			}
 		}
-		s.mailErr = s.recipients()
+		if rerr := <-rec; err == nil {
+			err = rerr
+		}
+		s.mailErr = err
 	})
 	return s.mailErr
 }
