@@ -3,6 +3,7 @@ package buildtest
 import (
 	"strconv"
 	"strings"
+	"sync"
 
 	"regexp"
 )
@@ -27,15 +28,15 @@ func (d Diag) String() string {
 }
 
 var (
-	hexRE   = regexp.MustCompile(`0x[0-9a-f]+`)
-	quoteRE = regexp.MustCompile(`:\d+(:\d+)?`)
+	hexRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`0x[0-9a-f]+`) })
+	quoteRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`:\d+(:\d+)?`) })
 )
 
 // Key is the diagnostic with line and column numbers (and objtool's
 // offsets) removed, to compare a warning with the base's.
 func (d Diag) Key() string {
-	m := hexRE.ReplaceAllString(d.Message, "0x")
-	m = quoteRE.ReplaceAllString(m, ":")
+	m := hexRE().ReplaceAllString(d.Message, "0x")
+	m = quoteRE().ReplaceAllString(m, ":")
 	return d.File + ": " + d.Severity + ": " + m
 }
 
@@ -47,10 +48,12 @@ type objResult struct {
 }
 
 var (
-	stepLineRE = regexp.MustCompile(`^\s{2}([A-Z][A-Z0-9_-]{1,9})(?: \[M\])?\s+(\S+)$`)
-	diagRE     = regexp.MustCompile(`^(.+?):(\d+):(?:(\d+):)? (warning|error|fatal error): (.*)$`)
-	objtoolRE  = regexp.MustCompile(`^(\S+\.o): (warning|error): (objtool: .*)$`)
-	makeErrRE  = regexp.MustCompile(`\*\*\* \[[^\]]*?: ([^\]\s]+\.o)\] Error`)
+	stepLineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s{2}([A-Z][A-Z0-9_-]{1,9})(?: \[M\])?\s+(\S+)$`) })
+	diagRE     = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(.+?):(\d+):(?:(\d+):)? (warning|error|fatal error): (.*)$`)
+	})
+	objtoolRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(\S+\.o): (warning|error): (objtool: .*)$`) })
+	makeErrRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\*\*\* \[[^\]]*?: ([^\]\s]+\.o)\] Error`) })
 )
 
 // outputParser splits make's output (run with --output-sync=target, so a
@@ -78,7 +81,7 @@ func (p *outputParser) result(obj string) *objResult {
 
 // line consumes one line of output.
 func (p *outputParser) line(l string) {
-	if m := stepLineRE.FindStringSubmatch(l); m != nil {
+	if m := stepLineRE().FindStringSubmatch(l); m != nil {
 		p.last = nil
 		p.check = m[1] == "CHECK"
 		switch t := m[2]; {
@@ -91,13 +94,13 @@ func (p *outputParser) line(l string) {
 		}
 		return
 	}
-	if m := makeErrRE.FindStringSubmatch(l); m != nil {
+	if m := makeErrRE().FindStringSubmatch(l); m != nil {
 		r := p.result(m[1])
 		r.Failed = true
 		return
 	}
 	var d Diag
-	if m := diagRE.FindStringSubmatch(l); m != nil {
+	if m := diagRE().FindStringSubmatch(l); m != nil {
 		d.File = p.rel(m[1])
 		d.Line, _ = strconv.Atoi(m[2])
 		d.Col, _ = strconv.Atoi(m[3])
@@ -106,7 +109,7 @@ func (p *outputParser) line(l string) {
 			d.Severity = "error"
 		}
 		d.Message = m[5]
-	} else if m := objtoolRE.FindStringSubmatch(l); m != nil {
+	} else if m := objtoolRE().FindStringSubmatch(l); m != nil {
 		d = Diag{File: p.rel(m[1]), Severity: m[2], Message: m[3]}
 	} else {
 		if p.last != nil && strings.HasPrefix(l, " ") && len(p.last.Context) < 4 {

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"kpatch/plumbing/kbuild"
 )
@@ -72,15 +73,15 @@ func w2Flags(makefile []byte) (add, remove []string) {
 }
 
 var (
-	ccOptionRE  = regexp.MustCompile(`\$\(call cc-option,\s*([^),]+)\)`)
-	ccDisableRE = regexp.MustCompile(`\$\(call cc-disable-warning,\s*([^),]+)\)`)
+	ccOptionRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\(call cc-option,\s*([^),]+)\)`) })
+	ccDisableRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\(call cc-disable-warning,\s*([^),]+)\)`) })
 )
 
 // makeFlags reads the compiler flags of the right side of a += line.
 func makeFlags(v string) []string {
-	v = ccOptionRE.ReplaceAllString(v, "$1")
-	v = ccDisableRE.ReplaceAllStringFunc(v, func(m string) string {
-		return "-Wno-" + strings.TrimSpace(ccDisableRE.FindStringSubmatch(m)[1])
+	v = ccOptionRE().ReplaceAllString(v, "$1")
+	v = ccDisableRE().ReplaceAllStringFunc(v, func(m string) string {
+		return "-Wno-" + strings.TrimSpace(ccDisableRE().FindStringSubmatch(m)[1])
 	})
 	var out []string
 	for _, f := range strings.Fields(v) {
@@ -250,7 +251,9 @@ func (st *steps) addedLine(d Diag, obj string, k int) (Problem, bool) {
 
 // kernelDocRE reads kernel-doc's warnings: "include/linux/x.h:12:
 // warning: ..." (some versions say "Warning: file:line ...").
-var kernelDocRE = regexp.MustCompile(`^(?:warning: |Warning: )?(\S+?):(\d+):? (?:warning: )?(.*)$`)
+var kernelDocRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(?:warning: |Warning: )?(\S+?):(\d+):? (?:warning: )?(.*)$`)
+})
 
 // kernelDoc runs scripts/kernel-doc -none -Wall of the source tree src on
 // the files the series creates, as they are after step k (written to a
@@ -295,7 +298,7 @@ func (st *steps) kernelDoc(ctx context.Context, src string, k int) ([]Problem, e
 	var probs []Problem
 	seen := map[string]bool{}
 	for _, l := range strings.Split(string(out), "\n") {
-		m := kernelDocRE.FindStringSubmatch(strings.TrimSpace(l))
+		m := kernelDocRE().FindStringSubmatch(strings.TrimSpace(l))
 		if m == nil {
 			continue
 		}

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"kpatch/plumbing/kbuild"
 )
@@ -33,11 +34,11 @@ func (f Frame) String() string {
 
 // objtoolAtRE reads the place of an objtool warning: "objtool:
 // syscall_exit_to_user_mode+0xaa: call to ...".
-var objtoolAtRE = regexp.MustCompile(`^objtool: ([A-Za-z0-9_.]+)\+0x([0-9a-f]+): `)
+var objtoolAtRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^objtool: ([A-Za-z0-9_.]+)\+0x([0-9a-f]+): `) })
 
 // objtoolPlace returns the function and offset an objtool message names.
 func objtoolPlace(msg string) (fn string, off uint64, ok bool) {
-	m := objtoolAtRE.FindStringSubmatch(msg)
+	m := objtoolAtRE().FindStringSubmatch(msg)
 	if m == nil {
 		return "", 0, false
 	}

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 )
@@ -62,15 +63,15 @@ func (r *Report) findings() []finding {
 
 // idRE turns what is not a word character of a diagnostic into the
 // robot's dashes.
-var idRE = regexp.MustCompile(`[^A-Za-z0-9_.()]+`)
+var idRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9_.()]+`) })
 
 // warningID is the robot's short name of a diagnostic: the file with
 // slashes as dashes, the severity, the message with its quotes, numbers
 // and offsets left out ("kernel-unwind-user.c:warning:incorrect-type-in-argument").
 func warningID(p Problem) string {
-	m := hexRE.ReplaceAllString(p.Message, "")
+	m := hexRE().ReplaceAllString(p.Message, "")
 	m = strings.NewReplacer("‘", "", "’", "", "'", "", "`", "", "\"", "").Replace(m)
-	m = strings.Trim(idRE.ReplaceAllString(m, "-"), "-")
+	m = strings.Trim(idRE().ReplaceAllString(m, "-"), "-")
 	return strings.ReplaceAll(p.File, "/", "-") + ":" + p.Severity + ":" + m
 }
 

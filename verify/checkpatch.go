@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"regexp"
@@ -45,7 +46,9 @@ var patchLevel = map[string]bool{"AUTHOR_SIGN_OFF": true, "COMMIT_MESSAGE": true
 
 const checkpatchWhy = "scripts/checkpatch.pl reports it, and maintainers run checkpatch on what they apply"
 
-var checkpatchLine = regexp.MustCompile(`^(.+?):(\d+): (ERROR|WARNING|CHECK):([A-Z0-9_]+): (.*)$`)
+var checkpatchLine = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(.+?):(\d+): (ERROR|WARNING|CHECK):([A-Z0-9_]+): (.*)$`)
+})
 
 // CheckpatchTimeout is how long Checkpatch lets scripts/checkpatch.pl run
 // on n patches when Options.CheckpatchTimeout is zero: a minute, and two
@@ -181,7 +184,7 @@ func Checkpatch(ctx context.Context, s *Series, own []Finding, opt Options) ([]F
 	left := map[string]int{}
 	sc := bufio.NewScanner(&out)
 	for sc.Scan() {
-		m := checkpatchLine.FindStringSubmatch(sc.Text())
+		m := checkpatchLine().FindStringSubmatch(sc.Text())
 		if m == nil {
 			continue
 		}
@@ -267,7 +270,7 @@ func (p *Patch) checkpatchText() (string, int) {
 	return p.mail.MailText(), p.MailLine - 1
 }
 
-var hunkHeader = regexp.MustCompile(`^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@`)
+var hunkHeader = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@`) })
 
 // treeLine maps line n of the patch text checkpatch read to a file and
 // line of the tree after the patch, for added and context lines of a hunk.
@@ -290,8 +293,8 @@ func (p *Patch) treeLine(n int) (string, int, bool) {
 			if j := strings.IndexByte(path, '\t'); j >= 0 {
 				path = path[:j]
 			}
-		case hunkHeader.MatchString(l):
-			cur, _ = strconv.Atoi(hunkHeader.FindStringSubmatch(l)[1])
+		case hunkHeader().MatchString(l):
+			cur, _ = strconv.Atoi(hunkHeader().FindStringSubmatch(l)[1])
 			inHunk, hunk, hunkStart = true, nil, cur
 			continue
 		}

@@ -27,8 +27,8 @@ const coccinelleWhy = "the kernel's own semantic patches (scripts/coccinelle, ma
 var coccinelleSame = map[string]string{"tests/unsigned_lesser_than_zero.cocci": "TYPE_LIMITS"}
 
 var (
-	coccinelleLine = regexp.MustCompile(`^(\S+?):(\d+):(\d+)(?:-\d+)?: (.*)$`)
-	statePrefix    = regexp.MustCompile(`^p(\d+)/`)
+	coccinelleLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(\S+?):(\d+):(\d+)(?:-\d+)?: (.*)$`) })
+	statePrefix    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^p(\d+)/`) })
 )
 
 // Coccicheck runs the semantic patches of the tree's scripts/coccinelle on
@@ -160,12 +160,12 @@ func Coccicheck(ctx context.Context, s *Series, own []Finding, opt Options) ([]F
 		}
 		sc := bufio.NewScanner(bytes.NewReader(r.out))
 		for sc.Scan() {
-			m := coccinelleLine.FindStringSubmatch(sc.Text())
+			m := coccinelleLine().FindStringSubmatch(sc.Text())
 			if m == nil {
 				continue
 			}
 			rel := strings.TrimPrefix(filepath.ToSlash(m[1]), filepath.ToSlash(srcDir))
-			pm := statePrefix.FindStringSubmatch(rel)
+			pm := statePrefix().FindStringSubmatch(rel)
 			if pm == nil {
 				continue
 			}

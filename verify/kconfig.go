@@ -18,7 +18,7 @@ var kconfigRules = []Rule{
 		check: checkKconfigSymbols},
 }
 
-var configRE = regexp.MustCompile(`(?m)^[ \t]*(?:menu)?config[ \t]+([A-Za-z0-9_]+)`)
+var configRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^[ \t]*(?:menu)?config[ \t]+([A-Za-z0-9_]+)`) })
 
 func isKconfig(p string) bool { return strings.HasPrefix(path.Base(p), "Kconfig") }
 
@@ -34,7 +34,7 @@ func kconfigSymbols(t *kernelsrc.Tree) (map[string]bool, error) {
 	}
 	syms := map[string]bool{}
 	add := func(c []byte) {
-		for _, m := range configRE.FindAllSubmatch(c, -1) {
+		for _, m := range configRE().FindAllSubmatch(c, -1) {
 			syms[string(m[1])] = true
 		}
 	}
@@ -92,8 +92,8 @@ func kconfigSymbols(t *kernelsrc.Tree) (map[string]bool, error) {
 }
 
 var (
-	kconfigRefRE = regexp.MustCompile(`^[ \t]*(select|imply|depends on)[ \t]+(.*)$`)
-	symbolRE     = regexp.MustCompile(`\b[A-Z][A-Z0-9_]*\b`)
+	kconfigRefRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[ \t]*(select|imply|depends on)[ \t]+(.*)$`) })
+	symbolRE     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b[A-Z][A-Z0-9_]*\b`) })
 )
 
 // checkKconfigSymbols: every symbol a patch's Kconfig lines select, imply
@@ -117,7 +117,7 @@ func checkKconfigSymbols(c *checker) {
 	}
 	for _, path := range near {
 		if b, err := c.s.Tree.ReadFile(path); err == nil {
-			for _, m := range configRE.FindAllSubmatch(b, -1) {
+			for _, m := range configRE().FindAllSubmatch(b, -1) {
 				base[string(m[1])] = true
 			}
 		}
@@ -146,7 +146,7 @@ func checkKconfigSymbols(c *checker) {
 		for _, f := range p.Files {
 			if isKconfig(f.Path) {
 				for _, l := range f.Added {
-					if m := configRE.FindStringSubmatch(l.Text); m != nil {
+					if m := configRE().FindStringSubmatch(l.Text); m != nil {
 						defined[m[1]] = true
 					}
 				}
@@ -157,11 +157,11 @@ func checkKconfigSymbols(c *checker) {
 				continue
 			}
 			for _, l := range f.Added {
-				m := kconfigRefRE.FindStringSubmatch(l.Text)
+				m := kconfigRefRE().FindStringSubmatch(l.Text)
 				if m == nil {
 					continue
 				}
-				for _, sym := range symbolRE.FindAllString(m[2], -1) {
+				for _, sym := range symbolRE().FindAllString(m[2], -1) {
 					if !defined[sym] && !known(sym) {
 						c.report(p, f.Path, l.N, "%s %s: no Kconfig file defines %s at this patch: fix the name, or add its \"config %s\" in this or an earlier patch", m[1], sym, sym, sym)
 					}

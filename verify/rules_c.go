@@ -6,6 +6,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"sync"
 
 	"kpatch/verify/cunit"
 
@@ -66,8 +67,8 @@ func guardNamespace(p string) (ns, want string) {
 	return ns, ns + base
 }
 
-var guardRE = regexp.MustCompile(`^#\s*ifndef\s+(\w+)\s*$`)
-var defineRE = regexp.MustCompile(`^#\s*define\s+(\w+)\s*$`)
+var guardRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^#\s*ifndef\s+(\w+)\s*$`) })
+var defineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^#\s*define\s+(\w+)\s*$`) })
 
 // headerGuard returns the guard of a header, the line of its #ifndef, and
 // whether the next directive #defines it.
@@ -89,7 +90,7 @@ func headerGuard(c []byte) (guard string, line int, ok bool) {
 			inComment = !strings.Contains(t, "*/")
 			continue
 		}
-		m := guardRE.FindStringSubmatch(t)
+		m := guardRE().FindStringSubmatch(t)
 		if m == nil {
 			return "", 0, false
 		}
@@ -97,7 +98,7 @@ func headerGuard(c []byte) (guard string, line int, ok bool) {
 			if strings.TrimSpace(n) == "" {
 				continue
 			}
-			d := defineRE.FindStringSubmatch(strings.TrimSpace(n))
+			d := defineRE().FindStringSubmatch(strings.TrimSpace(n))
 			return m[1], i + 1, d != nil && d[1] == m[1]
 		}
 		return m[1], i + 1, false
@@ -269,13 +270,15 @@ func checkMoveBody(c *checker) {
 }
 
 // moveWordRE is a commit message's word for a move or a rename.
-var moveWordRE = regexp.MustCompile(`(?i)\b(move[ds]?|moving|renam(e[ds]?|ing)|relocat(e[ds]?|ing))\b`)
+var moveWordRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)\b(move[ds]?|moving|renam(e[ds]?|ing)|relocat(e[ds]?|ing))\b`)
+})
 
 // describesChange reports whether p's commit message describes a change
 // of the moved function (named from or to): it names it, and its subject
 // does not present the patch as a move or a rename.
 func describesChange(p *Patch, from, to string) bool {
-	if moveWordRE.MatchString(p.Subject) {
+	if moveWordRE().MatchString(p.Subject) {
 		return false
 	}
 	msg := p.Subject + "\n" + p.Log
@@ -481,7 +484,7 @@ func (c *checker) unusedInFile(p *Patch, f *File, units []*cunit.Unit) {
 	}
 	silenced := func(from, to int) bool {
 		for l := from; l <= to && l <= len(lines); l++ {
-			if l >= 1 && maybeUnusedRE.MatchString(lines[l-1]) {
+			if l >= 1 && maybeUnusedRE().MatchString(lines[l-1]) {
 				return true
 			}
 		}
@@ -573,7 +576,7 @@ func invocationArgs(code []byte, withKnown bool) map[string]bool {
 		known = nil
 	}
 	defined := map[string]bool{}
-	for _, m := range fnDefineRE.FindAllSubmatch(code, -1) {
+	for _, m := range fnDefineRE().FindAllSubmatch(code, -1) {
 		defined[string(m[1])] = true
 	}
 	out := map[string]bool{}
@@ -588,13 +591,13 @@ func invocationArgs(code []byte, withKnown bool) map[string]bool {
 		}
 		line := code[i : i+j]
 		if depth == 0 {
-			if m := macroCallRE.FindSubmatchIndex(line); m != nil {
+			if m := macroCallRE().FindSubmatchIndex(line); m != nil {
 				name := string(line[m[2]:m[3]])
 				if !known[name] && !defined[name] && !nonPasting[name] && !declKeywords[name] {
 					open := i + m[1] - 1
 					end := matchParen(string(code), open)
 					if end > open && !bytes.HasPrefix(bytes.TrimLeft(code[end+1:], " \t\n"), []byte("{")) { // not a definition's declarator
-						for _, w := range identWordRE.FindAll(code[open+1:end], -1) {
+						for _, w := range identWordRE().FindAll(code[open+1:end], -1) {
 							if st := strings.Trim(string(w), "_"); len(st) > 1 {
 								out[st] = true
 							}
@@ -613,11 +616,13 @@ func invocationArgs(code []byte, withKnown bool) map[string]bool {
 }
 
 // fnDefineRE is a function-like macro's #define.
-var fnDefineRE = regexp.MustCompile(`(?m)^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\(`)
+var fnDefineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\(`) })
 
 // macroCallRE is a declaration that starts with a macro's invocation,
 // after its storage class and qualifiers: "static DEVICE_ATTR_RW(".
-var macroCallRE = regexp.MustCompile(`^(?:(?:static|const|extern|__maybe_unused|__used)\s+)*([A-Za-z_]\w*)\s*\(`)
+var macroCallRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(?:(?:static|const|extern|__maybe_unused|__used)\s+)*([A-Za-z_]\w*)\s*\(`)
+})
 
 // declKeywords are the words that start a declaration but are no macro.
 var declKeywords = map[string]bool{"struct": true, "union": true, "enum": true, "typeof": true, "__typeof__": true,
@@ -656,7 +661,9 @@ func pastedFrom(name string, stems map[string]bool) bool {
 var headerHooks = map[string]bool{"pr_fmt": true, "dev_fmt": true}
 
 // maybeUnusedRE is the annotations that tell the compiler not to warn.
-var maybeUnusedRE = regexp.MustCompile(`\b(__maybe_unused|__always_unused|__used|__attribute__\s*\(\(\s*_*(unused|used)_*)\b`)
+var maybeUnusedRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\b(__maybe_unused|__always_unused|__used|__attribute__\s*\(\(\s*_*(unused|used)_*)\b`)
+})
 
 // written reports whether name is written on line (not made by a macro's
 // expansion, as module_init(fn) makes its initcall).
@@ -832,7 +839,7 @@ func (c *checker) seriesUses(p *Patch) map[string]int {
 			for _, q := range c.s.Patches[:p.Number] {
 				if f := fileOf(q, path); f != nil {
 					for _, l := range f.Added {
-						for _, w := range identWordRE.FindAll(cunit.CodeOnly([]byte(l.Text)), -1) {
+						for _, w := range identWordRE().FindAll(cunit.CodeOnly([]byte(l.Text)), -1) {
 							out[string(w)]++
 						}
 					}
@@ -847,7 +854,7 @@ func (c *checker) seriesUses(p *Patch) map[string]int {
 	return out
 }
 
-var identWordRE = regexp.MustCompile(`[A-Za-z_]\w*`)
+var identWordRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[A-Za-z_]\w*`) })
 
 // unitsQuiet is unitsAt without reporting: for files p does not change.
 func (c *checker) unitsQuiet(p *Patch, path string) []*cunit.Unit {

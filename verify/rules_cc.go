@@ -37,7 +37,7 @@ var cEvalRule = Rule{ID: "C_EVAL", Severity: Warning,
 // in a run, whichever rule met it).
 func (c *checker) evalFailed(p *Patch, file string, err error) {
 	msg, _, _ := strings.Cut(err.Error(), "\n") // cc/v4 lists every follow-on error
-	msg = ccSourceRE.ReplaceAllString(msg, "")
+	msg = ccSourceRE().ReplaceAllString(msg, "")
 	c.evalFinding("eval "+file+" "+msg, p, file, 0, msg)
 }
 
@@ -47,7 +47,7 @@ func (c *checker) evalFailed(p *Patch, file string, err error) {
 // stays the same one over the patches, builds and rules that fail on it.
 func (c *checker) unreadable(p *Patch, path, name string, start int, err error) {
 	msg, _, _ := strings.Cut(err.Error(), "\n")
-	msg = ccSourceRE.ReplaceAllString(msg, "")
+	msg = ccSourceRE().ReplaceAllString(msg, "")
 	if name == "" { // once per file, whatever the build
 		c.evalFinding("unreadable "+path, p, path, 0,
 			fmt.Sprintf("could not be parsed (%s): the C checks on this file did not run", msg))
@@ -97,7 +97,7 @@ func (es *evalSet) findings() []Finding {
 }
 
 // ccSourceRE is the position in cc/v4's own source some of its messages carry.
-var ccSourceRE = regexp.MustCompile(` \(\w+\.go:\d+:\w+:\)`)
+var ccSourceRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(` \(\w+\.go:\d+:\w+:\)`) })
 
 // evalDeferred evaluates exprs with cc/v4 after the preprocessor
 // directives of kernel/unwind/deferred.c (src) at patch p on ABI e; a
@@ -136,7 +136,9 @@ func lineOf(c []byte, re *regexp.Regexp) int {
 }
 
 // ifdefRE is the #ifdef or #if of a configuration option.
-var ifdefRE = regexp.MustCompile(`^#\s*(?:ifdef\s+(CONFIG_\w+)|if\s+(?:defined\s*\(?\s*|IS_ENABLED\s*\(\s*)(CONFIG_\w+)\s*\)?\s*$)`)
+var ifdefRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^#\s*(?:ifdef\s+(CONFIG_\w+)|if\s+(?:defined\s*\(?\s*|IS_ENABLED\s*\(\s*)(CONFIG_\w+)\s*\)?\s*$)`)
+})
 
 // condBlock is an "#ifdef CONFIG_X ... #else ... #endif" at the top level
 // of a header (inside its guard).
@@ -162,7 +164,7 @@ func condBlocks(c []byte) []condBlock {
 		switch {
 		case strings.HasPrefix(d, "if"):
 			o := open{}
-			if m := ifdefRE.FindStringSubmatch("#" + d); m != nil {
+			if m := ifdefRE().FindStringSubmatch("#" + d); m != nil {
 				o.isOpt = true
 				o.b = condBlock{option: m[1] + m[2], ifLine: i + 1}
 			}
@@ -279,8 +281,8 @@ const (
 	x86UnwindUser = "arch/x86/include/asm/unwind_user.h"
 )
 
-var maxEntriesRE = regexp.MustCompile(`(?m)^#\s*define\s+UNWIND_MAX_ENTRIES\b`)
-var cacheStructRE = regexp.MustCompile(`struct\s+unwind_cache\s*\{`)
+var maxEntriesRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^#\s*define\s+UNWIND_MAX_ENTRIES\b`) })
+var cacheStructRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`struct\s+unwind_cache\s*\{`) })
 
 // checkCachePage evaluates, on both ABIs, the bytes the per-task cache
 // takes: sizeof(struct unwind_cache) plus UNWIND_MAX_ENTRIES longs (or
@@ -295,13 +297,13 @@ func checkCachePage(c *checker) {
 		if !ok {
 			continue
 		}
-		line := lineOf(src, maxEntriesRE)
+		line := lineOf(src, maxEntriesRE())
 		if line == 0 {
 			continue
 		}
 		types, _ := c.s.FileAt(deferredTypes, p.Number)
 		exprs := []string{"(UNWIND_MAX_ENTRIES) * sizeof(unsigned long)", "UNWIND_MAX_ENTRIES", "0"}
-		if cacheStructRE.Match(types) {
+		if cacheStructRE().Match(types) {
 			exprs[0] = "sizeof(struct unwind_cache) + " + exprs[0]
 			exprs[2] = "sizeof(struct unwind_cache)"
 		}
@@ -319,9 +321,11 @@ func checkCachePage(c *checker) {
 }
 
 var (
-	reservedBitRE = regexp.MustCompile(`(?m)^#\s*define\s+(UNWIND_\w+_BIT)\b`)
-	ebusyRE       = regexp.MustCompile(`(?m)^\s*if\s*\((\w+)\s*==\s*(.+)\)\s*\n\s*return -EBUSY;`)
-	ffzRE         = regexp.MustCompile(`=\s*ffz\((\w+)\)`)
+	reservedBitRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^#\s*define\s+(UNWIND_\w+_BIT)\b`) })
+	ebusyRE       = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?m)^\s*if\s*\((\w+)\s*==\s*(.+)\)\s*\n\s*return -EBUSY;`)
+	})
+	ffzRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`=\s*ffz\((\w+)\)`) })
 )
 
 // checkReservedBits simulates the tracer-bit allocation of
@@ -341,16 +345,16 @@ func checkReservedBits(c *checker) {
 		}
 		hdr, _ := c.s.FileAt(deferredH, p.Number)
 		var reserved []string
-		for _, m := range reservedBitRE.FindAllSubmatch(append(append([]byte{}, hdr...), src...), -1) {
+		for _, m := range reservedBitRE().FindAllSubmatch(append(append([]byte{}, hdr...), src...), -1) {
 			reserved = append(reserved, string(m[1]))
 		}
-		m := ebusyRE.FindSubmatchIndex(src)
+		m := ebusyRE().FindSubmatchIndex(src)
 		if len(reserved) == 0 || m == nil {
 			continue
 		}
 		maskVar, limit := string(src[m[2]:m[3]]), string(src[m[4]:m[5]])
 		line := 1 + strings.Count(string(src[:m[0]]), "\n")
-		if fm := ffzRE.FindSubmatch(src); fm == nil || string(fm[1]) != maskVar {
+		if fm := ffzRE().FindSubmatch(src); fm == nil || string(fm[1]) != maskVar {
 			continue // not the allocation this check models
 		}
 		init := "0"
@@ -405,7 +409,7 @@ func bitNames(rs []string) []string {
 	return out
 }
 
-var frameDefineRE = regexp.MustCompile(`(?m)^#\s*define\s+(ARCH_INIT_USER_\w*FRAME)\b`)
+var frameDefineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^#\s*define\s+(ARCH_INIT_USER_\w*FRAME)\b`) })
 
 // checkFrameLayout evaluates the x86 frame macros with cc/v4 (package
 // unwind's evaluator) at every patch that changes them: on x86_64 with
@@ -418,11 +422,11 @@ func checkFrameLayout(c *checker) {
 			continue
 		}
 		hdr, _ := c.s.FileAt(x86UnwindUser, p.Number)
-		if !frameDefineRE.Match(hdr) {
+		if !frameDefineRE().Match(hdr) {
 			continue
 		}
 		lines := map[string]int{}
-		for _, m := range frameDefineRE.FindAllSubmatchIndex(hdr, -1) {
+		for _, m := range frameDefineRE().FindAllSubmatchIndex(hdr, -1) {
 			lines[string(hdr[m[2]:m[3]])] = 1 + strings.Count(string(hdr[:m[0]]), "\n")
 		}
 		for _, e := range []struct {

@@ -3,6 +3,7 @@ package verify
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // The rules of checkpatch.pl that catch real bugs, run natively (without
@@ -23,7 +24,7 @@ var checkpatchRules = []Rule{
 		check: checkTrailerEmails},
 }
 
-var isEnabledRE = regexp.MustCompile(`\bIS_ENABLED\s*\(\s*(\w+)\s*\)`)
+var isEnabledRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\bIS_ENABLED\s*\(\s*(\w+)\s*\)`) })
 
 // checkIsEnabledConfig reports IS_ENABLED(X) without CONFIG_ on the lines
 // patches add to C files (comments included, as checkpatch.pl reads them):
@@ -36,7 +37,7 @@ func checkIsEnabledConfig(c *checker) {
 				continue
 			}
 			for _, l := range f.Added {
-				for _, m := range isEnabledRE.FindAllStringSubmatch(l.Text, -1) {
+				for _, m := range isEnabledRE().FindAllStringSubmatch(l.Text, -1) {
 					if !strings.HasPrefix(m[1], "CONFIG_") {
 						c.report(p, f.Path, l.N, "IS_ENABLED(%s) is always false: write IS_ENABLED(CONFIG_%s)", m[1], m[1])
 					}
@@ -68,9 +69,11 @@ var (
 	// fixesRE is a Fixes: tag as checkpatch.pl finds one: the tag in any
 	// case, with or without its colon, an abbreviated commit id and the
 	// parenthesized title if any.
-	fixesRE = regexp.MustCompile(`(?i)^\s*(fixes:?)\s*(?:commit\s*)?([0-9a-f]{5,40})\b(?:\s*(\(.*\)))?`)
+	fixesRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)^\s*(fixes:?)\s*(?:commit\s*)?([0-9a-f]{5,40})\b(?:\s*(\(.*\)))?`)
+	})
 	// fixesGoodRE is its one form.
-	fixesGoodRE = regexp.MustCompile(`(?i)^fixes:? [0-9a-f]{5,40} \(`)
+	fixesGoodRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)^fixes:? [0-9a-f]{5,40} \(`) })
 )
 
 // checkFixesTags reports a Fixes: tag not written "Fixes: <12 hex digits>
@@ -82,13 +85,13 @@ func checkFixesTags(c *checker) {
 		count := map[string]int{}
 		for _, l := range strings.Split(p.Log, "\n") {
 			count[l]++
-			m := fixesRE.FindStringSubmatch(l)
+			m := fixesRE().FindStringSubmatch(l)
 			if m == nil {
 				continue
 			}
 			tag, id, title := m[1], m[2], m[3]
 			quoted := len(title) >= 4 && strings.HasPrefix(title, `("`) && strings.HasSuffix(title, `")`)
-			if tag == "Fixes:" && fixesGoodRE.MatchString(l) && len(id) == 12 && strings.ToLower(id) == id && quoted {
+			if tag == "Fixes:" && fixesGoodRE().MatchString(l) && len(id) == 12 && strings.ToLower(id) == id && quoted {
 				continue
 			}
 			want := "<subject of " + id + ">"
@@ -110,12 +113,14 @@ var (
 	// personTagRE is a trailer that names a person, as checkpatch.pl's
 	// signature tags, at the start of a line and capitalized (a prose
 	// line's "to:" is none).
-	personTagRE = regexp.MustCompile(`^(Signed-off-by|Co-developed-by|Acked-by|Tested-by|Reviewed-by|Reported-by|Suggested-by|Reported-and-tested-by|To|Cc|CC):(.*)$`)
+	personTagRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(Signed-off-by|Co-developed-by|Acked-by|Tested-by|Reviewed-by|Reported-by|Suggested-by|Reported-and-tested-by|To|Cc|CC):(.*)$`)
+	})
 	// The forms checkpatch.pl's parse_email recognizes: "Name <a@b>",
 	// "<a@b>", or an address with no name before it.
-	emailBracketRE = regexp.MustCompile(`^(.*)<(\S+@\S+)>(.*)$`)
-	emailAnyRE     = regexp.MustCompile(`(\S+@\S+)(.*)$`)
-	emailAngleRE   = regexp.MustCompile(`^<[^>]+>$`)
+	emailBracketRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(.*)<(\S+@\S+)>(.*)$`) })
+	emailAnyRE     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(\S+@\S+)(.*)$`) })
+	emailAngleRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^<[^>]+>$`) })
 )
 
 // checkTrailerEmails reports a trailer of the trailer block (the commit
@@ -136,7 +141,7 @@ func checkTrailerEmails(c *checker) {
 		}
 		for _, l := range lines[start:] {
 			count[l]++
-			m := personTagRE.FindStringSubmatch(l)
+			m := personTagRE().FindStringSubmatch(l)
 			if m == nil || recognizedEmail(m[2]) {
 				continue
 			}
@@ -150,13 +155,13 @@ func checkTrailerEmails(c *checker) {
 // address with no name before it ("Joe joe@x.org" and "Joe <joe@x.org"
 // have none).
 func recognizedEmail(s string) bool {
-	if emailBracketRE.MatchString(s) {
+	if emailBracketRE().MatchString(s) {
 		return true
 	}
-	loc := emailAnyRE.FindStringSubmatchIndex(s)
+	loc := emailAnyRE().FindStringSubmatchIndex(s)
 	if loc == nil {
 		return false
 	}
 	name := strings.Trim(strings.TrimSpace(s[:loc[2]]), `"`)
-	return name == "" || emailAngleRE.MatchString(s[loc[2]:loc[3]])
+	return name == "" || emailAngleRE().MatchString(s[loc[2]:loc[3]])
 }

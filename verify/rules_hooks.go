@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"kpatch/verify/cunit"
 
@@ -20,8 +21,8 @@ var hookRules = []Rule{
 }
 
 var (
-	hookDefaultRE  = regexp.MustCompile(`(?m)^#\s*ifndef\s+(arch_\w+)\s*$`)
-	hookOverrideRE = regexp.MustCompile(`(?m)^#\s*define\s+(arch_\w+)\s+(arch_\w+)\s*$`)
+	hookDefaultRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^#\s*ifndef\s+(arch_\w+)\s*$`) })
+	hookOverrideRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^#\s*define\s+(arch_\w+)\s+(arch_\w+)\s*$`) })
 )
 
 // hookSite is where a hook is defaulted or overridden.
@@ -68,7 +69,7 @@ func checkArchHooks(c *checker) {
 				continue
 			}
 			src, _ := c.s.FileAt(h, p.Number)
-			ms := hookDefaultRE.FindAllSubmatchIndex(src, -1)
+			ms := hookDefaultRE().FindAllSubmatchIndex(src, -1)
 			if len(ms) == 0 {
 				continue
 			}
@@ -107,7 +108,7 @@ func checkArchHooks(c *checker) {
 			}
 			src, _ := c.s.FileAt(h, p.Number)
 			overrides := map[string]int{}
-			for _, m := range hookOverrideRE.FindAllSubmatchIndex(src, -1) {
+			for _, m := range hookOverrideRE().FindAllSubmatchIndex(src, -1) {
 				a, b := string(src[m[2]:m[3]]), string(src[m[4]:m[5]])
 				line := 1 + strings.Count(string(src[:m[0]]), "\n")
 				if a != b {
@@ -159,8 +160,10 @@ func checkArchHooks(c *checker) {
 }
 
 var (
-	fnMacroRE  = regexp.MustCompile(`^#\s*define\s+([A-Za-z_]\w*)\(([^)]*)\)\s*(.*)$`)
-	actsLikeFn = regexp.MustCompile(`^(?:[!~-]?\s*\(*\s*[a-z_]\w*\s*\(|\(\{|do\s*\{|for\s*\()`)
+	fnMacroRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^#\s*define\s+([A-Za-z_]\w*)\(([^)]*)\)\s*(.*)$`) })
+	actsLikeFn = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(?:[!~-]?\s*\(*\s*[a-z_]\w*\s*\(|\(\{|do\s*\{|for\s*\()`)
+	})
 )
 
 // checkMacroCase reports function-like macros the patch adds in C files
@@ -174,7 +177,7 @@ func checkMacroCase(c *checker) {
 				continue
 			}
 			for i, l := range f.Added {
-				m := fnMacroRE.FindStringSubmatch(strings.TrimSpace(l.Text))
+				m := fnMacroRE().FindStringSubmatch(strings.TrimSpace(l.Text))
 				if m == nil || strings.ToUpper(m[1]) != m[1] {
 					continue
 				}
@@ -182,7 +185,7 @@ func checkMacroCase(c *checker) {
 				if body == "" && i+1 < len(f.Added) && f.Added[i+1].N == l.N+1 {
 					body = strings.TrimSpace(strings.TrimSuffix(f.Added[i+1].Text, "\\"))
 				}
-				if actsLikeFn.MatchString(body) {
+				if actsLikeFn().MatchString(body) {
 					c.report(p, f.Path, l.N, "%s() is a function-like macro that acts as a function: name it in lower case, %s()", m[1], strings.ToLower(m[1]))
 				}
 			}

@@ -4,6 +4,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 var lineRules = []Rule{
@@ -102,13 +103,13 @@ func checkSPDX(c *checker) {
 			}
 			at := 1
 			first, ok := lineOfFile(f, 1)
-			if ok && shebangRE.MatchString(first) {
+			if ok && shebangRE().MatchString(first) {
 				at = 2
 			}
 			for _, l := range f.Added {
 				if l.N == at {
 					comment := spdxComment(f.Path, at == 2)
-					if strings.Contains(l.Text, "SPDX-License-Identifier:") && cStyleRE.MatchString(f.Path) &&
+					if strings.Contains(l.Text, "SPDX-License-Identifier:") && cStyleRE().MatchString(f.Path) &&
 						!strings.HasPrefix(strings.TrimLeft(l.Text, " \t"), comment) {
 						c.report(p, f.Path, l.N, "the SPDX-License-Identifier is not in %s's comment style: write it %q", path.Base(f.Path), spdxExample(comment))
 					}
@@ -117,7 +118,7 @@ func checkSPDX(c *checker) {
 					}
 					continue
 				}
-				if spdxSourceRE.MatchString(f.Path) && spdxInCommentRE.MatchString(l.Text) {
+				if spdxSourceRE().MatchString(f.Path) && spdxInCommentRE().MatchString(l.Text) {
 					c.report(p, f.Path, l.N, "the SPDX-License-Identifier is on line %d: move it to line %d", l.N, at)
 				}
 			}
@@ -126,10 +127,10 @@ func checkSPDX(c *checker) {
 }
 
 var (
-	shebangRE       = regexp.MustCompile(`^\s*#!\s*/`)
-	cStyleRE        = regexp.MustCompile(`\.[chsS]$`)
-	spdxSourceRE    = regexp.MustCompile(`\.(h|c|rs|s|S|sh|dtsi|dts)$`)
-	spdxInCommentRE = regexp.MustCompile(`(//|/\*|^\s*\*|^\s*#).*\bSPDX-License-Identifier:`)
+	shebangRE       = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*#!\s*/`) })
+	cStyleRE        = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\.[chsS]$`) })
+	spdxSourceRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\.(h|c|rs|s|S|sh|dtsi|dts)$`) })
+	spdxInCommentRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(//|/\*|^\s*\*|^\s*#).*\bSPDX-License-Identifier:`) })
 )
 
 // spdxComment is the comment a file's SPDX line starts with, as

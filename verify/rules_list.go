@@ -5,6 +5,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"sync"
 
 	"kpatch/plumbing/kernelsrc"
 )
@@ -67,7 +68,7 @@ func CheckIgnore(ids []string, checkpatchTypes map[string]bool) error {
 
 // checkpatchTypeRE is how checkpatch.pl reports: ERROR("TYPE", ...),
 // WARN("TYPE", ...), CHK("TYPE", ...); its --list-types reads itself so.
-var checkpatchTypeRE = regexp.MustCompile(`\b(?:ERROR|WARN|CHK)\(\s*"([A-Z0-9_]+)"`)
+var checkpatchTypeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b(?:ERROR|WARN|CHK)\(\s*"([A-Z0-9_]+)"`) })
 
 // CheckpatchTypes returns the message types of the tree's
 // scripts/checkpatch.pl.
@@ -77,7 +78,7 @@ func CheckpatchTypes(t *kernelsrc.Tree) (map[string]bool, error) {
 		return nil, fmt.Errorf("reading scripts/checkpatch.pl of the tree: %w", err)
 	}
 	out := map[string]bool{}
-	for _, m := range checkpatchTypeRE.FindAllSubmatch(src, -1) {
+	for _, m := range checkpatchTypeRE().FindAllSubmatch(src, -1) {
 		out[string(m[1])] = true
 	}
 	return out, nil

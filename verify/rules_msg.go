@@ -49,10 +49,10 @@ func parsePerson(s string) person {
 	return person{name: normName(s)}
 }
 
-var parenthesized = regexp.MustCompile(`\([^)]*\)`)
+var parenthesized = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\([^)]*\)`) })
 
 func normName(n string) string {
-	n = parenthesized.ReplaceAllString(n, "")
+	n = parenthesized().ReplaceAllString(n, "")
 	return strings.ToLower(strings.Join(strings.Fields(strings.Trim(n, `" `)), " "))
 }
 
@@ -68,12 +68,14 @@ type trailer struct {
 	key, value, text string
 }
 
-var trailerRE = regexp.MustCompile(`^([A-Za-z][A-Za-z-]*-by|Link|Fixes|Cc|Closes):\s*(.*)$`)
+var trailerRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^([A-Za-z][A-Za-z-]*-by|Link|Fixes|Cc|Closes):\s*(.*)$`)
+})
 
 func trailers(log string) []trailer {
 	var out []trailer
 	for _, l := range strings.Split(log, "\n") {
-		if m := trailerRE.FindStringSubmatch(l); m != nil {
+		if m := trailerRE().FindStringSubmatch(l); m != nil {
 			out = append(out, trailer{m[1], m[2], l})
 		}
 	}
@@ -122,7 +124,7 @@ func checkCoDevelopedBy(c *checker) {
 		c.stopped()
 		lines := strings.Split(p.Log, "\n")
 		for i, l := range lines {
-			m := trailerRE.FindStringSubmatch(l)
+			m := trailerRE().FindStringSubmatch(l)
 			if m == nil || !strings.EqualFold(m[1], "Co-developed-by") {
 				continue
 			}
@@ -131,7 +133,7 @@ func checkCoDevelopedBy(c *checker) {
 			if i+1 < len(lines) {
 				next = lines[i+1]
 			}
-			nm := trailerRE.FindStringSubmatch(next)
+			nm := trailerRE().FindStringSubmatch(next)
 			if nm != nil && strings.EqualFold(nm[1], "Signed-off-by") && parsePerson(nm[2]).same(who) {
 				continue
 			}
@@ -196,9 +198,9 @@ func readSpelling(data []byte, m map[string]string) {
 	}
 }
 
-var urlRE = regexp.MustCompile(`[a-z]+://\S+`)
+var urlRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[a-z]+://\S+`) })
 
-var wordRE = regexp.MustCompile(`[A-Za-z][A-Za-z']*`)
+var wordRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[A-Za-z][A-Za-z']*`) })
 
 // prose is a line of text a person wrote: commit message, changelog or
 // comment, with where to report it.
@@ -218,10 +220,10 @@ func (s *Series) proseOf() []prose {
 	for _, p := range s.Patches {
 		for i, part := range []string{p.Subject, p.Log, p.Changelog} {
 			for _, l := range strings.Split(part, "\n") {
-				if strings.TrimSpace(l) == "" || trailerRE.MatchString(l) {
+				if strings.TrimSpace(l) == "" || trailerRE().MatchString(l) {
 					continue
 				}
-				out = append(out, prose{p, p.MailFile, p.line(l), urlRE.ReplaceAllString(l, " "), true, i == 0})
+				out = append(out, prose{p, p.MailFile, p.line(l), urlRE().ReplaceAllString(l, " "), true, i == 0})
 			}
 		}
 		for _, f := range p.Files {
@@ -305,7 +307,7 @@ func checkSpelling(c *checker) {
 		if pr.raw && pastedLine(pr.text) {
 			continue
 		}
-		for _, w := range wordRE.FindAllString(pr.text, -1) {
+		for _, w := range wordRE().FindAllString(pr.text, -1) {
 			good, ok := c.words[strings.ToLower(w)]
 			if !ok {
 				good, ok = list[strings.ToLower(w)]
@@ -346,10 +348,10 @@ func checkRepeatedWords(c *checker) {
 }
 
 var (
-	repeatedWordRE = regexp.MustCompile(`\b[A-Z]?[a-z]{2,}\b`)
-	lsModeRE       = regexp.MustCompile(`[bcCdDlMnpPs?-][rwxsStT-]{9}`)
-	hexWordRE      = regexp.MustCompile(`(?i)^[0-9a-f]{2,}$`)
-	dmesgRE        = regexp.MustCompile(`^\s*\[\s*\d+\.\d+\]`)
+	repeatedWordRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b[A-Z]?[a-z]{2,}\b`) })
+	lsModeRE       = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[bcCdDlMnpPs?-][rwxsStT-]{9}`) })
+	hexWordRE      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)^[0-9a-f]{2,}$`) })
+	dmesgRE        = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*\[\s*\d+\.\d+\]`) })
 )
 
 // hexWordsChecked are the words of hexadecimal digits checkpatch.pl still
@@ -359,11 +361,11 @@ var hexWordsChecked = map[string]bool{"add": true, "added": true, "bad": true, "
 // repeatedWords returns the words of line that checkpatch.pl's
 // REPEATED_WORD finds repeated.
 func repeatedWords(line string) []string {
-	if lsModeRE.MatchString(line) {
+	if lsModeRE().MatchString(line) {
 		return nil
 	}
 	var out []string
-	words := repeatedWordRE.FindAllStringIndex(line, -1)
+	words := repeatedWordRE().FindAllStringIndex(line, -1)
 	for i := 0; i+1 < len(words); i++ {
 		a, b := words[i], words[i+1]
 		first, second := line[a[0]:a[1]], line[b[0]:b[1]]
@@ -386,7 +388,7 @@ func repeatedWords(line string) []string {
 		if b[1] < len(line) && !strings.ContainsRune(" \t.,;?!", rune(line[b[1]])) {
 			continue
 		}
-		if hexWordRE.MatchString(first) && !hexWordsChecked[strings.ToLower(first)] {
+		if hexWordRE().MatchString(first) && !hexWordsChecked[strings.ToLower(first)] {
 			continue
 		}
 		out = append(out, first)
@@ -400,7 +402,7 @@ func isSpace(b byte) bool { return b == ' ' || b == '\t' }
 // file) is pasted output rather than prose: indented by a tab or four
 // spaces, quoted, or a dmesg line.
 func pastedLine(l string) bool {
-	return strings.HasPrefix(l, "\t") || strings.HasPrefix(l, "    ") || strings.HasPrefix(strings.TrimSpace(l), ">") || dmesgRE.MatchString(l)
+	return strings.HasPrefix(l, "\t") || strings.HasPrefix(l, "    ") || strings.HasPrefix(strings.TrimSpace(l), ">") || dmesgRE().MatchString(l)
 }
 
 // subjectPrefix returns "unwind_user/deferred" of
@@ -498,7 +500,9 @@ func joinInts(ns []int) string {
 }
 
 // signatureRE matches the lines checkpatch.pl takes as signatures.
-var signatureRE = regexp.MustCompile(`(?i)^\s*(signed-off-by|co-developed-by|acked-by|tested-by|reviewed-by|reported-by|suggested-by|to|cc):`)
+var signatureRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)^\s*(signed-off-by|co-developed-by|acked-by|tested-by|reviewed-by|reported-by|suggested-by|to|cc):`)
+})
 
 // checkDuplicateSignOff reports a signature line that repeats an earlier
 // one of the same commit message, compared as checkpatch.pl does: case and
@@ -510,7 +514,7 @@ func checkDuplicateSignOff(c *checker) {
 		count := map[string]int{} // occurrences of each line so far
 		for _, l := range strings.Split(p.Log, "\n") {
 			count[l]++
-			if !signatureRE.MatchString(l) {
+			if !signatureRE().MatchString(l) {
 				continue
 			}
 			key := strings.ToLower(strings.Join(strings.Fields(l), ""))

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"kpatch/verify/cunit"
 )
@@ -59,15 +60,19 @@ var nmiGuards = map[string]string{"mutex": "mutex_lock", "spinlock": "spin_lock"
 	"spinlock_irqsave": "spin_lock_irqsave", "read_lock": "read_lock", "write_lock": "write_lock", "srcu": "srcu_read_lock"}
 
 var (
-	canInNMIRE = regexp.MustCompile(`\b\w*_IN_NMI\b`)
+	canInNMIRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b\w*_IN_NMI\b`) })
 	// nmiMentionRE is what a file that can hold NMI code has.
-	nmiMentionRE = regexp.MustCompile(`\bin_nmi\b|\bNMI\b|_IN_NMI\b`)
+	nmiMentionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\bin_nmi\b|\bNMI\b|_IN_NMI\b`) })
 	// nmiCommentRE is a comment that says the code runs in NMI.
-	nmiCommentRE = regexp.MustCompile(`(?i)\b(called|used|run|runs|invoked|requested)\s+(from|in|within)\s+(an\s+|the\s+)?NMI\b|\bNMI[- ]safe\b|\bsafe\s+(to\s+call\s+)?(from|in)\s+(an\s+)?NMI\b|\bNMI requires\b|\bfrom NMI context\b`)
-	negationRE   = regexp.MustCompile(`(?i)\b(not|never|cannot|no|can't|don't|mustn't|won't|aren't|isn't|without)\b`)
-	ifRE         = regexp.MustCompile(`\bif\s*\(`)
-	sentenceRE   = regexp.MustCompile(`[.;:]\s+|@\w+:`)
-	wrapRE       = regexp.MustCompile(`^(WARN_ON_ONCE|WARN_ON|unlikely|likely)\((.*)\)$`)
+	nmiCommentRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b(called|used|run|runs|invoked|requested)\s+(from|in|within)\s+(an\s+|the\s+)?NMI\b|\bNMI[- ]safe\b|\bsafe\s+(to\s+call\s+)?(from|in)\s+(an\s+)?NMI\b|\bNMI requires\b|\bfrom NMI context\b`)
+	})
+	negationRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b(not|never|cannot|no|can't|don't|mustn't|won't|aren't|isn't|without)\b`)
+	})
+	ifRE       = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\bif\s*\(`) })
+	sentenceRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[.;:]\s+|@\w+:`) })
+	wrapRE     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(WARN_ON_ONCE|WARN_ON|unlikely|likely)\((.*)\)$`) })
 	// nmiTerminal are the calls the walk does not follow: once there,
 	// the kernel stops (panic() and the like manage NMI themselves).
 	nmiTerminal = map[string]bool{"panic": true, "nmi_panic": true, "vpanic": true, "do_exit": true, "make_task_dead": true,
@@ -102,7 +107,7 @@ func nmiEvidence(fn *cunit.Func) string {
 			why = append(why, fmt.Sprintf("its return on in_nmi() (line %d) depends on more than in_nmi()", r.Line))
 		}
 	}
-	if m := canInNMIRE.FindString(code); m != "" {
+	if m := canInNMIRE().FindString(code); m != "" {
 		why = append(why, "it uses "+m)
 	}
 	// comments: the body's, and the block right above the function, read
@@ -118,8 +123,8 @@ func nmiEvidence(fn *cunit.Func) string {
 	}
 	comments = append(comments, above...)
 	text := strings.Join(strings.Fields(strings.NewReplacer("/*", " ", "*/", " ", "//", " ", "*", " ").Replace(strings.Join(comments, "\n"))), " ")
-	for _, sentence := range sentenceRE.Split(text, -1) {
-		if nmiCommentRE.MatchString(sentence) && !negationRE.MatchString(sentence) {
+	for _, sentence := range sentenceRE().Split(text, -1) {
+		if nmiCommentRE().MatchString(sentence) && !negationRE().MatchString(sentence) {
 			why = append(why, fmt.Sprintf("a comment says so (%q)", strings.TrimSpace(sentence)))
 			break
 		}
@@ -139,10 +144,10 @@ const (
 func nmiTest(lines []string, n int) int {
 	text := strings.Join(lines[max(0, n-2):min(len(lines), n+2)], "\n")
 	code := string(cunit.CodeOnly([]byte(text)))
-	if assertNMIRE.MatchString(code) {
+	if assertNMIRE().MatchString(code) {
 		return nmiAsserted
 	}
-	for _, l := range ifRE.FindAllStringIndex(code, -1) {
+	for _, l := range ifRE().FindAllStringIndex(code, -1) {
 		open := l[1] - 1
 		end := matchParen(code, open)
 		if end < 0 {
@@ -153,7 +158,7 @@ func nmiTest(lines []string, n int) int {
 			continue
 		}
 		for {
-			m := wrapRE.FindStringSubmatch(cond)
+			m := wrapRE().FindStringSubmatch(cond)
 			if m == nil {
 				break
 			}
@@ -171,7 +176,9 @@ func nmiTest(lines []string, n int) int {
 }
 
 // assertNMIRE is an assertion that the code does not run in NMI.
-var assertNMIRE = regexp.MustCompile(`(^|[^\w])(WARN|WARN_ONCE|WARN_ON|WARN_ON_ONCE|BUG_ON|lockdep_assert)\(\s*in_nmi\(\)\s*[,)]`)
+var assertNMIRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(^|[^\w])(WARN|WARN_ONCE|WARN_ON|WARN_ON_ONCE|BUG_ON|lockdep_assert)\(\s*in_nmi\(\)\s*[,)]`)
+})
 
 // matchParen returns the index of the parenthesis that closes the one at
 // open, or -1.
@@ -386,7 +393,7 @@ func (c *checker) nmiFuncs(n int, e cunit.Env) map[string][]*cunit.Func {
 		mention, seen := c.nmiMention[k]
 		if !seen {
 			content, ok := c.s.FileAt(path, n)
-			mention = ok && nmiMentionRE.Match(content)
+			mention = ok && nmiMentionRE().Match(content)
 			c.nmiMention[k] = mention
 		}
 		if mention {

@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // ParseConfig reads a .config and returns symbol (without CONFIG_) to
@@ -138,15 +139,15 @@ func Explain(src, sym string, cfg map[string]string) string {
 }
 
 var (
-	symRE = regexp.MustCompile(`[A-Z][A-Z0-9_]+`)
-	ifRE  = regexp.MustCompile(`\sif\s`)
+	symRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[A-Z][A-Z0-9_]+`) })
+	ifRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\sif\s`) })
 )
 
 func valuesIn(exprs []string, val func(string) string) string {
 	seen := map[string]bool{}
 	var out []string
 	for _, e := range exprs {
-		for _, s := range symRE.FindAllString(e, -1) {
+		for _, s := range symRE().FindAllString(e, -1) {
 			if !seen[s] {
 				seen[s] = true
 				out = append(out, val(s))
@@ -220,7 +221,7 @@ func scanKconfig(src, sym string) ([]kdef, []ksel) {
 			case "select", "imply":
 				if len(f) > 1 && f[1] == sym && f[0] == "select" {
 					cond := ""
-					if loc := ifRE.FindStringIndex(t); loc != nil {
+					if loc := ifRE().FindStringIndex(t); loc != nil {
 						cond = strings.TrimSpace(t[loc[1]:])
 					}
 					sels = append(sels, ksel{file: rel, by: cur, cond: cond})

@@ -55,9 +55,9 @@ func (e *BuildError) Error() string {
 type Progress func(done, total int, step string)
 
 var (
-	stepRE  = regexp.MustCompile(`^\s{2}([A-Z][A-Z0-9_-]{1,9})\s+(\S.*)$`)
-	errorRE = regexp.MustCompile(`^(.+?):(\d+):(?:\d+:)? (?:fatal )?error: (.*)$`)
-	ldRE    = regexp.MustCompile(`^(?:ld|x86_64-linux-gnu-ld)(?:\.bfd)?: (.*)$`)
+	stepRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s{2}([A-Z][A-Z0-9_-]{1,9})\s+(\S.*)$`) })
+	errorRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(.+?):(\d+):(?:\d+:)? (?:fatal )?error: (.*)$`) })
+	ldRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:ld|x86_64-linux-gnu-ld)(?:\.bfd)?: (.*)$`) })
 )
 
 const stepsFile = "kpatch-build-steps"
@@ -126,15 +126,15 @@ func (d *Dir) MakeWith(ctx context.Context, o MakeOptions, targets ...string) er
 			if len(lines) > 4000 {
 				lines = lines[2000:]
 			}
-			if m := stepRE.FindStringSubmatch(l); m != nil {
+			if m := stepRE().FindStringSubmatch(l); m != nil {
 				done++
 				if progress != nil {
 					progress(done, total, m[1]+" "+m[2])
 				}
-			} else if m := errorRE.FindStringSubmatch(l); m != nil {
+			} else if m := errorRE().FindStringSubmatch(l); m != nil {
 				n, _ := strconv.Atoi(m[2])
 				errs = append(errs, CompileError{File: d.rel(m[1]), Line: n, Message: m[3]})
-			} else if m := ldRE.FindStringSubmatch(l); m != nil && strings.Contains(l, "undefined reference") {
+			} else if m := ldRE().FindStringSubmatch(l); m != nil && strings.Contains(l, "undefined reference") {
 				errs = append(errs, CompileError{File: "(link)", Message: m[1]})
 			} else if len(errs) > 0 && len(errs[len(errs)-1].Context) < 4 && strings.HasPrefix(l, " ") {
 				errs[len(errs)-1].Context = append(errs[len(errs)-1].Context, l)

@@ -4,10 +4,10 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"regexp"
 	"strconv"
 	"strings"
-
-	"regexp"
+	"sync"
 )
 
 // Status is the outcome of one test.
@@ -105,12 +105,14 @@ func (t *Test) Counts() (pass, fail, skip, none int) {
 }
 
 var (
-	timestampRE = regexp.MustCompile(`^\[\s*[0-9]+\.[0-9]+\] ?`)
-	versionRE   = regexp.MustCompile(`^\s*(K?TAP) version ([0-9]+)\s*$`)
-	planRE      = regexp.MustCompile(`^\s*1\.\.([0-9]+)\s*$`)
-	resultRE    = regexp.MustCompile(`^\s*(ok|not ok) ([0-9]+)(?: -)?(?: ([^#]*?))?\s*(?:#\s*(.*))?$`)
-	subtestRE   = regexp.MustCompile(`^\s*# Subtest: (.*)$`)
-	diagRE      = regexp.MustCompile(`^\s*#`)
+	timestampRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\[\s*[0-9]+\.[0-9]+\] ?`) })
+	versionRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*(K?TAP) version ([0-9]+)\s*$`) })
+	planRE      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*1\.\.([0-9]+)\s*$`) })
+	resultRE    = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^\s*(ok|not ok) ([0-9]+)(?: -)?(?: ([^#]*?))?\s*(?:#\s*(.*))?$`)
+	})
+	subtestRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*# Subtest: (.*)$`) })
+	diagRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*#`) })
 )
 
 func indentOf(s string) int { return len(s) - len(strings.TrimLeft(s, " \t")) }
@@ -128,15 +130,15 @@ const (
 
 func classify(s string) kind {
 	switch {
-	case versionRE.MatchString(s):
+	case versionRE().MatchString(s):
 		return kVersion
-	case planRE.MatchString(s):
+	case planRE().MatchString(s):
 		return kPlan
-	case resultRE.MatchString(s):
+	case resultRE().MatchString(s):
 		return kResult
-	case subtestRE.MatchString(s):
+	case subtestRE().MatchString(s):
 		return kSubtest
-	case diagRE.MatchString(s):
+	case diagRE().MatchString(s):
 		return kDiag
 	}
 	return kNoise
@@ -153,7 +155,7 @@ func ExtractLines(r io.Reader) ([]Line, error) {
 	prefix, started := "", false
 	for n := 1; sc.Scan(); n++ {
 		s := strings.TrimRight(sc.Text(), "\r")
-		s = timestampRE.ReplaceAllString(s, "")
+		s = timestampRE().ReplaceAllString(s, "")
 		if !started {
 			i := strings.Index(s, "TAP version ")
 			if i < 0 {
@@ -256,18 +258,18 @@ func (p *parser) block(t *Test, ind int) {
 				t.Problems = append(t.Problems, fmt.Sprintf("line %d: unexpected version line", l.N))
 			}
 			sawVersion = true
-			if m := versionRE.FindStringSubmatch(l.Text); m[1] == "KTAP" && m[2] != "1" {
+			if m := versionRE().FindStringSubmatch(l.Text); m[1] == "KTAP" && m[2] != "1" {
 				t.Problems = append(t.Problems, fmt.Sprintf("line %d: unsupported KTAP version %s", l.N, m[2]))
 			}
 		case kSubtest:
-			t.Name = subtestRE.FindStringSubmatch(l.Text)[1]
+			t.Name = subtestRE().FindStringSubmatch(l.Text)[1]
 		case kPlan:
 			if t.Expected >= 0 {
 				t.Problems = append(t.Problems, fmt.Sprintf("line %d: second plan line", l.N))
 			}
-			t.Expected, _ = strconv.Atoi(planRE.FindStringSubmatch(l.Text)[1])
+			t.Expected, _ = strconv.Atoi(planRE().FindStringSubmatch(l.Text)[1])
 		case kResult:
-			m := resultRE.FindStringSubmatch(l.Text)
+			m := resultRE().FindStringSubmatch(l.Text)
 			c := pending
 			pending = nil
 			if c == nil {

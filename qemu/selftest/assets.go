@@ -2,6 +2,7 @@ package selftest
 
 import (
 	"embed"
+	"sync"
 
 	"regexp"
 )
@@ -30,13 +31,13 @@ var Modes = []struct{ Subtest, Program string }{
 	{"unwind_ia32", "unwind_test32"},
 }
 
-var caseRE = regexp.MustCompile(`\{ "([a-z0-9_]+)", case_[a-z0-9_]+ \}`)
+var caseRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{ "([a-z0-9_]+)", case_[a-z0-9_]+ \}`) })
 
 // Cases returns the names of the cases in the order the programs run them,
 // read from the program's own table so the two cannot disagree.
 func Cases() []string {
 	var out []string
-	for _, m := range caseRE.FindAllStringSubmatch(string(asset("prog/unwind_test.c")), -1) {
+	for _, m := range caseRE().FindAllStringSubmatch(string(asset("prog/unwind_test.c")), -1) {
 		out = append(out, m[1])
 	}
 	return out

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"kpatch/plumbing/ktap"
 	"kpatch/unwind"
@@ -78,7 +79,9 @@ func (a *Analysis) Passed() bool {
 	return true
 }
 
-var expectRE = regexp.MustCompile(`# expect: id=(\d+) bin=(\S+) exact=([01]) chain=(\S+)`)
+var expectRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`# expect: id=(\d+) bin=(\S+) exact=([01]) chain=(\S+)`)
+})
 
 // symbolize names trace entries with the symbols of the program: the first
 // entry is where the task was, the others are return addresses, looked up
@@ -247,7 +250,7 @@ func checkCase(mode string, t *ktap.Test, syms *symtab.Table, cfg unwind.Config,
 	expects := map[string][]string{}
 	exact := map[string]bool{}
 	for _, l := range t.Log {
-		m := expectRE.FindStringSubmatch(l.Text)
+		m := expectRE().FindStringSubmatch(l.Text)
 		if m == nil {
 			continue
 		}

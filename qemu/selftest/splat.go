@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Splat is a report of the kernel's own checks on the console: a BUG, a
@@ -30,13 +31,15 @@ func (s Splat) String() string {
 
 var (
 	// timestampRE is printk's time prefix.
-	timestampRE = regexp.MustCompile(`^\[\s*\d+\.\d+\]\s?`)
-	subtestRE   = regexp.MustCompile(`^\s*# Subtest: (\S+)`)
-	caseStartRE = regexp.MustCompile(`^\s*# case: (\S+)`)
-	resultRE    = regexp.MustCompile(`^\s*(?:not )?ok \d+ (\S+)`)
+	timestampRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\[\s*\d+\.\d+\]\s?`) })
+	subtestRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*# Subtest: (\S+)`) })
+	caseStartRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*# case: (\S+)`) })
+	resultRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*(?:not )?ok \d+ (\S+)`) })
 	// A splat's title: what the kernel prints first. Lockdep and RCU's
 	// reports are "WARNING: <what>" without WARN()'s "CPU: N PID: N".
-	splatRE = regexp.MustCompile(`(BUG: KASAN: |BUG: |kernel BUG at |WARNING: CPU: \d+ PID: |WARNING: |Oops: |Oops|general protection fault|Kernel panic - |stack segment: |invalid opcode: |Call Trace:)`)
+	splatRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(BUG: KASAN: |BUG: |kernel BUG at |WARNING: CPU: \d+ PID: |WARNING: |Oops: |Oops|general protection fault|Kernel panic - |stack segment: |invalid opcode: |Call Trace:)`)
+	})
 )
 
 // splatKind classifies a title line.
@@ -68,21 +71,21 @@ func Splats(console []byte) []Splat {
 	mode, cur := "", ""
 	inSplat := false // a title seen since the last case boundary
 	for i, raw := range strings.Split(string(console), "\n") {
-		l := strings.TrimRight(timestampRE.ReplaceAllString(raw, ""), "\r")
-		if m := subtestRE.FindStringSubmatch(l); m != nil {
+		l := strings.TrimRight(timestampRE().ReplaceAllString(raw, ""), "\r")
+		if m := subtestRE().FindStringSubmatch(l); m != nil {
 			mode, cur, inSplat = m[1], "", false
 			continue
 		}
-		if m := caseStartRE.FindStringSubmatch(l); m != nil {
+		if m := caseStartRE().FindStringSubmatch(l); m != nil {
 			cur, inSplat = m[1], false
 			continue
 		}
-		if m := resultRE.FindStringSubmatch(l); m != nil && cur != "" && m[1] == cur {
+		if m := resultRE().FindStringSubmatch(l); m != nil && cur != "" && m[1] == cur {
 			cur, inSplat = "", false
 			continue
 		}
 		// Anywhere in the line: another writer may have begun it.
-		at := splatRE.FindStringIndex(l)
+		at := splatRE().FindStringIndex(l)
 		if at == nil {
 			continue
 		}

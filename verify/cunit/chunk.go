@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // The lexical cut of a C file into its top-level chunks, so that cc/v4 can
@@ -245,10 +246,10 @@ func CodeOnly(src []byte) []byte {
 }
 
 // identWordRE is a C identifier.
-var identWordRE = regexp.MustCompile(`[A-Za-z_]\w*`)
+var identWordRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[A-Za-z_]\w*`) })
 
 // ccSourceRE is the position in cc/v4's own source some of its messages carry.
-var ccSourceRE = regexp.MustCompile(` \(\w+\.go:\d+:\w+:\)`)
+var ccSourceRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(` \(\w+\.go:\d+:\w+:\)`) })
 
 func sortedKeys[V any](m map[string]V) []string {
 	var out []string

@@ -360,8 +360,8 @@ func (kb *kbuildReader) preprocess(s Series, t *Tree, tc *treeCommand, path stri
 }
 
 var (
-	markerRE   = regexp.MustCompile(`^#\s*(\d+)\s+"((?:[^"\\]|\\.)*)"`)
-	ppDefineRE = regexp.MustCompile(`^#\s*define\s+([A-Za-z_]\w*)(\()?`)
+	markerRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^#\s*(\d+)\s+"((?:[^"\\]|\\.)*)"`) })
+	ppDefineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^#\s*define\s+([A-Za-z_]\w*)(\()?`) })
 )
 
 // reducePreprocessed cuts gcc's -E -dD output of path down to what cc/v4
@@ -383,7 +383,7 @@ func reducePreprocessed(i []byte, path string, prefixes []string) *ppUnit {
 	conv := make([][]byte, len(lines))
 	for k, l := range lines {
 		if len(l) > 0 && l[0] == '#' {
-			if m := markerRE.FindSubmatch(l); m != nil {
+			if m := markerRE().FindSubmatch(l); m != nil {
 				n, _ := strconv.Atoi(string(m[1]))
 				file = string(m[2])
 				for _, p := range prefixes {
@@ -394,13 +394,13 @@ func reducePreprocessed(i []byte, path string, prefixes []string) *ppUnit {
 				conv[k] = fmt.Appendf(nil, "#line %d %q", n, file)
 				continue
 			}
-			if m := ppDefineRE.FindSubmatch(l); m != nil && file == path && m[2] != nil {
+			if m := ppDefineRE().FindSubmatch(l); m != nil && file == path && m[2] != nil {
 				rest := l[len(m[0]):]
 				if j := bytes.IndexByte(rest, ')'); j >= 0 {
 					rest = rest[j+1:]
 				}
 				var ids []string
-				for _, w := range identWordRE.FindAll(CodeOnly(rest), -1) {
+				for _, w := range identWordRE().FindAll(CodeOnly(rest), -1) {
 					if !(w[0] >= '0' && w[0] <= '9') {
 						ids = append(ids, string(w))
 					}
@@ -528,7 +528,7 @@ func parsePreprocessed(path string, t *Tree, pp *ppUnit) (*cc.AST, []Failure, er
 			return nil, failed, err
 		}
 		first, _, _ := strings.Cut(err.Error(), "\n")
-		m := cErrRE.FindStringSubmatch(first)
+		m := cErrRE().FindStringSubmatch(first)
 		if m == nil {
 			return nil, failed, err
 		}
@@ -548,7 +548,7 @@ func parsePreprocessed(path string, t *Tree, pp *ppUnit) (*cc.AST, []Failure, er
 			dropped[l] = true
 		}
 		if hit.OwnFile {
-			failed = append(failed, Failure{Fn: hit.Fn, Name: hit.Name, Start: hit.FromLine, Line: ln, Msg: ccSourceRE.ReplaceAllString(m[4], "")})
+			failed = append(failed, Failure{Fn: hit.Fn, Name: hit.Name, Start: hit.FromLine, Line: ln, Msg: ccSourceRE().ReplaceAllString(m[4], "")})
 		}
 	}
 }
@@ -578,7 +578,7 @@ func (r *Reader) readKbuild(kb *kbuildReader, t *Tree, in *Input, path string) (
 		ast, failed, err := parsePreprocessed(path, t, pp)
 		if err != nil {
 			first, _, _ := strings.Cut(err.Error(), "\n")
-			return nil, "cc/v4 could not parse the preprocessed unit: " + ccSourceRE.ReplaceAllString(first, "")
+			return nil, "cc/v4 could not parse the preprocessed unit: " + ccSourceRE().ReplaceAllString(first, "")
 		}
 		u = &Unit{Path: path, Text: full}
 		u.collect(ast)

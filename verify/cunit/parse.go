@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"modernc.org/cc/v4"
 )
@@ -11,7 +12,7 @@ import (
 // Parsing a unit with cc/v4: chunks cc/v4 cannot read are left out and
 // recorded, names used as types and iterator macros are declared.
 
-var cErrRE = regexp.MustCompile(`^(.+?):(\d+):(\d+): (.*)$`)
+var cErrRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(.+?):(\d+):(\d+): (.*)$`) })
 
 // parseChunks parses the chunks of text kept, after the prelude for e, with
 // the series' headers at patch n. A chunk cc/v4 cannot parse is left out
@@ -41,7 +42,7 @@ func (r *Reader) parseChunks(path string, n int, e Env, text []byte, keep []Chun
 			return u
 		}
 		first, _, _ := strings.Cut(err.Error(), "\n")
-		m := cErrRE.FindStringSubmatch(first)
+		m := cErrRE().FindStringSubmatch(first)
 		if m == nil || m[1] != path {
 			u.Err = err
 			return u
@@ -78,7 +79,7 @@ func (r *Reader) parseChunks(path string, n int, e Env, text []byte, keep []Chun
 
 // loopCallRE is a statement that is an invocation without a semicolon,
 // indented (inside a body): "\tname(args) {" or "\tname(args)".
-var loopCallRE = regexp.MustCompile(`^[ \t]+([A-Za-z_]\w*)\s*\(.*\)\s*\{?\s*$`)
+var loopCallRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[ \t]+([A-Za-z_]\w*)\s*\(.*\)\s*\{?\s*$`) })
 
 // loopMacroAt returns the name of an iterator macro invoked on line (or
 // the line before, where cc/v4 stops at the loop's body), or "".
@@ -88,7 +89,7 @@ func loopMacroAt(src []byte, line int) string {
 		if l > len(lines) {
 			continue
 		}
-		if m := loopCallRE.FindStringSubmatch(lines[l-1]); m != nil && !cKeywords[m[1]] && m[1] != "defined" {
+		if m := loopCallRE().FindStringSubmatch(lines[l-1]); m != nil && !cKeywords[m[1]] && m[1] != "defined" {
 			return m[1]
 		}
 	}

@@ -214,10 +214,10 @@ const declarationMacros = `#define __ATTR(_name, _mode, _show, _store) { .show =
 // units: the kernel macros whose uses the prelude's units see expanded.
 var PreludeMacros = sync.OnceValue(func() map[string]bool {
 	out := map[string]bool{}
-	for _, m := range preludeMacroRE.FindAllStringSubmatch(Envs()[0].unitPrelude(nil, nil), -1) {
+	for _, m := range preludeMacroRE().FindAllStringSubmatch(Envs()[0].unitPrelude(nil, nil), -1) {
 		out[m[1]] = true
 	}
 	return out
 })
 
-var preludeMacroRE = regexp.MustCompile(`(?m)^#define ([A-Za-z_]\w*)\(`)
+var preludeMacroRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^#define ([A-Za-z_]\w*)\(`) })

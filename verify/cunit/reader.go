@@ -401,7 +401,7 @@ func (r *Reader) inputDigest(path string, n int, blank []byte) ([]byte, []string
 		eachDirective(src, func(name string, rest []byte) {
 			switch name {
 			case "if", "ifdef", "ifndef", "elif":
-				for _, w := range identWordRE.FindAll(rest, -1) {
+				for _, w := range identWordRE().FindAll(rest, -1) {
 					if string(w) != "defined" {
 						conds[string(w)] = true
 					}
