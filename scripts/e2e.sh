@@ -4,12 +4,12 @@
 # the series (kpatch gen, the newest revision), checks it (kpatch verify),
 # writes the x86 series stacked on it (kpatch gen --stack x86, to
 # ./outgoing-x86), checks both, builds the newest revision with the x86
-# series in the three configurations of kpatch test --build (x86_64,
+# series in the three default configurations of kpatch test build (x86_64,
 # x86_64-noia32, i386; W=1, C=1 with sparse), then builds, boots and checks
-# them in QEMU (kpatch test --qemu --stack x86): from v15 on the x86 patches
+# them in QEMU (kpatch test qemu --stack x86): from v15 on the x86 patches
 # are a series of their own, without which nothing selects an x86 unwinder
 # (docs/revisions.md). Output goes to ./outgoing, ./outgoing-x86 and the
-# cache. Extra arguments go to kpatch test --qemu.
+# cache. Extra arguments go to kpatch test qemu.
 set -euo pipefail
 # Debian's Go images put Go in /usr/local/go; make sure it is found.
 command -v go >/dev/null || export PATH="$PATH:/usr/local/go/bin"
@@ -59,6 +59,6 @@ fi
 # README shows it, is the same command without --from: about seven
 # near-full builds per configuration when nothing is cached. Exit 1 if a
 # configuration fails.
-./kpatch test --build --tree "$tree" --base v6.12 --stack x86 --from "$((patches + stacked))" --jobs "$(nproc)"
+./kpatch test build --tree "$tree" --base v6.12 --stack x86 --from "$((patches + stacked))" --jobs "$(nproc)"
 
-./kpatch test --qemu --tree "$tree" --base v6.12 --stack x86 "$@"
+./kpatch test qemu --tree "$tree" --base v6.12 --stack x86 "$@"

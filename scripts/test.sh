@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The test command: set up a bare Debian machine, run kpatch test --qemu on
+# The test command: set up a bare Debian machine, run kpatch test qemu on
 # Debian's linux-source-6.12 (all self-test cases must pass), then every Go
 # test. The real-tree tests unpack the kernel sources into the cache once
 # ($KPATCH_CACHE, else ~/.cache/kpatch) and build kernel objects there.
@@ -14,5 +14,5 @@ trap 'rm -rf "$bin"' EXIT
 CGO_ENABLED=0 go build -o "$bin/kpatch" ./cmd/kpatch
 # The newest revision (v16) with the x86 series stacked on it: v16 alone
 # selects no x86 unwinder (docs/revisions.md)
-"$bin/kpatch" test --qemu --tree "$("$bin/kpatch" tree)" --base v6.12 --stack x86
+"$bin/kpatch" test qemu --tree "$("$bin/kpatch" tree)" --base v6.12 --stack x86
 go test -count=1 -timeout 80m ./... "$@"
