@@ -158,7 +158,7 @@ func Run(ctx context.Context, s *series.Series, o Options) (*Report, error) {
 	if _, err := src.Sync(overlay, baseFile); err != nil {
 		return nil, err
 	}
-	if err := parallel(par, runners, func(r *runner) error { return r.base(ctx, commit, overlay) }); err != nil {
+	if err := parallel(ctx, par, runners, func(r *runner) error { return r.base(ctx, commit, overlay) }); err != nil {
 		return nil, err
 	}
 	for k := 1; k <= o.Patches; k++ {
@@ -195,7 +195,7 @@ func Run(ctx context.Context, s *series.Series, o Options) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := parallel(par, todo, func(r *runner) error { return r.runStep(ctx, k, overlay, standIns, changed) }); err != nil {
+		if err := parallel(ctx, par, todo, func(r *runner) error { return r.runStep(ctx, k, overlay, standIns, changed) }); err != nil {
 			return nil, err
 		}
 	}
@@ -234,14 +234,20 @@ func Run(ctx context.Context, s *series.Series, o Options) (*Report, error) {
 }
 
 // parallel runs f for every runner, at most n at a time, and returns
-// their errors.
-func parallel(n int, rs []*runner, f func(*runner) error) error {
+// their errors. Once ctx is done no further runner is started (a Ctrl-C
+// during the first base build does not announce the others').
+func parallel(ctx context.Context, n int, rs []*runner, f func(*runner) error) error {
 	errs := make([]error, len(rs))
 	sem := make(chan struct{}, n)
 	var wg sync.WaitGroup
 	for i, r := range rs {
-		wg.Add(1)
 		sem <- struct{}{} // in order: the first configurations first
+		if err := ctx.Err(); err != nil {
+			<-sem
+			errs[i] = err
+			break
+		}
+		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
