@@ -304,42 +304,35 @@ type parsed struct {
 // that the template parsers leave to one core. The error is that of the
 // first that fails, in the order of series.
 func (s *Spec) loadRevisions(series []string, decls map[string]*decl) ([]*Revision, error) {
-	out := make([]*Revision, len(series))
-	errs := make([]error, len(series))
-	var wg sync.WaitGroup
-	for i, d := range series {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			out[i], errs[i] = s.loadRevision(path.Dir(d), decls, nil)
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	return atOnce(series, func(d string) (*Revision, error) {
+		return s.loadRevision(path.Dir(d), decls, nil)
+	})
 }
 
 // parseFiles reads and parses the template files paths, in order; the
 // error is that of the first that fails.
 func parseFiles(fsys fs.FS, paths []string) ([]parsed, error) {
-	out := make([]parsed, len(paths))
-	errs := make([]error, len(paths))
+	return atOnce(paths, func(p string) (parsed, error) {
+		data, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return parsed{}, err
+		}
+		t, err := parseTemplate(p, string(data))
+		return parsed{src: p, tmpl: t}, err
+	})
+}
+
+// atOnce returns f of every input, each run in a goroutine of its own,
+// in the order of in; the error is that of the first input that fails.
+func atOnce[In, Out any](in []In, f func(In) (Out, error)) ([]Out, error) {
+	out := make([]Out, len(in))
+	errs := make([]error, len(in))
 	var wg sync.WaitGroup
-	for i, p := range paths {
+	for i, x := range in {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			data, err := fs.ReadFile(fsys, p)
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			out[i].src = p
-			out[i].tmpl, errs[i] = parseTemplate(p, string(data))
+			out[i], errs[i] = f(x)
 		}()
 	}
 	wg.Wait()
