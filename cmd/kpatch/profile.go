@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"runtime/pprof"
@@ -19,29 +20,8 @@ func startProfiles() func() {
 	if cpu == "" && mem == "" && tr == "" {
 		return func() {}
 	}
-	var cf, tf *os.File
-	if tr != "" {
-		f, err := os.Create(tr)
-		if err == nil {
-			err = trace.Start(f)
-		}
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "kpatch: KPATCH_TRACE: %v\n", err)
-		} else {
-			tf = f
-		}
-	}
-	if cpu != "" {
-		f, err := os.Create(cpu)
-		if err == nil {
-			err = pprof.StartCPUProfile(f)
-		}
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "kpatch: KPATCH_CPUPROFILE: %v\n", err)
-		} else {
-			cf = f
-		}
-	}
+	tf := startWriting("KPATCH_TRACE", tr, trace.Start)
+	cf := startWriting("KPATCH_CPUPROFILE", cpu, pprof.StartCPUProfile)
 	if mem != "" {
 		runtime.MemProfileRate = 1
 	}
@@ -68,4 +48,24 @@ func startProfiles() func() {
 			}
 		}
 	}
+}
+
+// startWriting creates the file path (the value of the variable env) and
+// starts start writing to it; it returns nil, having said why on
+// standard error, when either fails, and nil for an empty path.
+func startWriting(env, path string, start func(io.Writer) error) *os.File {
+	if path == "" {
+		return nil
+	}
+	f, err := os.Create(path)
+	if err == nil {
+		if err = start(f); err != nil {
+			f.Close()
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "kpatch: %s: %v\n", env, err)
+		return nil
+	}
+	return f
 }
