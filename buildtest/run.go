@@ -122,11 +122,9 @@ func Run(ctx context.Context, s *series.Series, o Options) (*Report, error) {
 		return nil, err
 	}
 	defer unlock()
-	baseFile, commit, err := unpack(ctx, src, s)
-	if err != nil {
-		return nil, err
-	}
-	// Configurations in parallel, each with an equal share of the jobs.
+	// Configurations in parallel, each with an equal share of the jobs;
+	// their trees are locked before the source is unpacked, so that a
+	// run waiting for another says so at once and unpacks nothing.
 	par := min(len(cfgs), max(1, o.Jobs/2))
 	jobs := max(1, o.Jobs/par)
 	runners := make([]*runner, len(cfgs))
@@ -138,6 +136,10 @@ func Run(ctx context.Context, s *series.Series, o Options) (*Report, error) {
 			return nil, err
 		}
 		defer runners[i].close()
+	}
+	baseFile, commit, err := unpack(ctx, src, s)
+	if err != nil {
+		return nil, err
 	}
 	var w2 *runner // the first configuration built with gcc runs W=2
 	for _, r := range runners {
