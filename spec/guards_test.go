@@ -68,6 +68,7 @@ func TestCreatedBy(t *testing.T) {
 		{"by revision", "{{if lt .Version 2}}\n{{created \"c\"}}\n{{else}}\n{{created \"d\"}}\n{{end}}\nt\n", 1, []bool{false, false, true}},
 		{"by revision, the other", "{{if lt .Version 2}}\n{{created \"c\"}}\n{{else}}\n{{created \"d\"}}\n{{end}}\nt\n", 2, []bool{false, true}},
 		{"by the patches applied", "{{if since \"b\"}}\n{{created \"b\"}}\n{{else}}\n{{created \"c\"}}\n{{end}}\nt\n", 1, []bool{false, true, true}},
+		{"first, and again under a guard", "{{created \"c\"}}\n{{- if since \"b\"}}{{created \"b\"}}{{end -}}\nt\n", 1, []bool{false, true, true}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -45,8 +45,9 @@ type File struct {
 	ids       []string
 	cacheable bool
 	// createdBy is the id of the template's first action when that is
-	// {{created "id"}}: before that patch the file does not exist, and
-	// Render says so without running the template.
+	// {{created "id"}} and the template has no other: before that patch
+	// the file does not exist, and Render says so without running the
+	// template.
 	createdBy string
 	mu        sync.Mutex
 	cache     map[string]rendered
@@ -73,6 +74,7 @@ func newFile(path, src string, t *template.Template) *File {
 		}
 	}
 	seen := map[string]bool{}
+	createdCalls := 0
 	walk(t.Tree.Root, func(c *parse.CommandNode) {
 		for _, a := range c.Args {
 			if fn, ok := a.(*parse.FieldNode); ok && (fn.Ident[0] == "Step" || fn.Ident[0] == "Patch") {
@@ -80,6 +82,9 @@ func newFile(path, src string, t *template.Template) *File {
 			}
 		}
 		if fn, ok := c.Args[0].(*parse.IdentifierNode); ok {
+			if fn.Ident == "created" {
+				createdCalls++
+			}
 			switch fn.Ident {
 			case "since", "before", "between", "created":
 				for _, a := range c.Args[1:] {
@@ -91,6 +96,9 @@ func newFile(path, src string, t *template.Template) *File {
 			}
 		}
 	})
+	if createdCalls > 1 {
+		f.createdBy = "" // a later {{created}} may name another patch
+	}
 	return f
 }
 
