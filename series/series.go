@@ -438,10 +438,11 @@ func checkRecipients(rev *spec.Revision) error {
 	return nil
 }
 
-// prepareMail computes, once, what the mail needs beyond the diffs: every
-// patch's commit and the recipients. The recipients (MAINTAINERS parsed
-// and matched) are made beside the commits and the diffs, which need the
-// same time again and nothing of them.
+// prepareMail computes, once, what the mail needs: every patch's commit,
+// the diffs (the prerequisites' too, for their patch ids) and the
+// recipients. The recipients (MAINTAINERS parsed and matched) are made
+// beside the commits and the diffs, which need the same time again and
+// nothing of them.
 func (s *Series) prepareMail() error {
 	s.mailOnce.Do(func() {
 		rec := make(chan error, 1)
