@@ -56,6 +56,27 @@ type kbuildReader struct {
 	files    map[int]map[string][]byte // overlayFiles by patch state
 	facts    map[string]*unitFacts     // the units made in this run, by unitKey
 	reads    map[string]*fileRead      // how each file was read, by path
+	making   map[string]*sync.Mutex    // held while a unit is made, by unitKey
+}
+
+// lockUnit holds the making of the unit key: two rules asking for one
+// unit at once ran gcc on it twice, into the same temporary file, and the
+// first to finish removed it under the other ("open ....i: no such file or
+// directory", seen on itmt-sched). The second now waits and reads what
+// the first stored.
+func (kb *kbuildReader) lockUnit(key string) (unlock func()) {
+	kb.mu.Lock()
+	if kb.making == nil {
+		kb.making = map[string]*sync.Mutex{}
+	}
+	m := kb.making[key]
+	if m == nil {
+		m = &sync.Mutex{}
+		kb.making[key] = m
+	}
+	kb.mu.Unlock()
+	m.Lock()
+	return m.Unlock
 }
 
 type overlayEntry struct {
@@ -569,25 +590,9 @@ func (r *Reader) readKbuild(kb *kbuildReader, t *Tree, in *Input, path string) (
 		return nil, tc.err.Error()
 	}
 	key := kb.unitKey(s, t, tc, path, in.at, full)
-	u := kb.cached(key)
+	u, why := kb.makeUnit(s, t, tc, path, in.at, full, key)
 	if u == nil {
-		pp, err := kb.preprocess(s, t, tc, path, in.at, key)
-		if err != nil {
-			return nil, err.Error()
-		}
-		ast, failed, err := parsePreprocessed(path, t, pp)
-		if err != nil {
-			first, _, _ := strings.Cut(err.Error(), "\n")
-			return nil, "cc/v4 could not parse the preprocessed unit: " + ccSourceRE().ReplaceAllString(first, "")
-		}
-		u = &Unit{Path: path, Text: full}
-		u.collect(ast)
-		u.addWritten()
-		for _, m := range pp.Macros {
-			u.Macros = append(u.Macros, Macro{Name: m.Name, Line: m.Line, Idents: m.Idents})
-		}
-		u.Failed = failed
-		kb.store(key, u)
+		return nil, why
 	}
 	u.Path, u.Text, u.Expanded = path, full, true
 	for _, f := range u.Funcs {
@@ -595,6 +600,34 @@ func (r *Reader) readKbuild(kb *kbuildReader, t *Tree, in *Input, path string) (
 	}
 	u.keepOnly(in.Keep, s.Created(path))
 	kb.noteKbuild(path, t, tc.from)
+	return u, ""
+}
+
+// makeUnit returns the unit of key, kept or made now (preprocessed in t
+// and parsed), or why it cannot be made; one goroutine makes a key at a
+// time.
+func (kb *kbuildReader) makeUnit(s Series, t *Tree, tc *treeCommand, path string, at int, full []byte, key string) (*Unit, string) {
+	defer kb.lockUnit(key)()
+	if u := kb.cached(key); u != nil {
+		return u, ""
+	}
+	pp, err := kb.preprocess(s, t, tc, path, at, key)
+	if err != nil {
+		return nil, err.Error()
+	}
+	ast, failed, err := parsePreprocessed(path, t, pp)
+	if err != nil {
+		first, _, _ := strings.Cut(err.Error(), "\n")
+		return nil, "cc/v4 could not parse the preprocessed unit: " + ccSourceRE().ReplaceAllString(first, "")
+	}
+	u := &Unit{Path: path, Text: full}
+	u.collect(ast)
+	u.addWritten()
+	for _, m := range pp.Macros {
+		u.Macros = append(u.Macros, Macro{Name: m.Name, Line: m.Line, Idents: m.Idents})
+	}
+	u.Failed = failed
+	kb.store(key, u)
 	return u, ""
 }
 
