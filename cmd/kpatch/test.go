@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"kpatch/qemu"
-	"kpatch/qemu/selftest"
+	"kpatch/boottest"
 	"kpatch/series"
 )
 
@@ -66,7 +66,7 @@ func cmdTestQEMU(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	if err := selftest.CheckTools(ctx, true); err != nil { // before the tree is read
+	if err := boottest.CheckTools(ctx, true); err != nil { // before the tree is read
 		return err
 	}
 	if err := sf.openTree(sel); err != nil {
@@ -76,8 +76,8 @@ func cmdTestQEMU(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return fmt.Errorf("generating the series: %w", err)
 	}
-	o := selftest.Options{
-		BuildOptions: selftest.BuildOptions{BuildDir: *buildDir, Log: stderr, Verbose: *verbose, Debug: *debug},
+	o := boottest.Options{
+		BuildOptions: boottest.BuildOptions{BuildDir: *buildDir, Log: stderr, Verbose: *verbose, Debug: *debug},
 		Accel:        a,
 		BootTimeout:  *timeout,
 		Extra:        *extra,
@@ -85,12 +85,12 @@ func cmdTestQEMU(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if *verbose >= 2 {
 		o.Console = stderr
 	}
-	rep, err := selftest.Run(ctx, s, o)
+	rep, err := boottest.Run(ctx, s, o)
 	if err != nil {
 		return err
 	}
 	if !*keep {
-		selftest.Clean(rep.BuildDir)
+		boottest.Clean(rep.BuildDir)
 	}
 	if err := printReport(stdout, rep, *asJSON); err != nil {
 		return err

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"kpatch/qemu/selftest"
+	"kpatch/boottest"
 )
 
 // kpatch test names the missing tools and their packages in one line and
@@ -24,7 +24,7 @@ func TestTestMissingTools(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			bin := t.TempDir()
-			for _, tl := range append(append([]selftest.Tool{}, selftest.BuildTools...), selftest.BootTools...) {
+			for _, tl := range append(append([]boottest.Tool{}, boottest.BuildTools...), boottest.BootTools...) {
 				if tl.Name != tc.without {
 					// gcc finds every file it is asked for (itself).
 					body := "#!/bin/sh\ncase \"$*\" in *-print-*) echo \"$0\" ;; esac\nexit 0\n"

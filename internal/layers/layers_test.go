@@ -18,7 +18,7 @@ var rows = [][]string{
 	{"verify"},
 	{"verify/cunit"},
 	{"buildtest"},
-	{"qemu/selftest"},
+	{"boottest"},
 	{"buildtest/standin"},
 	{"qemu"},
 	{"revision"},

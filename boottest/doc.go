@@ -84,4 +84,4 @@
 // frame and per system call, meaningful only relative to each other under
 // TCG. KPATCH_TEST_BUILD_DIR overrides the build directory (default
 // DefaultBuildDir, shared with the command).
-package selftest
+package boottest

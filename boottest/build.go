@@ -1,4 +1,4 @@
-package selftest
+package boottest
 
 import (
 	"bytes"
