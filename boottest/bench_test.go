@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"kpatch/internal/seriestest"
-	"kpatch/qemu"
+	"kpatch/plumbing/qemu"
 	"kpatch/series"
 )
 

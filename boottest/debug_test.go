@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"kpatch/internal/seriestest"
-	"kpatch/qemu"
+	"kpatch/plumbing/qemu"
 	"kpatch/series"
 )
 

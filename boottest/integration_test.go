@@ -12,7 +12,7 @@ import (
 
 	"kpatch/internal/seriestest"
 	"kpatch/internal/testenv"
-	"kpatch/qemu"
+	"kpatch/plumbing/qemu"
 	"kpatch/series"
 	"kpatch/templates/linux"
 )

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"kpatch/plumbing/kerneltree"
-	"kpatch/qemu"
+	"kpatch/plumbing/qemu"
 	"kpatch/series"
 	"kpatch/unwind"
 	"kpatch/unwind/symtab"

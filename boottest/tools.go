@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"kpatch/qemu"
+	"kpatch/plumbing/qemu"
 )
 
 // Tool is a program the harness runs, directly or through the kernel's

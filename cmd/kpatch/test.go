@@ -7,7 +7,7 @@ import (
 	"io"
 	"time"
 
-	"kpatch/qemu"
+	"kpatch/plumbing/qemu"
 	"kpatch/boottest"
 	"kpatch/series"
 )

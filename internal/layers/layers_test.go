@@ -20,7 +20,6 @@ var rows = [][]string{
 	{"buildtest"},
 	{"boottest"},
 	{"buildtest/standin"},
-	{"qemu"},
 	{"revision"},
 	{"revision/trailers"},
 	{"unwind/core", "unwind/report"},
