@@ -15,7 +15,7 @@ import (
 	"sort"
 	"strings"
 
-	"kpatch/buildtest/standin"
+	"kpatch/series/standin"
 
 	"kpatch/plumbing/cpio"
 	"kpatch/plumbing/kbuild"

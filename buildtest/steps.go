@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"kpatch/buildtest/standin"
+	"kpatch/series/standin"
 	"kpatch/plumbing/linediff"
 	"kpatch/series"
 	"kpatch/spec"
