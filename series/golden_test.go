@@ -15,7 +15,7 @@ import (
 	"kpatch/internal/seriestest"
 	"kpatch/internal/testenv"
 	"kpatch/plumbing/mail"
-	"kpatch/plumbing/oracle"
+	"kpatch/internal/oracle"
 	"kpatch/series"
 )
 

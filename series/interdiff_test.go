@@ -14,7 +14,7 @@ import (
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
 	"kpatch/internal/seriestest"
-	"kpatch/plumbing/oracle"
+	"kpatch/internal/oracle"
 	"kpatch/series"
 )
 

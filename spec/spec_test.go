@@ -3,7 +3,7 @@ package spec_test
 import (
 	"testing"
 
-	"kpatch/plumbing/oracle"
+	"kpatch/internal/oracle"
 	"kpatch/spec"
 	"kpatch/templates/linux"
 )

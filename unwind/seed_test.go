@@ -12,7 +12,7 @@ import (
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
-	"kpatch/plumbing/oracle"
+	"kpatch/internal/oracle"
 )
 
 // The seed is the v11 thread (cover letter, 14 patches, review). Tests that

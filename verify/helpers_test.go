@@ -8,7 +8,7 @@ import (
 
 	"kpatch/internal/seriestest"
 	"kpatch/internal/testenv"
-	"kpatch/plumbing/oracle"
+	"kpatch/internal/oracle"
 	"kpatch/series"
 	"kpatch/spec"
 	"kpatch/templates/linux"

@@ -10,7 +10,7 @@ import (
 
 	"kpatch/internal/seriestest"
 	"kpatch/plumbing/kernelsrc"
-	"kpatch/plumbing/oracle"
+	"kpatch/internal/oracle"
 	"kpatch/series"
 )
 

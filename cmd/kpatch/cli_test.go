@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"kpatch/plumbing/kernelsrc"
-	"kpatch/plumbing/oracle"
+	"kpatch/internal/oracle"
 	"kpatch/plumbing/outdir"
 	"kpatch/series/hooks"
 )

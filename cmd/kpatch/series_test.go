@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"kpatch/plumbing/mail"
-	"kpatch/plumbing/oracle"
+	"kpatch/internal/oracle"
 )
 
 // TestSeriesDiffMatchesGitRangeDiff writes v11 and v12 with kpatch gen

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"kpatch/internal/testenv"
-	"kpatch/plumbing/oracle"
+	"kpatch/internal/oracle"
 	"kpatch/plumbing/outdir"
 )
 

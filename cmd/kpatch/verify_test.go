@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"kpatch/plumbing/oracle"
+	"kpatch/internal/oracle"
 )
 
 func TestVerifyCommand(t *testing.T) {

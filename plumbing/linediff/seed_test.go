@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"kpatch/plumbing/oracle"
+	"kpatch/internal/oracle"
 )
 
 // readSeedThread returns the seed thread, a real patch series (a cover

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"kpatch/plumbing/mail"
-	"kpatch/plumbing/oracle"
+	"kpatch/internal/oracle"
 )
 
 func TestLoadMbox(t *testing.T) {

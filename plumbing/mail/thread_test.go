@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"kpatch/plumbing/mail"
-	"kpatch/plumbing/oracle"
+	"kpatch/internal/oracle"
 )
 
 // TestMbox writes the seed's messages as an mbox the way b4 mbox and lore

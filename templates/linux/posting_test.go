@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"kpatch/plumbing/oracle"
+	"kpatch/internal/oracle"
 	"kpatch/spec"
 	"kpatch/templates/linux"
 )
