@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"kpatch/plumbing/kerneltree"
+	"kpatch/plumbing/cache"
 	"kpatch/plumbing/qemu"
 	"kpatch/series"
 	"kpatch/unwind"
@@ -62,11 +62,7 @@ type Report struct {
 // DefaultBuildDir is the build directory used when none is given:
 // <cache>/build/x86_64-unwind.
 func DefaultBuildDir() (string, error) {
-	c, err := kerneltree.CacheDir()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(c, "build", "x86_64-unwind"), nil
+	return cache.BuildDir("x86_64-unwind")
 }
 
 // DefaultDebugBuildDir is the build directory of a debug boot when none
@@ -189,8 +185,8 @@ func Run(ctx context.Context, s *series.Series, o Options) (*Report, error) {
 	if o.Console != nil {
 		opts = append(opts, qemu.WithConsole(o.Console))
 	}
-	if c, err := kerneltree.CacheDir(); err == nil {
-		opts = append(opts, qemu.WithAccelCache(filepath.Join(c, "qemu-accel")))
+	if c, err := cache.AccelVerdicts(); err == nil {
+		opts = append(opts, qemu.WithAccelCache(c))
 	}
 	t1 := time.Now()
 	res, qerr := qemu.Run(ctx, opts...)

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"kpatch/internal/testenv"
+	"kpatch/plumbing/cache"
 	"kpatch/plumbing/kbuild"
-	"kpatch/plumbing/kerneltree"
 	"kpatch/plumbing/outdir"
 )
 
@@ -47,7 +47,7 @@ func TestCompilerFarm(t *testing.T) {
 	if out, err := exec.Command("ip", "link", "set", "lo", "up").CombinedOutput(); err != nil {
 		t.Fatalf("ip link set lo up: %v: %s", err, out)
 	}
-	cache, err := kerneltree.CacheDir()
+	cache, err := cache.Dir()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"kpatch/plumbing/cache"
 	"kpatch/plumbing/kbuild"
-	"kpatch/plumbing/kerneltree"
 	"kpatch/plumbing/outdir"
 	"kpatch/series"
 )
@@ -55,11 +55,11 @@ func Run(ctx context.Context, s *series.Series, o Options) (*Report, error) {
 		return nil, err
 	}
 	if o.BuildRoot == "" {
-		c, err := kerneltree.CacheDir()
+		c, err := cache.BuildRoot()
 		if err != nil {
 			return nil, err
 		}
-		o.BuildRoot = filepath.Join(c, "build")
+		o.BuildRoot = c
 	}
 	names := o.Configs
 	if names == nil {

@@ -14,8 +14,8 @@ import (
 	"strings"
 	"sync"
 
+	"kpatch/plumbing/cache"
 	"kpatch/plumbing/kbuild"
-	"kpatch/plumbing/kerneltree"
 	"kpatch/plumbing/outdir"
 )
 
@@ -182,11 +182,11 @@ func BuildTrees(dir string) (trees []*BuildTree, busy []string, err error) {
 // those it passed by because a kpatch test build is building in them (its
 // lock is held: the tree's headers and compile commands are changing).
 func DefaultBuildTrees() (trees []*BuildTree, busy []string) {
-	c, err := kerneltree.CacheDir()
+	c, err := cache.BuildRoot()
 	if err != nil {
 		return nil, nil
 	}
-	matches, _ := filepath.Glob(filepath.Join(c, "build", "matrix-*"))
+	matches, _ := filepath.Glob(filepath.Join(c, "matrix-*"))
 	sort.Strings(matches)
 	for _, m := range matches {
 		t, err := OpenBuildTree(m)
@@ -281,9 +281,9 @@ func (t *BuildTree) laid() []string {
 // units between runs: <cache>/verify/pp ("" when there is no cache
 // directory).
 func DefaultPreprocessCache() string {
-	c, err := kerneltree.CacheDir()
+	c, err := cache.Units()
 	if err != nil {
 		return ""
 	}
-	return filepath.Join(c, "verify", "pp")
+	return c
 }

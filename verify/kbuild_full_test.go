@@ -12,7 +12,7 @@ import (
 	"kpatch/internal/gittest"
 	"kpatch/internal/seriestest"
 	"kpatch/internal/testenv"
-	"kpatch/plumbing/kerneltree"
+	"kpatch/plumbing/cache"
 )
 
 // preparedTree returns a prepared x86_64 build tree of Debian's 6.12
@@ -21,7 +21,7 @@ import (
 // once in <cache>/verify-test/x86_64 (a few minutes of both cores).
 func preparedTree(t *testing.T) *BuildTree {
 	t.Helper()
-	cache, err := kerneltree.CacheDir()
+	cache, err := cache.Dir()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"kpatch/plumbing/cache"
 	"kpatch/plumbing/outdir"
 )
 
@@ -27,19 +28,6 @@ const DebianTarball = "/usr/src/linux-source-6.12.tar.xz"
 // ErrNoTarball is returned when the Debian source package is not installed.
 var ErrNoTarball = errors.New(DebianTarball + " not found: apt-get install linux-source-6.12")
 
-// CacheDir returns the directory where kpatch keeps kernel trees and builds:
-// $KPATCH_CACHE if set, else $XDG_CACHE_HOME/kpatch, else ~/.cache/kpatch.
-func CacheDir() (string, error) {
-	if d := os.Getenv("KPATCH_CACHE"); d != "" {
-		return d, nil
-	}
-	base, err := os.UserCacheDir()
-	if err != nil {
-		return "", fmt.Errorf("no cache directory (%w): set KPATCH_CACHE", err)
-	}
-	return filepath.Join(base, "kpatch"), nil
-}
-
 // Debian612 returns the path of a git repository holding Debian's
 // linux-source-6.12 as one commit tagged v6.12, creating it from
 // DebianTarball if the cache does not have it yet. Progress goes to log.
@@ -48,11 +36,11 @@ func CacheDir() (string, error) {
 // half-made behind; a run that waits for another one unpacking says so and
 // stops waiting when ctx is done.
 func Debian612(ctx context.Context, log io.Writer) (string, error) {
-	cache, err := CacheDir()
+	dir, err := cache.TreeDir("linux-6.12")
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(cache, "linux-6.12")
+	root := filepath.Dir(dir)
 	if _, err := os.Stat(filepath.Join(dir, ".git", "kpatch-complete")); err == nil {
 		return dir, nil
 	}
@@ -62,12 +50,12 @@ func Debian612(ctx context.Context, log io.Writer) (string, error) {
 	if err := checkTools(); err != nil {
 		return "", err
 	}
-	if err := os.MkdirAll(cache, 0o755); err != nil {
+	if err := os.MkdirAll(root, 0o755); err != nil {
 		return "", fmt.Errorf("%w: set KPATCH_CACHE to a directory kpatch may write", err)
 	}
 	// Several kpatch processes (test binaries run in parallel) may ask at
 	// once: one unpacks, the others wait for it.
-	unlock, err := outdir.Lock(ctx, filepath.Join(cache, "linux-6.12.lock"), log, "unpacking "+dir)
+	unlock, err := outdir.Lock(ctx, filepath.Join(root, "linux-6.12.lock"), log, "unpacking "+dir)
 	if err != nil {
 		return "", err
 	}
@@ -78,7 +66,7 @@ func Debian612(ctx context.Context, log io.Writer) (string, error) {
 	// What interrupted runs left: an incomplete tree (we hold the lock),
 	// and the temporary directories of kpatch versions before outdir.Create.
 	os.RemoveAll(dir)
-	if old, _ := filepath.Glob(filepath.Join(cache, "linux-6.12.tmp-*")); len(old) > 0 {
+	if old, _ := filepath.Glob(filepath.Join(root, "linux-6.12.tmp-*")); len(old) > 0 {
 		for _, o := range old {
 			os.RemoveAll(o)
 		}

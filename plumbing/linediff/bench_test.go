@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"kpatch/plumbing/kerneltree"
+	"kpatch/plumbing/cache"
 )
 
 // benchPair returns a large generated C file (about 10,000 lines) and a
@@ -63,7 +63,7 @@ func BenchmarkUnifiedKernel(b *testing.B) {
 // in its middle, as the series' MAINTAINERS patch changes it: the common
 // prefix and suffix are nearly the whole file.
 func BenchmarkUnifiedMaintainers(b *testing.B) {
-	dir, err := kerneltree.CacheDir()
+	dir, err := cache.Dir()
 	if err != nil {
 		b.Skip(err)
 	}
