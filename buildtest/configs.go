@@ -41,8 +41,12 @@ type Config struct {
 	// named Facts (or Name).
 	Base, Final map[string]string
 	Facts       string
-	// What says in a few words what the configuration covers.
-	What string
+	// What says in a few words what the configuration covers;
+	// Covers says it in full for docs/build.md's table.
+	What, Covers string
+	// Default says whether the configuration is built when --configs is
+	// not given.
+	Default bool
 }
 
 // Tool is a program a configuration needs and the Debian package that
@@ -90,44 +94,51 @@ func with(m map[string]string, kv ...string) map[string]string {
 // order; DefaultConfigs are those it builds unless told.
 var Configs = []Config{
 	{
-		Name: "x86_64", Arch: "x86_64", Sparse: true,
+		Name: "x86_64", Arch: "x86_64", Sparse: true, Default: true,
 		What:     "64-bit with IA32 emulation; UNWIND_USER forced on from patch 1, the x86 options on from their patches",
+		Covers:   "tinyconfig + 64BIT + IA32_EMULATION + PERF_EVENTS; a test-only Kconfig symbol (`kpatch_build/Kconfig`, laid over the tree for the build, never mailed) selects UNWIND_USER, so `kernel/unwind/` is compiled from patch 1, long before the x86 patches let the architecture select it",
 		Fragment: x86Fragment,
 		Base:     x86Base,
 	},
 	{
-		Name: "x86_64-noia32", Arch: "x86_64", Sparse: true,
+		Name: "x86_64-noia32", Arch: "x86_64", Sparse: true, Default: true,
 		What:     "64-bit without IA32 emulation: the compat paths compiled out, the stubs used before the x86 patches",
+		Covers:   "the same without IA32_EMULATION (COMPAT off): the compat paths compiled out; the generic stubs until the x86 patches enable UNWIND_USER",
 		Fragment: "CONFIG_64BIT=y\n# CONFIG_IA32_EMULATION is not set\nCONFIG_PERF_EVENTS=y\n",
 		Base:     map[string]string{"64BIT": "y", "IA32_EMULATION": "n", "COMPAT": "n", "PERF_EVENTS": "y"},
 	},
 	{
-		Name: "i386", Arch: "i386", Sparse: true,
+		Name: "i386", Arch: "i386", Sparse: true, Default: true,
 		What:     "32-bit: the series' x86 options off, every stub used",
+		Covers:   "ARCH=i386: the series' x86 options stay off, every stub is used",
 		Fragment: "# CONFIG_64BIT is not set\nCONFIG_PERF_EVENTS=y\n",
 		Base:     map[string]string{"64BIT": "n", "X86_32": "y", "PERF_EVENTS": "y"},
 	},
 	{
 		Name: "um", Arch: "um", Start: "defconfig",
-		What: "User Mode Linux (ARCH=um, kunit.py's default architecture) from its defconfig: x86's headers included where UML lacks what they use",
-		Base: map[string]string{"UML": "y", "64BIT": "y"},
+		What:   "User Mode Linux (ARCH=um, kunit.py's default architecture) from its defconfig: x86's headers included where UML lacks what they use",
+		Covers: "ARCH=um (User Mode Linux, kunit.py's default architecture) from its defconfig: the headers of arch/x86 that UML includes, without the pieces they use on x86 (the robot's UML build broke on the x86 enablement this way)",
+		Base:   map[string]string{"UML": "y", "64BIT": "y"},
 	},
 	{
 		Name: "clang", Arch: "x86_64", Make: []string{"LLVM=1"}, Compiler: "clang", Facts: "x86_64",
 		Tools:    []Tool{{"clang", "clang"}, {"ld.lld", "lld"}, {"llvm-ar", "llvm"}, {"llvm-objcopy", "llvm"}, {"llvm-nm", "llvm"}},
 		What:     "x86_64 built by Debian's clang and lld (LLVM=1), with clang's W=1 warnings",
+		Covers:   "the x86_64 configuration built with Debian's clang and lld (`LLVM=1`), clang's W=1 warnings",
 		Fragment: x86Fragment,
 		Base:     with(x86Base, "CC_IS_CLANG", "y", "LD_IS_LLD", "y"),
 	},
 	{
 		Name: "kcsan", Arch: "x86_64", Link: true, Facts: "x86_64",
 		What:     "x86_64 with KCSAN and DEBUG_ENTRY: objtool validates noinstr code in vmlinux.o, as linux-next and syzbot build",
+		Covers:   "the x86_64 configuration with KCSAN and DEBUG_ENTRY, so objtool validates noinstr code in `vmlinux.o` (NOINSTR_VALIDATION), as linux-next and syzbot build; every patch also links vmlinux",
 		Fragment: x86Fragment + "CONFIG_DEBUG_KERNEL=y\nCONFIG_KCSAN=y\nCONFIG_DEBUG_ENTRY=y\n",
 		Base:     with(x86Base, "KCSAN", "y", "DEBUG_ENTRY", "y", "NOINSTR_VALIDATION", "y"),
 	},
 	{
 		Name: "kasan", Arch: "x86_64", Link: true, Facts: "x86_64",
 		What:     "x86_64 with KASAN and DEBUG_ENTRY: objtool validates noinstr code in vmlinux.o, as linux-next and syzbot build",
+		Covers:   "the same with KASAN in place of KCSAN",
 		Fragment: x86Fragment + "CONFIG_DEBUG_KERNEL=y\nCONFIG_SYSFS=y\n# CONFIG_SLUB_TINY is not set\nCONFIG_KASAN=y\nCONFIG_DEBUG_ENTRY=y\n",
 		Base:     with(x86Base, "KASAN", "y", "DEBUG_ENTRY", "y", "NOINSTR_VALIDATION", "y"),
 	},
@@ -135,19 +146,48 @@ var Configs = []Config{
 		Name: "arm64", Arch: "arm64", Make: []string{"CROSS_COMPILE=aarch64-linux-gnu-"}, Compiler: "aarch64-linux-gnu-gcc",
 		Tools:    []Tool{{"aarch64-linux-gnu-gcc", "gcc-12-aarch64-linux-gnu, which conflicts with gcc-multilib: scripts/setup.sh unpacks it"}, {"aarch64-linux-gnu-ld", "binutils-aarch64-linux-gnu"}},
 		What:     "arm64 cross-compiled: the generic code and the headers every file includes, no unwinder of the series",
+		Covers:   "tinyconfig for arm64 cross-compiled with Debian's gcc-12-aarch64-linux-gnu (`CROSS_COMPILE=aarch64-linux-gnu-`): the generic code and the headers every file includes (`<linux/sched.h>` includes `unwind_deferred_types.h`), with no unwinder of the series",
 		Fragment: "CONFIG_PERF_EVENTS=y\n",
 		Base:     map[string]string{"ARM64": "y", "PERF_EVENTS": "y", "UNWIND_USER": "n"},
 	},
 }
 
 // DefaultConfigs are the configurations built unless --configs names
-// others: the three x86 ones.
-var DefaultConfigs = []string{"x86_64", "x86_64-noia32", "i386"}
+// others: those of Configs marked Default, the three x86 ones.
+var DefaultConfigs = namesOf(func(c Config) bool { return c.Default })
 
-// ConfigSets are names --configs takes for several configurations.
+// ConfigSets are names --configs takes for several configurations:
+// "default" (DefaultConfigs) and "robot", every configuration of Configs.
 var ConfigSets = map[string][]string{
 	"default": DefaultConfigs,
-	"robot":   {"x86_64", "x86_64-noia32", "i386", "um", "clang", "kcsan", "kasan", "arm64"},
+	"robot":   namesOf(func(Config) bool { return true }),
+}
+
+// namesOf returns the names of the configurations of Configs that keep
+// says to keep, in the order of Configs.
+func namesOf(keep func(Config) bool) []string {
+	var names []string
+	for _, c := range Configs {
+		if keep(c) {
+			names = append(names, c.Name)
+		}
+	}
+	return names
+}
+
+// ConfigsMarkdown returns docs/build.md's table of the configurations:
+// each one's name, what it covers and whether it is built by default.
+func ConfigsMarkdown() string {
+	var b strings.Builder
+	b.WriteString("| config | what it covers | built |\n|---|---|---|\n")
+	for _, c := range Configs {
+		built := "with `--configs " + c.Name + "` or `robot`"
+		if c.Default {
+			built = "by default"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", c.Name, c.Covers, built)
+	}
+	return b.String()
 }
 
 // ExpandConfigs turns the names --configs gives (configurations and
