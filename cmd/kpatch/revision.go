@@ -15,7 +15,7 @@ func cmdRevisionNew(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs := newFlags("revision new", "--spec DIR [--base REV] [--date DATE]",
 		`Start the next revision of the series in a copy of its description (kpatch
 spec -o DIR writes one), as b4 prep --reroll does: the newest revision's
-series file and order are copied to v<N+1>/ (patches are declared once, in the revision that first has them),, the version is
+series file and order are copied to v<N+1>/ (patches are declared once, in the revision that first has them), the version is
 bumped, the base recorded, and the cover letter and every patch's notes get
 an empty "Changes since vN:" section linking the previous posting by its
 Message-Id. Then edit the templates and notes, and kpatch gen --spec DIR
