@@ -51,6 +51,38 @@
 // is a stub); the package's tests compile the series' own user.c at each
 // patch and check that it and the walker agree.
 //
+// # Linux 6.19
+//
+// The x86 part as Linux 6.19 merged it (the x86-6.19 stack on v16) walks
+// differently from every posted revision, and its walker facts say so
+// (FromFacts):
+//
+//   - compat-fp: word-size (c79dd946e370): there is no compat unwinder
+//     type; the frame is ARCH_INIT_USER_FP_FRAME(ws) in units of the
+//     task's word size (unwind_user_word_size(): 4 for a compat task), so
+//     a compat task walks with FrameX86Compat and 4-byte reads, with no
+//     segment bases and with 64-bit address arithmetic.
+//   - align: word-size: the CFA must be aligned to the walk's word size
+//     (State.WS), 4 in a compat walk.
+//   - fp-below-sp: stop, as from v13 on: only for a frame found by the
+//     frame pointer.
+//   - function-start: uprobe (ae25884ad749): while the walk is at its
+//     topmost frame (State.Topmost) and unwind_user_at_function_start()
+//     holds, the step uses ARCH_INIT_USER_FP_ENTRY_FRAME(ws)
+//     (X86EntryFrame): cfa = sp + ws, the return address at sp, bp kept.
+//     On x86 that is is_uprobe_at_func_entry(): the walk is made inside a
+//     uprobe handler (Regs.Uprobe) whose probed instruction is push %bp,
+//     or ENDBR in a 64-bit task of a kernel with CONFIG_X86_KERNEL_IBT
+//     (AtFunctionStart). A task stopped at a function's first
+//     instruction otherwise (an interrupt, a perf sample) is walked with
+//     the frame-pointer frame and its caller is missed; gdb, which reads
+//     the CFI, shows it.
+//
+// The differential test builds v6.19's kernel/unwind/user.c with its x86
+// headers and is_uprobe_at_func_entry() from ../shared/revisions/v6.19
+// and compares it with these facts' walker, after patch 12 and 16 of the
+// 16.
+//
 // Memory is an interface, so the same walk runs on a captured stack
 // (Segments, Snapshot), a core dump (core.File) or a live process
 // (ProcessMemory).
@@ -85,9 +117,12 @@
 //   - "snapshot:" starts a snapshot. Its fields are key=value: v=1 (the
 //     version), mode=64 or mode=compat (32 is taken for compat), ip, sp, bp
 //     (fp is taken for bp), and optionally cs_base and ss_base (the segment
-//     bases of a compat task, 0 if absent). Other keys (lowercase letters,
-//     digits and _, with values without spaces), such as tag=, pid= or
-//     comm=, are kept in Snapshot.Fields.
+//     bases of a compat task, 0 if absent), and uprobe=HEX, 1 to 16
+//     bytes of the probed instruction when the kernel walked the stack
+//     in a uprobe handler (Regs.Uprobe, Regs.UprobeInsn: the first 4
+//     count). Other keys (lowercase letters, digits and _, with values
+//     without spaces), such as tag=, pid= or comm=, are kept in
+//     Snapshot.Fields.
 //   - "map: START END OFFSET PATH" is a file mapping of the task, for
 //     symbols; the path is the rest of the line. Optional, any number.
 //   - "stack: ADDR HEX" gives the bytes at ADDR, as hexadecimal pairs,

@@ -31,6 +31,13 @@ type kernelVariant struct {
 	testarch bool     // revisions 2-11: enable the generic code with testdata/kernelc/testarch
 	defines  []string // CONFIG_ options and TESTARCH_COMPAT
 	config   func() Config
+	// files, if set, gives the tree's files instead of the seed at rev,
+	// with x86's headers (Linux 6.19's, kernelc619_test.go), and extra
+	// writes more C files of the harness into a directory.
+	files func(t *testing.T) map[string][]byte
+	extra func(t *testing.T, dir string) []string
+	// uprobes makes some vectors walks made in a uprobe handler.
+	uprobes bool
 }
 
 func fixedConfig(c Config) func() Config { return func() Config { return c } }
@@ -48,7 +55,7 @@ func x86Config(t testing.TB, rev int) func() Config {
 func kernelVariants(t testing.TB) []kernelVariant {
 	fp64, fp32, compat := X86Frame(8), X86Frame(4), X86Frame(4)
 	x86fp := []string{"CONFIG_UNWIND_USER", "CONFIG_HAVE_UNWIND_USER_FP", "CONFIG_X86_64"}
-	return []kernelVariant{
+	return append([]kernelVariant{
 		{name: "patch01-stub", rev: 1, config: fixedConfig(Config{LongSize: 8, NextStub: true})},
 		{name: "patch02-testarch-fp", rev: 2, testarch: true, defines: []string{"CONFIG_HAVE_UNWIND_USER_FP"},
 			config: fixedConfig(Config{LongSize: 8, FP: &fp64})},
@@ -69,7 +76,7 @@ func kernelVariants(t testing.TB) []kernelVariant {
 			config:  x86Config(t, 14)},
 		{name: "patch14-x86_64-no-ia32", rev: 14, defines: x86fp,
 			config: fixedConfig(Config{LongSize: 8, FP: &fp64, MaxEntries: 511, UserMax: TaskSizeMaxX86_64})},
-	}
+	}, kernelVariants619(t)...)
 }
 
 // needGCC skips the test unless gcc is there and, for an -m32 variant, it
@@ -89,7 +96,11 @@ func buildHarness(t *testing.T, v kernelVariant) string {
 	needGCC(t, v.m32)
 	dir := t.TempDir()
 	tree := filepath.Join(dir, "tree")
-	for name, data := range seedFiles(t, v.rev) {
+	files := v.files
+	if files == nil {
+		files = func(t *testing.T) map[string][]byte { return seedFiles(t, v.rev) }
+	}
+	for name, data := range files(t) {
 		p := filepath.Join(tree, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
@@ -112,11 +123,14 @@ func buildHarness(t *testing.T, v kernelVariant) string {
 	args = append(args, "-I", filepath.Join(tree, "include"))
 	if v.testarch {
 		args = append(args, "-I", filepath.Join(kc, "testarch"))
-	} else if v.rev >= 12 {
+	} else if v.rev >= 12 || v.files != nil {
 		args = append(args, "-I", filepath.Join(tree, "arch/x86/include"))
 	}
 	args = append(args, "-I", filepath.Join(kc, "generic"), "-I", filepath.Join(kc, "shim"),
 		filepath.Join(kc, "harness.c"), filepath.Join(tree, "kernel/unwind/user.c"))
+	if v.extra != nil {
+		args = append(args, v.extra(t, dir)...)
+	}
 	out, err := exec.Command("gcc", args...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("building the harness for %s: %v\n%s", v.name, err, out)
@@ -138,6 +152,9 @@ func (v vector) write(w *bufio.Writer) {
 		compat = 1
 	}
 	fmt.Fprintf(w, "regs %x %x %x %x %x %x %x %x\n", v.regs.IP, v.regs.SP, v.regs.FP, compat, v.regs.CSBase, v.regs.SSBase, v.max, v.userMax)
+	if v.regs.Uprobe {
+		fmt.Fprintf(w, "uprobe %s\n", hex.EncodeToString(v.regs.UprobeInsn[:]))
+	}
 	for _, s := range v.mem {
 		fmt.Fprintf(w, "mem %x %s\n", s.Addr, hex.EncodeToString(s.Data))
 	}
@@ -306,7 +323,12 @@ func TestKernelDifferential(t *testing.T) {
 				if i%5 == 0 {
 					um = 0
 				}
-				vecs = append(vecs, genVector(rng, long, um))
+				v := genVector(rng, long, um)
+				if kv.uprobes && rng.Intn(2) == 0 {
+					v.regs.Uprobe = true
+					v.regs.UprobeInsn = uprobeInsns[rng.Intn(len(uprobeInsns))]
+				}
+				vecs = append(vecs, v)
 			}
 			if long == 8 {
 				vecs = append(vecs, vector{regs: deepSnap.Regs, mem: deepSnap.Stack, max: 511, userMax: base.UserMax})

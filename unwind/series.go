@@ -55,14 +55,26 @@ func X86_64At(r *spec.Revision, patch int) (Config, error) {
 //
 //	fp: x86_64            HAVE_UNWIND_USER_FP with FrameX86_64 (else no unwinder)
 //	compat-fp: x86        HAVE_UNWIND_USER_COMPAT_FP with FrameX86Compat
+//	compat-fp: word-size  Linux 6.19 (c79dd946e370): no compat type; the frame is
+//	                      ARCH_INIT_USER_FP_FRAME(ws) with the task's word size,
+//	                      4 for a compat task: FrameX86Compat, 4-byte reads
 //	segment-bases: yes    the x86 compat segment-base hooks
 //	next-stub: yes        unwind_user_next() is a stub (Config.NextStub)
 //	max-entries: N        unwind_user_faultable()'s limit, or cache-page: CacheEntries(8)
 //	fp-below-sp: stop     a frame pointer below the stack pointer ends the walk
-//	align: ra | cfa       the walk ends at a return address slot (ra) or CFA (cfa)
-//	                      that is not word aligned
+//	align: ra | cfa | word-size
+//	                      the walk ends at a return address slot (ra) or CFA (cfa)
+//	                      that is not aligned to sizeof(long), or at a CFA that is
+//	                      not aligned to the walk's word size (word-size, 6.19)
+//	function-start: uprobe  Linux 6.19's start-of-function rule (ae25884ad749,
+//	                      Config.FuncStart): a walk made in a uprobe handler at
+//	                      push %bp (or ENDBR, 64-bit) takes the return address
+//	                      at the stack pointer
 //	compat-deferral: refused   deferred requests of compat tasks fail (not the walker's)
 //
+// compat-fp: word-size goes with align: word-size and without
+// segment-bases (6.19 has neither sizeof(long) alignment of compat frames
+// nor segment bases); FromFacts refuses the mixtures no kernel had.
 // An unknown key or value is an error, so that a spec cannot say what the
 // walker does not model.
 func FromFacts(facts map[string]string) (Config, error) {
@@ -74,7 +86,7 @@ func FromFacts(facts map[string]string) (Config, error) {
 		case "fp":
 			c.FP, bad = &FrameX86_64, v != "x86_64"
 		case "compat-fp":
-			c.CompatFP, bad = &FrameX86Compat, v != "x86"
+			c.CompatFP, bad = &FrameX86Compat, v != "x86" && v != "word-size"
 		case "segment-bases":
 			c.SegmentBases, bad = true, v != "yes"
 		case "next-stub":
@@ -89,7 +101,9 @@ func FromFacts(facts map[string]string) (Config, error) {
 		case "fp-below-sp":
 			c.StopFPBelowSP, bad = true, v != "stop"
 		case "align":
-			c.Align, bad = v, v != "ra" && v != "cfa"
+			c.Align, bad = v, v != "ra" && v != "cfa" && v != "word-size"
+		case "function-start":
+			c.FuncStart, bad = true, v != "uprobe"
 		case "compat-deferral":
 			bad = v != "refused"
 		default:
@@ -98,6 +112,14 @@ func FromFacts(facts map[string]string) (Config, error) {
 		}
 		if bad {
 			errs = append(errs, fmt.Errorf("walker fact %s: unknown value %q", k, v))
+		}
+	}
+	if facts["compat-fp"] == "word-size" {
+		if _, ok := facts["segment-bases"]; ok {
+			errs = append(errs, errors.New("walker facts compat-fp: word-size and segment-bases: no kernel has both (6.19 adds no segment bases)"))
+		}
+		if a := facts["align"]; a != "" && a != "word-size" {
+			errs = append(errs, fmt.Errorf("walker facts compat-fp: word-size and align: %s: no kernel has both (6.19 aligns to the word size: align: word-size)", a))
 		}
 	}
 	if err := errors.Join(errs...); err != nil {

@@ -74,6 +74,9 @@ func (s *Snapshot) WriteTo(w io.Writer) (int64, error) {
 	}
 	fmt.Fprintf(cw, "snapshot: v=%d mode=%s ip=%#x sp=%#x bp=%#x cs_base=%#x ss_base=%#x",
 		SnapshotVersion, mode, s.Regs.IP, s.Regs.SP, s.Regs.FP, s.Regs.CSBase, s.Regs.SSBase)
+	if s.Regs.Uprobe {
+		fmt.Fprintf(cw, " uprobe=%s", hex.EncodeToString(s.Regs.UprobeInsn[:]))
+	}
 	keys := make([]string, 0, len(s.Fields))
 	for k := range s.Fields {
 		keys = append(keys, k)
@@ -142,7 +145,7 @@ func (c *countWriter) Write(p []byte) (int, error) {
 // WriteString writes s.
 func (c *countWriter) WriteString(s string) { c.Write([]byte(s)) }
 
-var knownKeys = map[string]bool{"v": true, "mode": true, "ip": true, "sp": true, "bp": true, "cs_base": true, "ss_base": true}
+var knownKeys = map[string]bool{"v": true, "mode": true, "ip": true, "sp": true, "bp": true, "cs_base": true, "ss_base": true, "uprobe": true}
 
 func validKey(k string) bool {
 	if k == "" {
@@ -311,6 +314,14 @@ func (p *snapParser) header(rest string) error {
 			s.Regs.CSBase, err = parseHex(v)
 		case "ss_base":
 			s.Regs.SSBase, err = parseHex(v)
+		case "uprobe":
+			var insn []byte
+			insn, err = hex.DecodeString(v)
+			if err == nil && (len(insn) == 0 || len(insn) > 16) {
+				err = fmt.Errorf("%d bytes: want 1 to 16 bytes of the probed instruction", len(insn))
+			}
+			s.Regs.Uprobe = err == nil
+			copy(s.Regs.UprobeInsn[:], insn)
 		default:
 			if s.Fields == nil {
 				s.Fields = map[string]string{}

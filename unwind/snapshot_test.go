@@ -122,6 +122,9 @@ func TestSnapshotErrors(t *testing.T) {
 		{"lost stack line", head + "stack: 0x1000 00112233\nend: stack=8\n", 3, "lines lost"},
 		{"lost kernel line", head + "kernel: 0x1\nend: kernel=2\n", 3, "lines lost"},
 		{"end field", head + "end: stacks=1\n", 2, "end field"},
+		{"uprobe not hex", "snapshot: v=1 mode=64 ip=1 sp=1 bp=1 uprobe=5g\n", 1, "uprobe:"},
+		{"uprobe empty", "snapshot: v=1 mode=64 ip=1 sp=1 bp=1 uprobe=\n", 1, "want 1 to 16 bytes"},
+		{"uprobe too long", "snapshot: v=1 mode=64 ip=1 sp=1 bp=1 uprobe=" + strings.Repeat("90", 17) + "\n", 1, "17 bytes"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -137,6 +140,14 @@ func TestSnapshotErrors(t *testing.T) {
 				t.Errorf("error %q does not give the line", err)
 			}
 		})
+	}
+	// A uprobe's instruction may be given with fewer or more bytes than
+	// the 4 the start-of-function rule reads.
+	for in, want := range map[string][4]byte{"55": {0x55}, "f30f1efa4889e5c3": {0xf3, 0x0f, 0x1e, 0xfa}} {
+		s, err := ParseSnapshot(strings.NewReader("snapshot: v=1 mode=64 ip=1 sp=1 bp=1 uprobe=" + in + "\n"))
+		if err != nil || !s.Regs.Uprobe || s.Regs.UprobeInsn != want || s.Fields["uprobe"] != "" {
+			t.Errorf("uprobe=%s: %+v, %v", in, s, err)
+		}
 	}
 	if _, err := ParseSnapshot(strings.NewReader("no snapshot here\nstack: 0x1 00\n")); !errors.Is(err, ErrNoSnapshot) {
 		t.Errorf("input without a snapshot: %v", err)
@@ -162,6 +173,10 @@ func TestSnapshotRoundTrip(t *testing.T) {
 			for j := range s.Kernel {
 				s.Kernel[j] = rng.Uint64()
 			}
+		}
+		if i%5 == 0 {
+			s.Regs.Uprobe = true
+			rng.Read(s.Regs.UprobeInsn[:])
 		}
 		if i%4 == 0 {
 			s.Maps = []Mapping{{Start: 0x400000, End: 0x401000, Offset: 0x2000, Path: "/lib/with space.so"}}

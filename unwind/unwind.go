@@ -106,6 +106,15 @@ func X86Frame(word int32) Frame {
 	return Frame{CFAOff: 2 * word, RAOff: -word, FPOff: -2 * word, UseFP: true}
 }
 
+// X86EntryFrame returns ARCH_INIT_USER_FP_ENTRY_FRAME(ws) of Linux 6.19
+// (ae25884ad749) for a word of the given size: the frame at a function's
+// first instruction, before push %bp, whose return address is the word at
+// the stack pointer: cfa = sp + word, ra at cfa - word, the frame pointer
+// left as it is (fp_off 0) and not checked against sp (use_fp false).
+func X86EntryFrame(word int32) Frame {
+	return Frame{CFAOff: word, RAOff: -word, FPOff: 0, UseFP: false}
+}
+
 var (
 	// FrameX86_64 is ARCH_INIT_USER_FP_FRAME on x86_64: cfa = fp + 16,
 	// ra at cfa - 8, fp at cfa - 16.
@@ -151,8 +160,20 @@ type Config struct {
 	StopFPBelowSP bool
 	// Align, if not "", ends the walk at a misaligned slot: "ra" checks
 	// cfa+ra_off against 4 bytes (compat or 4-byte longs) or 8 (v13),
-	// "cfa" checks the CFA against sizeof(long) (v14 on).
+	// "cfa" checks the CFA against sizeof(long) (v14 on), "word-size"
+	// checks the CFA against the walk's word size, 4 in a compat walk
+	// and sizeof(long) otherwise (Linux 6.19: cfa & (state->ws - 1)).
 	Align string
+	// FuncStart is Linux 6.19's start-of-function rule on x86
+	// (ae25884ad749): while the walk is at its topmost frame, if
+	// unwind_user_at_function_start() holds (AtFunctionStart: the walk
+	// is made in a uprobe handler whose probed instruction is push %bp,
+	// or ENDBR in a 64-bit task), the step uses X86EntryFrame of the
+	// walk's word size instead of the frame-pointer frame.
+	FuncStart bool
+	// NoIBT is a kernel built without CONFIG_X86_KERNEL_IBT, whose
+	// is_endbr() is false: only push %bp counts for FuncStart.
+	NoIBT bool
 	// ByteOrder of user memory; nil means little-endian.
 	ByteOrder binary.ByteOrder
 }
@@ -171,6 +192,43 @@ type Regs struct {
 	// stack segments, as segment_base_address() reports them; zero for
 	// the flat segments of ordinary 32-bit processes.
 	CSBase, SSBase uint64
+	// Uprobe says that the walk is made in a uprobe handler (the
+	// kernel's current->utask->auprobe is set), and UprobeInsn holds the
+	// first 4 bytes of the probed instruction as the uprobe saved them
+	// (auprobe->insn: the instruction and those after it, from the
+	// file). Config.FuncStart looks at them.
+	Uprobe     bool
+	UprobeInsn [4]byte
+}
+
+// ENDBR64 is the instruction endbr64 (f3 0f 1e fa) as a little-endian
+// 32-bit word, the kernel's gen_endbr(); ENDBR32 (f3 0f 1e fb) differs
+// from it in bit 24 only, which __is_endbr() masks.
+const ENDBR64 = 0xfa1e0ff3
+
+// AtFunctionStart is x86's unwind_user_at_function_start(regs) of Linux
+// 6.19, is_uprobe_at_func_entry() of arch/x86/kernel/uprobes.c: the walk
+// is made in a uprobe handler (regs.Uprobe) and the probed
+// instruction is push %bp (0x55), or, in a 64-bit task of a kernel with
+// CONFIG_X86_KERNEL_IBT (ibt), endbr64 or endbr32. A task stopped at a
+// function's first instruction by anything else than a uprobe (an
+// interrupt, a perf sample, a breakpoint of a debugger) does not count,
+// nor does a uprobe after push %bp (at mov %sp,%bp): the kernel looks at
+// the probed instruction, not at where the function starts.
+//
+// __is_endbr() also accepts the 4-byte NOP the kernel writes over its own
+// ENDBR instructions (gen_endbr_poison(), whose value changed within 6.x);
+// user code does not start functions with it, and AtFunctionStart does
+// not model it.
+func AtFunctionStart(regs Regs, ibt bool) bool {
+	if !regs.Uprobe {
+		return false
+	}
+	insn := regs.UprobeInsn
+	if insn[0] == 0x55 {
+		return true
+	}
+	return ibt && !regs.Compat && binary.LittleEndian.Uint32(insn[:])&^0x01000000 == ENDBR64
 }
 
 // State is the state of a walk, the kernel's struct unwind_user_state
@@ -180,6 +238,12 @@ type State struct {
 	Kind           Kind
 	Done           bool
 	CSBase, SSBase uint64
+	// WS is the word size of the walk in bytes: 4 in a compat walk,
+	// Config.LongSize otherwise (6.19's state->ws).
+	WS int
+	// Topmost is set until the first step succeeds (6.19's
+	// state->topmost).
+	Topmost bool
 }
 
 // Entry is one entry of a trace: the instruction pointer the kernel
@@ -220,10 +284,11 @@ type Unwinder struct {
 	// Fault is the error of the read that ended the walk, if one did.
 	Fault error
 
-	cfg  Config
-	mem  Memory
-	mask uint64
-	buf  [8]byte
+	cfg     Config
+	mem     Memory
+	mask    uint64
+	buf     [8]byte
+	atStart bool // Config.FuncStart and AtFunctionStart of the registers
 }
 
 func (c *Config) check() error {
@@ -264,6 +329,12 @@ func (c Config) Start(mem Memory, regs Regs) (*Unwinder, error) {
 	s.IP = regs.IP & u.mask
 	s.SP = regs.SP & u.mask
 	s.FP = regs.FP & u.mask
+	s.WS = c.LongSize
+	if s.Kind == KindCompatFP {
+		s.WS = 4
+	}
+	s.Topmost = true
+	u.atStart = c.FuncStart && AtFunctionStart(regs, !c.NoIBT)
 	if c.SegmentBases && s.Kind == KindCompatFP {
 		s.CSBase = regs.CSBase & u.mask
 		s.SSBase = regs.SSBase & u.mask
@@ -293,6 +364,10 @@ func (u *Unwinder) Next() bool {
 	if f == nil {
 		return u.done(StopNoUnwinder, nil)
 	}
+	if s.Topmost && u.atStart {
+		entry := X86EntryFrame(int32(s.WS))
+		f = &entry
+	}
 	base := s.SP
 	if f.UseFP {
 		if u.cfg.StopFPBelowSP && s.FP < s.SP {
@@ -317,6 +392,10 @@ func (u *Unwinder) Next() bool {
 		if cfa&uint64(u.cfg.LongSize-1) != 0 {
 			return u.done(StopMisaligned, nil)
 		}
+	case "word-size":
+		if cfa&uint64(s.WS-1) != 0 {
+			return u.done(StopMisaligned, nil)
+		}
 	}
 	ra, err := u.word(cfa + uint64(int64(f.RAOff)))
 	if err != nil {
@@ -333,6 +412,7 @@ func (u *Unwinder) Next() bool {
 	if f.FPOff != 0 {
 		s.FP = fp
 	}
+	s.Topmost = false
 	if u.cfg.SegmentBases && s.Kind == KindCompatFP {
 		s.IP = (s.IP + s.CSBase) & u.mask
 		s.FP = (s.FP + s.SSBase) & u.mask

@@ -2,12 +2,16 @@
  * Runs the series' unwind_user() on test vectors read from stdin:
  *
  *   regs IP SP BP COMPAT CS_BASE SS_BASE MAX USER_MAX
+ *   uprobe HEXBYTES            (optional: the walk is made in a uprobe
+ *                              handler whose probed instruction starts
+ *                              with these bytes)
  *   mem ADDR HEXBYTES          (any number)
  *   go
  *
  * and prints "trace N IP..." for each "go". Numbers are hexadecimal.
  * USER_MAX, when not zero, is TASK_SIZE_MAX: reads reaching it fault.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +30,26 @@ static unsigned long kp_cs_base, kp_ss_base, kp_user_max;
 unsigned long segment_base_address(unsigned int segment)
 {
 	return segment == KP_CS ? kp_cs_base : kp_ss_base;
+}
+
+int kp_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	return 0;
+}
+
+/*
+ * Sets current->utask->auprobe for a revision whose unwinder asks for it
+ * (testdata/kernelc/funcentry.c of the test); a no-op for the others.
+ */
+__attribute__((weak)) void kp_set_uprobe(int on, const unsigned char *insn)
+{
+	(void)on;
+	(void)insn;
 }
 
 struct region {
@@ -93,6 +117,13 @@ int main(void)
 			kp_cs_base = cs;
 			kp_ss_base = ss;
 			kp_user_max = um;
+		} else if (!strncmp(line, "uprobe ", 7)) {
+			unsigned char insn[16] = { 0 };
+			char *p = line + 7;
+
+			for (int i = 0; i < 16 && hexval(p[0]) >= 0 && hexval(p[1]) >= 0; i++, p += 2)
+				insn[i] = hexval(p[0]) << 4 | hexval(p[1]);
+			kp_set_uprobe(1, insn);
 		} else if (!strncmp(line, "mem ", 4)) {
 			char *p = line + 4;
 			struct region *r = &regions[nregions];
@@ -126,6 +157,7 @@ int main(void)
 			for (int r = 0; r < nregions; r++)
 				free(regions[r].data);
 			nregions = 0;
+			kp_set_uprobe(0, NULL);
 		}
 	}
 	return 0;

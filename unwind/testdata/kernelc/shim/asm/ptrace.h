@@ -6,7 +6,10 @@
 struct pt_regs {
 	unsigned long ip, sp, bp;
 	unsigned long cs, ss;
+	unsigned long flags;
 };
+
+#define X86_VM_MASK 0x00020000
 
 extern struct pt_regs kp_regs;
 extern int kp_compat;

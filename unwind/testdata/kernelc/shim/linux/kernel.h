@@ -18,4 +18,12 @@
 #define kp_defined(x) kp_defined2(x)
 #define IS_ENABLED(option) kp_defined(option)
 
+/* BIT(), for_each_set_bit() over one word and WARN_ONCE(), for 6.19. */
+#define BIT(nr) (1UL << (nr))
+#define for_each_set_bit(bit, addr, size)				\
+	for ((bit) = 0; (bit) < (size); (bit)++)			\
+		if (!(*(addr) & BIT(bit))) {} else
+int kp_warn(const char *fmt, ...);
+#define WARN_ONCE(cond, ...) ({ int kp_c = !!(cond); if (kp_c) kp_warn(__VA_ARGS__); kp_c; })
+
 #endif
