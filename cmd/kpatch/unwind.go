@@ -37,6 +37,7 @@ func cmdUnwind(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	jsonOut := fs.jsonFlag() // addresses as "0x..." strings
 	check := fs.Bool("check", false, "fail unless the snapshot's kernel trace equals the walker's")
 	writeSnap := fs.String("write-snapshot", "", "also write the core thread's registers and stack to `FILE` as a snapshot (atomically;\nnever over an input)")
+	uprobe := fs.Bool("uprobe", false, "walk as the kernel does in a uprobe handler at the task's ip (perf or BPF on a uprobe\nthere): with Linux 6.19's start-of-function rule (--stack x86-6.19) the first step takes\nthe return address at sp when the probed instruction, read at ip (from the mapped file\nwhere the core holds the uprobe's int3), is push %bp, or ENDBR in a 64-bit task; a\nsnapshot's uprobe= field says the same")
 	stackBytes := fs.Int("stack-bytes", 0, "with --write-snapshot, capture at most `N` bytes of stack (default: up to the\nend of the stack's segment)")
 	if _, err := fs.parse(args, 0, 0); err != nil {
 		return err
@@ -60,7 +61,7 @@ func cmdUnwind(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		Exe: *exe, ExeBias: *exeBias, Root: *root, Thread: *thread,
 		Spec: sel.Spec, Revision: sel.Revision, ChooseRevision: *sf.version == 0 && *sf.stack == "",
 		Patch: *patch, MaxEntries: *maxEntries, CSBase: *csBase, SSBase: *ssBase,
-		WriteSnapshot: *writeSnap, StackBytes: *stackBytes,
+		WriteSnapshot: *writeSnap, StackBytes: *stackBytes, Uprobe: *uprobe,
 		Warn: func(err error) { fmt.Fprintf(stderr, "kpatch unwind: warning: %v\n", err) },
 	})
 	if errors.Is(err, report.ErrBadInput) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -39,7 +40,7 @@ func TestUnwindPatchOfRevision(t *testing.T) {
 // A 32-bit task is walked with 4-byte frames where the revision has a
 // compat unwinder (by default the newest that has, v13); at a revision
 // whose kernel refuses compat tasks and has none (v14, and the x86 series
-// on v16 as merged) kpatch unwind says so and names the revisions that
+// v2 on v16, posted) kpatch unwind says so and names the revisions that
 // do, instead of walking it with 64-bit frames; before a revision's
 // compat patch it walks as that kernel does, with a warning.
 func TestUnwindCompatTask(t *testing.T) {
@@ -68,6 +69,46 @@ func TestUnwindCompatTask(t *testing.T) {
 		}
 		if tc.code != 0 && stdout.Len() > 0 {
 			t.Errorf("%v: refused, but printed a walk:\n%s", tc.args, stdout.String())
+		}
+	}
+}
+
+// --uprobe walks as the kernel does in a uprobe handler at ip: a snapshot
+// says so with its uprobe= field, and one without it is refused; at a
+// revision without the start-of-function rule of Linux 6.19 a uprobe
+// changes nothing, with a warning.
+func TestUnwindUprobe(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "unwind", "testdata", "deep64.snap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	probed := filepath.Join(t.TempDir(), "probed.snap")
+	withField := strings.Replace(string(data), " bp=", " uprobe=55 bp=", 1)
+	if withField == string(data) {
+		t.Fatal("deep64.snap has no bp= field")
+	}
+	if err := os.WriteFile(probed, []byte(withField), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	plain := filepath.Join("..", "..", "unwind", "testdata", "deep64.snap")
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--snapshot", plain, "--uprobe"}, 2, "--uprobe: snapshot 0 of " + plain + " has no uprobe= field"},
+		{[]string{"--snapshot", probed}, 0, "warning: v14 after patch 12 has no start-of-function rule"},
+		{[]string{"--snapshot", probed, "--uprobe"}, 0, "warning: v14 after patch 12 has no start-of-function rule"},
+		{[]string{"--snapshot", plain}, 0, "stop: "},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(append([]string{"unwind"}, tc.args...), &stdout, &stderr)
+		out := stdout.String() + stderr.String()
+		if code != tc.code || !strings.Contains(out, tc.want) {
+			t.Errorf("%v: exit %d, want %d with %q:\n%s", tc.args, code, tc.code, tc.want, out)
+		}
+		if len(tc.args) == 2 && tc.args[1] == plain && strings.Contains(out, "start-of-function") {
+			t.Errorf("%v: warns of a uprobe it was not given:\n%s", tc.args, out)
 		}
 	}
 }

@@ -68,6 +68,11 @@ type Request struct {
 	// up to the end of the stack's segment).
 	WriteSnapshot string
 	StackBytes    int
+	// Uprobe walks as the kernel does in a uprobe handler at the task's
+	// ip (Linux 6.19's start-of-function rule looks at the probed
+	// instruction): a core's instruction is read at ip, a snapshot's
+	// from its uprobe= field.
+	Uprobe bool
 	// Warn receives what the walk doubts but does not refuse; nil drops it.
 	Warn func(error)
 }
@@ -217,6 +222,17 @@ func Walk(r Request) (*Report, error) {
 		}
 	}
 
+	if r.Uprobe && !regs.Uprobe {
+		if r.Core == "" {
+			return nil, badInput(fmt.Errorf("--uprobe: snapshot %d of %s has no uprobe= field: it was not taken in a uprobe handler", r.Index, r.Snapshot))
+		}
+		insn, err := probedInsn(mem, regs.IP, r.Root)
+		if err != nil {
+			return nil, badInput(fmt.Errorf("--uprobe: %w", err))
+		}
+		regs.Uprobe, regs.UprobeInsn = true, insn
+	}
+
 	if regs.Compat && byDefault {
 		// The default for a 32-bit task: the newest revision that
 		// unwinds one.
@@ -234,11 +250,52 @@ func Walk(r Request) (*Report, error) {
 		}
 		warn(fmt.Errorf("%s after patch %d has no compat unwinder: the 32-bit task is walked with 64-bit frames, as that kernel walks it", rev.Name(), step))
 	}
+	if regs.Uprobe && !cfg.FuncStart {
+		warn(fmt.Errorf("%s after patch %d has no start-of-function rule: a uprobe at ip changes nothing in its walk", rev.Name(), step))
+	}
 	trace, err := cfg.Walk(mem, regs)
 	if err != nil {
 		return nil, fmt.Errorf("%w", err)
 	}
 	return New(trace, tab, Options{Source: source, Patch: step, Config: cfg, Compat: regs.Compat, Kernel: kernel}), nil
+}
+
+// probedInsn returns the first 4 bytes of the instruction a uprobe at ip
+// saved (auprobe->insn): the core's memory at ip or, where it holds the
+// uprobe's int3 (0xcc), the file mapped there, from which the kernel
+// copied it.
+func probedInsn(mem unwind.Memory, ip uint64, root string) ([4]byte, error) {
+	var insn [4]byte
+	err := mem.ReadAt(insn[:], ip)
+	if err != nil {
+		// An instruction at the end of the mapped text: one byte is
+		// enough for push %bp.
+		insn = [4]byte{}
+		err = mem.ReadAt(insn[:1], ip)
+	}
+	if err != nil {
+		return insn, fmt.Errorf("cannot read the instruction at ip %#x: %w", ip, err)
+	}
+	if insn[0] != 0xcc {
+		return insn, nil
+	}
+	c, ok := mem.(*core.File)
+	var m unwind.Mapping
+	if ok {
+		m, ok = c.MappingAt(ip)
+	}
+	if !ok {
+		return insn, fmt.Errorf("the core holds an int3 at ip %#x and no file is mapped there to read the probed instruction from", ip)
+	}
+	f, err := os.Open(filepath.Join(root, m.Path))
+	if err != nil {
+		return insn, fmt.Errorf("the core holds an int3 at ip %#x; the probed instruction is in %w", ip, err)
+	}
+	defer f.Close()
+	if n, err := f.ReadAt(insn[:], int64(m.Offset+ip-m.Start)); n == 0 {
+		return insn, fmt.Errorf("the core holds an int3 at ip %#x; reading the probed instruction from %s: %v", ip, m.Path, err)
+	}
+	return insn, nil
 }
 
 // CheckKernel fails unless the report has a kernel trace equal to the
