@@ -279,3 +279,48 @@ func checkX86Frames(header []byte, compat bool) error {
 	}
 	return errors.Join(errs...)
 }
+
+// CheckX86WordSizeFrames is CheckX86Frames for Linux 6.19's header, whose
+// frames are function-like macros of the word size:
+// ARCH_INIT_USER_FP_FRAME(ws) must equal FrameX86_64 for ws = sizeof(long)
+// and FrameX86Compat for ws = sizeof(int), and
+// ARCH_INIT_USER_FP_ENTRY_FRAME(ws) X86EntryFrame(ws) for both, evaluated
+// in X86_64Env with CONFIG_HAVE_UNWIND_USER_FP (6.19 guards the header
+// with it). A header without the entry frame (before ae25884ad749) is
+// checked for the frame-pointer frame alone when entry is false.
+func CheckX86WordSizeFrames(header []byte, entry bool) error {
+	probes := []struct {
+		name, expr string
+		want       Frame
+	}{
+		{"ARCH_INIT_USER_W8_FP_FRAME", "ARCH_INIT_USER_FP_FRAME(sizeof(long))", FrameX86_64},
+		{"ARCH_INIT_USER_W4_FP_FRAME", "ARCH_INIT_USER_FP_FRAME(sizeof(int))", FrameX86Compat},
+		{"ARCH_INIT_USER_W8_ENTRY_FRAME", "ARCH_INIT_USER_FP_ENTRY_FRAME(sizeof(long))", X86EntryFrame(8)},
+		{"ARCH_INIT_USER_W4_ENTRY_FRAME", "ARCH_INIT_USER_FP_ENTRY_FRAME(sizeof(int))", X86EntryFrame(4)},
+	}
+	if !entry {
+		probes = probes[:2]
+	}
+	h := append([]byte(nil), header...)
+	for _, p := range probes {
+		macro := strings.SplitN(p.expr, "(", 2)[0]
+		h = fmt.Appendf(h, "\n#ifdef %s\n#define %s %s\n#endif\n", macro, p.name, p.expr)
+	}
+	env := X86_64Env
+	env.Defines = append(append([]string(nil), env.Defines...), "CONFIG_HAVE_UNWIND_USER_FP")
+	frames, err := ParseFrameMacrosEnv(h, env)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, p := range probes {
+		got, ok := frames[p.name]
+		switch {
+		case !ok:
+			errs = append(errs, fmt.Errorf("header does not define %s", strings.SplitN(p.expr, "(", 2)[0]))
+		case got != p.want:
+			errs = append(errs, fmt.Errorf("header's %s is %v, the walker uses %v", p.expr, got, p.want))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -131,33 +131,28 @@ func TestFunctionStart619(t *testing.T) {
 
 // The frames the walker uses for 6.19 are the ones v6.19's
 // arch/x86/include/asm/unwind_user.h defines, evaluated as C for both word
-// sizes.
+// sizes; the state before ae25884ad749 (v6.19 less 0015 and 0013) has no
+// entry frame; a wrong offset is caught.
 func TestFramesMatchHeader619(t *testing.T) {
 	header, err := os.ReadFile(filepath.Join(sharedRevisions(t), "v6.19", "arch/x86/include/asm/unwind_user.h"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	header = append(header, `
-#define ARCH_INIT_USER_W8_FP_FRAME ARCH_INIT_USER_FP_FRAME(8)
-#define ARCH_INIT_USER_W4_FP_FRAME ARCH_INIT_USER_FP_FRAME(sizeof(int))
-#define ARCH_INIT_USER_W8_ENTRY_FRAME ARCH_INIT_USER_FP_ENTRY_FRAME(sizeof(long))
-#define ARCH_INIT_USER_W4_ENTRY_FRAME ARCH_INIT_USER_FP_ENTRY_FRAME(4)
-`...)
-	env := X86_64Env
-	env.Defines = append(env.Defines, "CONFIG_HAVE_UNWIND_USER_FP")
-	frames, err := ParseFrameMacrosEnv(header, env)
-	if err != nil {
-		t.Fatal(err)
+	if err := CheckX86WordSizeFrames(header, true); err != nil {
+		t.Error(err)
 	}
-	want := map[string]Frame{
-		"ARCH_INIT_USER_W8_FP_FRAME":    FrameX86_64,
-		"ARCH_INIT_USER_W4_FP_FRAME":    FrameX86Compat,
-		"ARCH_INIT_USER_W8_ENTRY_FRAME": X86EntryFrame(8),
-		"ARCH_INIT_USER_W4_ENTRY_FRAME": X86EntryFrame(4),
+	patch12 := tree619(12)(t)["arch/x86/include/asm/unwind_user.h"]
+	if err := CheckX86WordSizeFrames(patch12, false); err != nil {
+		t.Errorf("after patch 12: %v", err)
 	}
-	for name, f := range want {
-		if got, ok := frames[name]; !ok || got != f {
-			t.Errorf("%s: header %v, walker %v", name, got, f)
-		}
+	if err := CheckX86WordSizeFrames(patch12, true); err == nil || !strings.Contains(err.Error(), "does not define ARCH_INIT_USER_FP_ENTRY_FRAME") {
+		t.Errorf("after patch 12, with the entry frame: %v", err)
+	}
+	bad := strings.Replace(string(header), ".cfa_off\t=  1*(ws)", ".cfa_off\t=  2*(ws)", 1)
+	if bad == string(header) {
+		t.Fatal("the header changed; update the test")
+	}
+	if err := CheckX86WordSizeFrames([]byte(bad), true); err == nil || !strings.Contains(err.Error(), "ARCH_INIT_USER_FP_ENTRY_FRAME(sizeof(int)) is {.cfa_off=8") {
+		t.Errorf("wrong entry cfa_off: %v", err)
 	}
 }
