@@ -209,6 +209,9 @@ func TestCommandStartOfFunction619(t *testing.T) {
 		if !strings.Contains(out, "kind compat-fp, mode compat") {
 			t.Errorf("%v: not a compat walk:\n%s", args, out)
 		}
+		if said := strings.Contains(out, "uprobe at a function's start: entry 1 read at sp"); said != tc.uprobe {
+			t.Errorf("%v: says the start-of-function rule applied: %v\n%s", args, said, out)
+		}
 		for i, f := range tc.want {
 			m := frame.FindStringSubmatch(lines[i])
 			if m == nil || m[2] != f.name || !strings.Contains(lines[i], fmt.Sprintf("0x%08x", f.pc)) {

@@ -69,6 +69,11 @@ type Report struct {
 	// (-1 if none).
 	Match    *bool `json:"match,omitempty"`
 	Mismatch int   `json:"mismatch"`
+	// Uprobe is set when the walk was made as in a uprobe handler at the
+	// ip, and FuncStart when the revision's start-of-function rule took
+	// its first step from the stack pointer (Linux 6.19).
+	Uprobe    bool `json:"uprobe,omitempty"`
+	FuncStart bool `json:"function_start,omitempty"`
 
 	wordSize int
 }
@@ -81,6 +86,8 @@ type Options struct {
 	Compat bool
 	// Kernel is the kernel's trace to compare with; nil for none.
 	Kernel []uint64
+	// Uprobe and FuncStart are Report's.
+	Uprobe, FuncStart bool
 }
 
 // New builds the report of trace, with locations from tab (which may be
@@ -95,6 +102,8 @@ func New(trace *unwind.Trace, tab *symtab.Table, o Options) *Report {
 		Stop:       trace.Stop.String(),
 		Frames:     []Frame{},
 		Mismatch:   -1,
+		Uprobe:     o.Uprobe,
+		FuncStart:  o.FuncStart,
 		wordSize:   o.Config.LongSize,
 	}
 	if o.Compat {
@@ -175,7 +184,14 @@ func (r *Report) WriteText(w io.Writer) error {
 	for i := len(r.Frames); i < len(r.Kernel); i++ {
 		fmt.Fprintf(ew, "#%-3d (walker has no entry)  kernel: 0x%0*x DIFFERS\n", i, width, uint64(r.Kernel[i]))
 	}
-	fmt.Fprintf(ew, "stop: %s (%d entries, kind %s, mode %s, patch %d, max %d)", r.Stop, len(r.Frames), r.Kind, r.Mode, r.Patch, r.MaxEntries)
+	fmt.Fprintf(ew, "stop: %s (%d entries, kind %s, mode %s, patch %d, max %d", r.Stop, len(r.Frames), r.Kind, r.Mode, r.Patch, r.MaxEntries)
+	switch {
+	case r.FuncStart:
+		fmt.Fprintf(ew, ", uprobe at a function's start: entry 1 read at sp")
+	case r.Uprobe:
+		fmt.Fprintf(ew, ", uprobe")
+	}
+	fmt.Fprintf(ew, ")")
 	if r.Fault != "" {
 		fmt.Fprintf(ew, ": %s", r.Fault)
 	}

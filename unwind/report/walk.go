@@ -257,7 +257,9 @@ func Walk(r Request) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w", err)
 	}
-	return New(trace, tab, Options{Source: source, Patch: step, Config: cfg, Compat: regs.Compat, Kernel: kernel}), nil
+	o := Options{Source: source, Patch: step, Config: cfg, Compat: regs.Compat, Kernel: kernel,
+		Uprobe: regs.Uprobe, FuncStart: cfg.FuncStart && unwind.AtFunctionStart(regs, !cfg.NoIBT) && len(trace.Entries) > 1}
+	return New(trace, tab, o), nil
 }
 
 // probedInsn returns the first 4 bytes of the instruction a uprobe at ip
