@@ -1,11 +1,19 @@
 package unwind
 
 import (
+	"bytes"
+	"encoding/hex"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
+
+	"kpatch/internal/testenv"
 )
 
 // Linux 6.19's unwinder in the differential test: kernel/unwind/user.c,
@@ -186,5 +194,171 @@ func kernelVariants619(t testing.TB) []kernelVariant {
 			files: tree619(16), extra: funcEntry, uprobes: true},
 		{name: "x86-6.19-patch16-no-ibt", rev: 16, defines: base, config: config619(t, 16, false),
 			files: tree619(16), extra: funcEntry, uprobes: true},
+	}
+}
+
+// gdbSnapshotPy prints, at a stop, the task's registers and its stack from
+// sp up to the end of its mapping (at most 256 KiB) as a snapshot, the 16
+// bytes at ip, and gdb's backtrace (gdb reads the CFI).
+const gdbSnapshotPy = `python
+import gdb
+inf = gdb.selected_inferior()
+f = gdb.newest_frame()
+is64 = "x86-64" in f.architecture().name()
+pc = int(gdb.parse_and_eval("$pc"))
+sp = int(gdb.parse_and_eval("$sp"))
+bp = int(gdb.parse_and_eval("$rbp" if is64 else "$ebp")) & (2**64 - 1 if is64 else 2**32 - 1)
+print("snapshot: v=1 mode=%s ip=%#x sp=%#x bp=%#x" % ("64" if is64 else "compat", pc, sp, bp))
+addr = sp
+while addr < sp + 256 * 1024:
+    try:
+        b = bytes(inf.read_memory(addr, 64))
+    except gdb.MemoryError:
+        break
+    print("stack: %#x %s" % (addr, b.hex()))
+    addr += 64
+print("end:")
+print("INSN %s" % bytes(inf.read_memory(pc, 16)).hex())
+i = 0
+while f is not None and i < 100:
+    print("GDBFRAME %#x %s" % (f.pc(), f.name() or "??"))
+    f = f.older()
+    i += 1
+end
+`
+
+type gdbStop struct {
+	snap   *Snapshot
+	insn   [4]byte
+	frames []uint64 // gdb's backtrace to main
+}
+
+// gdbStops builds testdata/chain.c with flags, runs "chain recurse 3"
+// under gdb stopped at leaf's first instruction and steps steps times,
+// and returns the stack, the instruction and gdb's backtrace at each
+// stop.
+func gdbStops(t *testing.T, flags []string, steps int) []gdbStop {
+	t.Helper()
+	testenv.Tool(t, "gdb", "gdb")
+	dir := t.TempDir()
+	prog := filepath.Join(dir, "chain")
+	args := append([]string{"-O0", "-g", "-fno-omit-frame-pointer", "-static", "-o", prog, "testdata/chain.c"}, flags...)
+	if out, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
+		t.Fatalf("gcc %v: %v\n%s", flags, err, out)
+	}
+	script := filepath.Join(dir, "snap.gdb")
+	if err := os.WriteFile(script, []byte(gdbSnapshotPy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gargs := []string{"-batch", "-nx", "-ex", "set pagination off", "-ex", "set startup-with-shell off", "-ex", "break *leaf", "-ex", "run", "-x", script}
+	for range steps {
+		gargs = append(gargs, "-ex", "stepi", "-x", script)
+	}
+	gargs = append(gargs, "-ex", "kill", "--args", prog, "recurse", "3")
+	cmd := exec.Command("gdb", gargs...)
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "LC_ALL=C"}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("gdb: %v\n%s", err, out)
+	}
+	snaps, err := ParseSnapshots(bytes.NewReader(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stops []gdbStop
+	for _, line := range strings.Split(string(out), "\n") {
+		if h, ok := strings.CutPrefix(line, "INSN "); ok {
+			b, err := hex.DecodeString(h)
+			if err != nil || len(b) < 4 {
+				t.Fatalf("gdb printed %q", line)
+			}
+			stops = append(stops, gdbStop{insn: [4]byte(b[:4])})
+		}
+		if f, ok := strings.CutPrefix(line, "GDBFRAME "); ok && len(stops) > 0 {
+			s := &stops[len(stops)-1]
+			pc, name, _ := strings.Cut(f, " ")
+			v, err := strconv.ParseUint(pc, 0, 64)
+			if err != nil {
+				t.Fatalf("gdb printed %q", line)
+			}
+			if slices.Contains(s.frames, 0) {
+				continue // past main
+			}
+			s.frames = append(s.frames, v)
+			if name == "main" {
+				s.frames = append(s.frames, 0) // the end mark
+			}
+		}
+	}
+	if len(snaps) != steps+1 || len(stops) != steps+1 {
+		t.Fatalf("gdb printed %d snapshots and %d stops for %d steps:\n%s", len(snaps), len(stops), steps, out)
+	}
+	for i := range stops {
+		stops[i].snap = snaps[i]
+		if n := len(stops[i].frames); n < 5 || stops[i].frames[n-1] != 0 {
+			t.Fatalf("stop %d: gdb's backtrace %x does not reach main through leaf, rec x3", i, stops[i].frames)
+		}
+		stops[i].frames = stops[i].frames[:len(stops[i].frames)-1]
+	}
+	return stops
+}
+
+// Real stacks through Linux 6.19's own unwinder: chain.c stopped by gdb at
+// leaf's first instruction and after, 64-bit and IA32, with and without
+// ENDBR, each walked as in a uprobe handler at ip and outside one by
+// v6.19's kernel/unwind/user.c (the harness, an IBT kernel) and by the
+// walker. The two traces are equal; where the start-of-function rule
+// applies, the kernel's trace begins with gdb's backtrace to main, and
+// where it does not (after push, at endbr32 in IA32, outside a uprobe),
+// with gdb's backtrace less the caller.
+func TestRealStacks619(t *testing.T) {
+	testenv.Tool(t, "gcc", "gcc")
+	kv := kernelVariants619(t)[1]
+	bin := buildHarness(t, kv)
+	cfg := kv.config()
+	for _, b := range []struct {
+		name  string
+		flags []string
+		steps int
+	}{
+		{"64", nil, 1},
+		{"32", []string{"-m32"}, 1},
+		{"cet64", []string{"-fcf-protection=branch"}, 2},
+		{"cet32", []string{"-m32", "-fcf-protection=branch"}, 2},
+	} {
+		t.Run(b.name, func(t *testing.T) {
+			if slices.Contains(b.flags, "-m32") {
+				testenv.Run32(t)
+			}
+			stops := gdbStops(t, b.flags, b.steps)
+			var vecs []vector
+			for _, s := range stops {
+				for _, inUprobe := range []bool{true, false} {
+					r := s.snap.Regs
+					r.Uprobe, r.UprobeInsn = inUprobe, s.insn
+					vecs = append(vecs, vector{regs: r, mem: s.snap.Stack, max: cfg.MaxEntries, userMax: cfg.UserMax})
+				}
+			}
+			kernel := runHarness(t, bin, vecs)
+			for i, v := range vecs {
+				s := stops[i/2]
+				tr, err := cfg.Walk(v.mem, v.regs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				name := fmt.Sprintf("stop %d (insn %x, compat %v), uprobe %v", i/2, s.insn, v.regs.Compat, v.regs.Uprobe)
+				if !equalU64(kernel[i], tr.IPs()) {
+					t.Errorf("%s:\nkernel %x\nwalker %x", name, kernel[i], tr.IPs())
+				}
+				want := s.frames
+				if !v.regs.Uprobe || !AtFunctionStart(v.regs, true) {
+					want = append([]uint64{s.frames[0]}, s.frames[2:]...)
+				}
+				if len(kernel[i]) < len(want) || !equalU64(kernel[i][:len(want)], want) {
+					t.Errorf("%s: kernel %x, want gdb's %x first", name, kernel[i], want)
+				}
+				t.Logf("%s: kernel = walker, %d entries; first %d as gdb's (rule applies: %v)", name, len(kernel[i]), len(want), len(want) == len(s.frames))
+			}
+		})
 	}
 }
