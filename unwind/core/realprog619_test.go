@@ -1,6 +1,7 @@
 package core_test
 
 import (
+	"debug/elf"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -220,6 +221,27 @@ func TestCommandStartOfFunction619(t *testing.T) {
 			}
 		}
 	}
+	// The snapshot of the core keeps the uprobe and walks the same.
+	snap := filepath.Join(t.TempDir(), "entry.snap")
+	coreArgs := []string{"unwind", "--core", corePath, "--exe", prog, "--spec", spec, "--stack", "x86", "--uprobe"}
+	fromCore, code := runKpatchCombined(t, append(coreArgs, "--write-snapshot", snap)...)
+	if code != 0 {
+		t.Fatalf("--write-snapshot: exit %d\n%s", code, fromCore)
+	}
+	if data, _ := os.ReadFile(snap); !strings.Contains(string(data), " uprobe=") {
+		t.Errorf("the snapshot has no uprobe= field:\n%s", data)
+	}
+	fromSnap, code := runKpatchCombined(t, "unwind", "--snapshot", snap, "--exe", prog, "--spec", spec, "--stack", "x86")
+	if code != 0 || fromSnap != fromCore {
+		t.Errorf("snapshot walk (exit %d) differs from the core's:\n%s\n%s", code, fromSnap, fromCore)
+	}
+	// A core that holds the uprobe's int3 at ip: the probed instruction
+	// is read from the file mapped there, as the kernel copied it.
+	trapped := withInt3AtIP(t, corePath)
+	fromTrap, code := runKpatchCombined(t, "unwind", "--core", trapped, "--exe", prog, "--spec", spec, "--stack", "x86", "--uprobe")
+	if code != 0 || fromTrap != fromCore {
+		t.Errorf("core with int3 at ip (exit %d) walks otherwise:\n%s\n%s", code, fromTrap, fromCore)
+	}
 	// A posted revision has no such rule: --uprobe changes nothing there.
 	out, code := runKpatchCombined(t, "unwind", "--core", corePath, "-v", "13", "--uprobe")
 	if code != 0 || !strings.Contains(out, "has no start-of-function rule") {
@@ -231,4 +253,38 @@ func runKpatchCombined(t *testing.T, args ...string) (string, int) {
 	t.Helper()
 	stdout, stderr, code := runKpatch(t, args...)
 	return stdout + stderr, code
+}
+
+// withInt3AtIP copies the core with 0xcc written over the byte at the
+// first thread's ip in its PT_LOAD bytes, as a core of a task with a
+// uprobe there holds it.
+func withInt3AtIP(t *testing.T, corePath string) string {
+	t.Helper()
+	c, err := core.Open(corePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ip := c.Threads[0].Regs.IP
+	c.Close()
+	ef, err := elf.Open(corePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ef.Close()
+	data, err := os.ReadFile(corePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ef.Progs {
+		if p.Type == elf.PT_LOAD && ip >= p.Vaddr && ip-p.Vaddr < p.Filesz {
+			data[p.Off+ip-p.Vaddr] = 0xcc
+			out := filepath.Join(t.TempDir(), "trapped.core")
+			if err := os.WriteFile(out, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return out
+		}
+	}
+	t.Skipf("the core holds no bytes at ip %#x", ip)
+	return ""
 }

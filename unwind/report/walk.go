@@ -154,6 +154,13 @@ func Walk(r Request) (*Report, error) {
 			return nil, err
 		}
 		mem = c
+		if r.Uprobe {
+			insn, err := probedInsn(c, regs.IP, r.Root)
+			if err != nil {
+				return nil, badInput(fmt.Errorf("--uprobe: %w", err))
+			}
+			regs.Uprobe, regs.UprobeInsn = true, insn
+		}
 		if r.Exe != "" {
 			var unsure *core.ExeUnverifiedError
 			if err := c.CheckExe(r.Exe); errors.As(err, &unsure) {
@@ -198,6 +205,9 @@ func Walk(r Request) (*Report, error) {
 		if err := bases(&regs); err != nil {
 			return nil, err
 		}
+		if r.Uprobe && !regs.Uprobe {
+			return nil, badInput(fmt.Errorf("--uprobe: snapshot %d of %s has no uprobe= field: it was not taken in a uprobe handler", r.Index, r.Snapshot))
+		}
 		mem = snap.Memory()
 		kernel = snap.Kernel
 		tab = &symtab.Table{}
@@ -220,17 +230,6 @@ func Walk(r Request) (*Report, error) {
 				warn(err)
 			}
 		}
-	}
-
-	if r.Uprobe && !regs.Uprobe {
-		if r.Core == "" {
-			return nil, badInput(fmt.Errorf("--uprobe: snapshot %d of %s has no uprobe= field: it was not taken in a uprobe handler", r.Index, r.Snapshot))
-		}
-		insn, err := probedInsn(mem, regs.IP, r.Root)
-		if err != nil {
-			return nil, badInput(fmt.Errorf("--uprobe: %w", err))
-		}
-		regs.Uprobe, regs.UprobeInsn = true, insn
 	}
 
 	if regs.Compat && byDefault {
@@ -266,14 +265,14 @@ func Walk(r Request) (*Report, error) {
 // saved (auprobe->insn): the core's memory at ip or, where it holds the
 // uprobe's int3 (0xcc), the file mapped there, from which the kernel
 // copied it.
-func probedInsn(mem unwind.Memory, ip uint64, root string) ([4]byte, error) {
+func probedInsn(c *core.File, ip uint64, root string) ([4]byte, error) {
 	var insn [4]byte
-	err := mem.ReadAt(insn[:], ip)
+	err := c.ReadAt(insn[:], ip)
 	if err != nil {
 		// An instruction at the end of the mapped text: one byte is
 		// enough for push %bp.
 		insn = [4]byte{}
-		err = mem.ReadAt(insn[:1], ip)
+		err = c.ReadAt(insn[:1], ip)
 	}
 	if err != nil {
 		return insn, fmt.Errorf("cannot read the instruction at ip %#x: %w", ip, err)
@@ -281,11 +280,7 @@ func probedInsn(mem unwind.Memory, ip uint64, root string) ([4]byte, error) {
 	if insn[0] != 0xcc {
 		return insn, nil
 	}
-	c, ok := mem.(*core.File)
-	var m unwind.Mapping
-	if ok {
-		m, ok = c.MappingAt(ip)
-	}
+	m, ok := c.MappingAt(ip)
 	if !ok {
 		return insn, fmt.Errorf("the core holds an int3 at ip %#x and no file is mapped there to read the probed instruction from", ip)
 	}
