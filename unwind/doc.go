@@ -78,6 +78,10 @@
 //     the frame-pointer frame and its caller is missed; gdb, which reads
 //     the CFI, shows it.
 //
+// unwind_user_word_size() is 0 for a task in virtual-8086 mode, which ends
+// 6.19's walk before its first entry; no task of an x86_64 kernel is in
+// that mode, and the walker does not model it.
+//
 // The differential test builds v6.19's kernel/unwind/user.c with its x86
 // headers and is_uprobe_at_func_entry() from ../shared/revisions/v6.19
 // and compares it with these facts' walker, after patch 12 and 16 of the

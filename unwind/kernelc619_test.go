@@ -362,3 +362,42 @@ func TestRealStacks619(t *testing.T) {
 		})
 	}
 }
+
+// UNWIND_MAX_ENTRIES, compiled from v6.19's deferred.c and struct
+// unwind_cache, is the x86-6.19 facts' max-entries.
+func TestMaxEntries619(t *testing.T) {
+	needGCC(t, false)
+	rev := sharedRevisions(t)
+	deferred, err := os.ReadFile(filepath.Join(rev, "v6.19", "kernel/unwind/deferred.c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := maxEntriesDefine.FindSubmatch(deferred)
+	if m == nil {
+		t.Fatal("no UNWIND_MAX_ENTRIES in v6.19's deferred.c")
+	}
+	types, err := os.ReadFile(filepath.Join(rev, "v6.19", "include/linux/unwind_deferred_types.h"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "linux"), 0o755)
+	os.WriteFile(filepath.Join(dir, "linux/unwind_deferred_types.h"), types, 0o644)
+	src := fmt.Sprintf("#include <stdio.h>\n#include <linux/types.h>\n#include <linux/unwind_deferred_types.h>\n#define SZ_4K 0x1000\n#define UNWIND_MAX_ENTRIES%s\nint main(void) { printf(\"%%lu\\n\", (unsigned long)(UNWIND_MAX_ENTRIES)); return 0; }\n", m[1])
+	os.WriteFile(filepath.Join(dir, "max.c"), []byte(src), 0o644)
+	kc, _ := filepath.Abs("testdata/kernelc/shim")
+	if out, err := exec.Command("gcc", "-o", filepath.Join(dir, "max"), "-I", dir, "-I", kc, filepath.Join(dir, "max.c")).CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	out, err := exec.Command(filepath.Join(dir, "max")).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := FromFacts(facts619(16))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(string(out)); got != strconv.Itoa(c.MaxEntries) {
+		t.Errorf("UNWIND_MAX_ENTRIES of v6.19 is %s, the facts' max-entries %d", got, c.MaxEntries)
+	}
+}

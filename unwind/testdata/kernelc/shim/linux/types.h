@@ -17,6 +17,10 @@ typedef uint64_t u64;
 #define __user
 #define __force
 
+struct list_head {
+	struct list_head *next, *prev;
+};
+
 struct callback_head {
 	struct callback_head *next;
 	void (*func)(struct callback_head *head);
