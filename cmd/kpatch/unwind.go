@@ -31,7 +31,7 @@ func cmdUnwind(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		verHelp:  "the series revision `N` whose semantics apply (default: the newest whose x86_64 kernel\nhas a user unwinder for the task: v14, v13 for a 32-bit task; v15 on leave x86 to a\nseries of their own, --stack x86)",
 		specHelp: "series description directory whose walker facts apply (default: the one built in)"})
 	patch := fs.Int("patch", 0, "apply the kernel's semantics after patch `N` of the revision (default: its last; x86_64\nhas no user unwinder before the x86 frame pointer patch, and walks compat tasks as 64-bit\nwhere the revision has no compat patch)")
-	maxEntries := fs.Int("max", 0, "stop after `N` entries (default: the kernel's, 511 on x86_64)")
+	maxEntries := fs.Int("max", 0, "stop after `N` entries (default: the kernel's, on x86_64 511 or, from v14 and in 6.19, 510)")
 	csBase := fs.String("cs-base", "", "code segment base `ADDR` of a compat task (default: the snapshot's, 0 for a core)")
 	ssBase := fs.String("ss-base", "", "stack segment base `ADDR` of a compat task (default: the snapshot's, 0 for a core)")
 	jsonOut := fs.jsonFlag() // addresses as "0x..." strings
