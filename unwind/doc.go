@@ -76,7 +76,12 @@
 //     (AtFunctionStart). A task stopped at a function's first
 //     instruction otherwise (an interrupt, a perf sample) is walked with
 //     the frame-pointer frame and its caller is missed; gdb, which reads
-//     the CFI, shows it.
+//     the CFI, shows it. handler_chain() sets current->utask->auprobe
+//     only while the uprobe's consumers run, and a deferred request is
+//     walked in task work after that: only a walk made inside the
+//     handler (a consumer calling unwind_user_faultable()) has the rule,
+//     and the trace it leaves in the unwind cache is what a deferred
+//     request of the same entry into the kernel then gets.
 //
 // unwind_user_word_size() is 0 for a task in virtual-8086 mode, which ends
 // 6.19's walk before its first entry; no task of an x86_64 kernel is in
