@@ -7,9 +7,9 @@ import (
 	"sort"
 	"strings"
 
-	"kpatch/series/standin"
 	"kpatch/plumbing/linediff"
 	"kpatch/series"
+	"kpatch/series/standin"
 	"kpatch/spec"
 )
 

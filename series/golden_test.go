@@ -12,10 +12,10 @@ import (
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
+	"kpatch/internal/oracle"
 	"kpatch/internal/seriestest"
 	"kpatch/internal/testenv"
 	"kpatch/plumbing/mail"
-	"kpatch/internal/oracle"
 	"kpatch/series"
 )
 

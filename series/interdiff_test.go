@@ -13,8 +13,8 @@ import (
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
-	"kpatch/internal/seriestest"
 	"kpatch/internal/oracle"
+	"kpatch/internal/seriestest"
 	"kpatch/series"
 )
 

@@ -6,9 +6,9 @@ import (
 	"sync"
 	"testing"
 
+	"kpatch/internal/oracle"
 	"kpatch/internal/seriestest"
 	"kpatch/internal/testenv"
-	"kpatch/internal/oracle"
 	"kpatch/series"
 	"kpatch/spec"
 	"kpatch/templates/linux"

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"kpatch/internal/oracle"
 	"kpatch/internal/seriestest"
 	"kpatch/plumbing/kernelsrc"
-	"kpatch/internal/oracle"
 	"kpatch/series"
 )
 

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"kpatch/plumbing/kernelsrc"
 	"kpatch/internal/oracle"
+	"kpatch/plumbing/kernelsrc"
 	"kpatch/plumbing/outdir"
 	"kpatch/series/hooks"
 )

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"kpatch/plumbing/mail"
 	"kpatch/internal/oracle"
+	"kpatch/plumbing/mail"
 )
 
 // TestSeriesDiffMatchesGitRangeDiff writes v11 and v12 with kpatch gen

@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"kpatch/internal/testenv"
 	"kpatch/internal/oracle"
+	"kpatch/internal/testenv"
 	"kpatch/plumbing/outdir"
 )
 

@@ -7,8 +7,8 @@ import (
 	"io"
 	"time"
 
-	"kpatch/plumbing/qemu"
 	"kpatch/boottest"
+	"kpatch/plumbing/qemu"
 	"kpatch/series"
 )
 

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"kpatch/plumbing/mail"
 	"kpatch/internal/oracle"
+	"kpatch/plumbing/mail"
 )
 
 func TestLoadMbox(t *testing.T) {

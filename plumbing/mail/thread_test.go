@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"kpatch/plumbing/mail"
 	"kpatch/internal/oracle"
+	"kpatch/plumbing/mail"
 )
 
 // TestMbox writes the seed's messages as an mbox the way b4 mbox and lore
