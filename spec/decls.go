@@ -83,21 +83,27 @@ type decl struct {
 	parsed map[string]*Patch
 }
 
-// loadDecls reads every vN/<id>.patch of the spec; an id declared twice is
-// an error.
+// loadDecls reads every vN/<id>.patch of the spec, and every
+// NAME-vN/<id>.patch of its stacked series; an id declared twice is an
+// error.
 func (s *Spec) loadDecls() (map[string]*decl, error) {
 	files, err := fs.Glob(s.fsys, "v*/*.patch")
 	if err != nil {
 		return nil, err
 	}
+	stacked, err := stackedDeclFiles(s.fsys)
+	if err != nil {
+		return nil, err
+	}
+	files = append(files, stacked...)
 	out := map[string]*decl{}
 	for _, f := range files {
-		m := declName.FindStringSubmatch(f)
-		if m == nil {
-			return nil, fmt.Errorf("%s: a patch declaration is named vN/<id>.patch, the id in lower case letters, digits and dashes", f)
+		id, ok := declID(f)
+		if !ok {
+			return nil, fmt.Errorf("%s: a patch declaration is named vN/<id>.patch (or NAME-vN/<id>.patch in a stacked series), the id in lower case letters, digits and dashes", f)
 		}
-		if d := out[m[2]]; d != nil {
-			return nil, fmt.Errorf("patch %q is declared twice, in %s and %s: declare it once and guard what differs by revision", m[2], d.src, f)
+		if d := out[id]; d != nil {
+			return nil, fmt.Errorf("patch %q is declared twice, in %s and %s: declare it once and guard what differs by revision", id, d.src, f)
 		}
 		data, err := fs.ReadFile(s.fsys, f)
 		if err != nil {
@@ -107,7 +113,7 @@ func (s *Spec) loadDecls() (map[string]*decl, error) {
 		if err != nil {
 			return nil, err
 		}
-		out[m[2]] = &decl{id: m[2], src: f, tmpl: t}
+		out[id] = &decl{id: id, src: f, tmpl: t}
 	}
 	return out, nil
 }

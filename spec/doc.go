@@ -81,7 +81,9 @@
 //	Prerequisite: v16
 //
 // Its order lists its own patches (declared anywhere, once: x86-v2 reuses
-// x86-fp and x86-compat-defer). Spec.Stack finds it; its Patches start with
+// x86-fp and x86-compat-defer; the patches no revision of the main series
+// has are declared in the stacked series' own folder, as
+// x86-6.19-v1/perf-deferred.patch). Spec.Stack finds it; its Patches start with
 // the prerequisite's, Own of them, and its guards see the prerequisite's
 // version, so the templates render the prerequisite and then the stacked
 // patches on it.
@@ -104,7 +106,9 @@
 // A declaration is a template (see Templates; . is the revision, so
 // {{.Version}} and its comparisons are the guards) that renders, for each
 // revision listing it, to a mail-like text: "Author:" and "Subject:" header
-// lines, a blank line, the commit message with its trailers, then
+// lines (and "Date:", the author date of a patch taken from a commit, as
+// git writes it; without it a patch is dated after its cover letter),
+// a blank line, the commit message with its trailers, then
 // optionally a line "=== edits" followed by the edits to existing files.
 // Any other line starting with "===" is refused (a mistyped "=== edit"
 // would otherwise become commit message text), and so is a "---" line: the

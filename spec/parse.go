@@ -5,11 +5,12 @@ import (
 	"strconv"
 	"strings"
 	"text/template"
+	"time"
 )
 
 // parsePatch parses a rendered patch declaration: "Author:" and "Subject:"
-// lines, a blank line, the commit message, then optionally "=== edits" and
-// the edits.
+// lines (and optionally "Date:", the author date as committed), a blank
+// line, the commit message, then optionally "=== edits" and the edits.
 func parsePatch(src, text string) (*Patch, error) {
 	p := &Patch{Src: src}
 	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
@@ -39,6 +40,12 @@ func parsePatch(src, text string) (*Patch, error) {
 			p.Author = v
 		case "Subject":
 			p.Subject = v
+		case "Date":
+			d, err := time.Parse("Mon, 2 Jan 2006 15:04:05 -0700", v)
+			if err != nil {
+				return nil, fmt.Errorf("%s:%d: Date %q: want a date as git writes it, Mon, 22 Sep 2025 15:47:00 +0200", src, n, v)
+			}
+			p.Date = d
 		default:
 			return nil, fmt.Errorf("%s:%d: unknown field %q", src, n, k)
 		}

@@ -131,11 +131,15 @@ type Revision struct {
 
 // Patch is the description of one patch of a revision.
 type Patch struct {
-	Number    int
-	ID        string   // the id of the patch declaration
-	Folded    []string // ids of the patches folded into this one, in order
-	Author    string
-	Subject   string
+	Number  int
+	ID      string   // the id of the patch declaration
+	Folded  []string // ids of the patches folded into this one, in order
+	Author  string
+	Subject string
+	// Date is the author date the declaration gives (a "Date:" line, as
+	// a commit records it); zero when it gives none, and the patch is
+	// dated after the revision's cover letter.
+	Date      time.Time
 	Log       string // commit message with trailers, ending in a newline
 	Changelog string // the notes below "---", "" if none
 	Edits     []Edit
