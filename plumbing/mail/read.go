@@ -519,6 +519,10 @@ func parsePatch(m *Message, n, total, v int, title string) (*Patch, error) {
 	}
 	log, rest, ok := cutPatchBreak(body)
 	if !ok {
+		if log, sig, empty := emptyCommit(body); empty {
+			p.Log, p.Signature = stripspace(log), sig
+			return p, p.check()
+		}
 		return nil, m.errorf("patch %d of %d (%q): no \"---\" line before the diff (the mail cut short?): %s", n, total, p.Title, hint)
 	}
 	p.Log = stripspace(log)
