@@ -71,6 +71,13 @@ func (s *Series) writeCommits(store objectSink, inMemory bool) (kernelsrc.Hash, 
 		if err != nil {
 			return last, err
 		}
+		if th == (kernelsrc.Hash{}) {
+			// A patch that changes nothing (the base has it): its
+			// commit has the tree of its parent.
+			if th, err = tb.unchanged(); err != nil {
+				return last, err
+			}
+		}
 		var c []byte
 		c = append(c, "tree "+th.String()+"\n"...)
 		for _, ph := range parent {
@@ -298,6 +305,17 @@ func (tb *treeBuilder) flush() (kernelsrc.Hash, error) {
 		parent.put(kernelsrc.Entry{Name: trimmed[j+1:], Mode: 0o40000, Hash: h})
 	}
 	return root, nil
+}
+
+// unchanged returns the root tree as it stands, written again: the tree
+// of a commit that changes nothing.
+func (tb *treeBuilder) unchanged() (kernelsrc.Hash, error) {
+	d, err := tb.dir("")
+	if err != nil {
+		return kernelsrc.Hash{}, err
+	}
+	d.dirty = true
+	return tb.flush()
 }
 
 // encodeTree appends a tree object's content to b: "MODE NAME\0" and the

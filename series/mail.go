@@ -95,11 +95,22 @@ func (s *Series) patchMessage(p *Patch) Message {
 	h := s.header(p.commit, p.Number, p.Author, p.Date, s.subjectPrefix(p.Number), p.Subject, p.To, p.Cc, !mail.IsASCII(p.Subject+p.Log))
 	text := mail.FormatPatch(h, mail.Body{Log: p.Log, Notes: p.Changelog, Diffstat: diffstat.Format(stats, diffstat.MailWidth),
 		Diff: diffs.String(), Signature: Signature})
+	if p.InBase && p.Changelog == "" {
+		// git format-patch --always writes no "---" for an empty
+		// commit.
+		text = strings.Replace(text, "\n---\n-- \n", "\n-- \n", 1)
+	}
 	return Message{Number: p.Number, Filename: s.filename(p.Number, p.Subject), Text: text}
 }
 
 // filename is git format-patch's name for patch n of this revision.
 func (s *Series) filename(n int, subject string) string {
+	if v := s.Revision.Version; v == 1 {
+		// git format-patch -v1 names the files v1-NNNN-*, as its
+		// subjects say [PATCH v1 N/M]; mail.Filename leaves the v1
+		// out.
+		return "v1-" + mail.Filename(v, n, subject)
+	}
 	return mail.Filename(s.Revision.Version, n, subject)
 }
 

@@ -63,9 +63,15 @@ type Series struct {
 // Patch is one generated patch.
 type Patch struct {
 	*spec.Patch
-	Date   time.Time
-	Files  []*FileChange // in git's path order
-	To, Cc []string      // its recipients, once the series' mail is made
+	Date  time.Time
+	Files []*FileChange // in git's path order
+	// InBase is set for a patch that changes nothing because the base
+	// has it already: a fix that stable trees carry, every edit of it
+	// a stable one (hooks.Stable). Its mail is git format-patch
+	// --always's for an empty commit; git am records it with
+	// --empty=keep.
+	InBase bool
+	To, Cc []string // its recipients, once the series' mail is made
 	commit string
 	idOnce sync.Once
 	id     string
@@ -191,12 +197,16 @@ func (s *Series) Own() *Series {
 	}
 	o := &Series{Revision: s.Revision, Tree: s.Tree, final: s.final, extraTo: s.extraTo, extraCc: s.extraCc}
 	for _, p := range s.Patches[:own] {
-		o.prerequisites = append(o.prerequisites, &Patch{Patch: p.Patch, Date: p.Date, Files: p.Files})
+		o.prerequisites = append(o.prerequisites, &Patch{Patch: p.Patch, Date: p.Date, Files: p.Files, InBase: p.InBase})
 	}
 	for _, p := range s.Patches[own:] {
 		sp := *p.Patch
 		sp.Number -= own
-		o.Patches = append(o.Patches, &Patch{Patch: &sp, Date: s.Revision.Date.Add(time.Duration(sp.Number) * time.Second), Files: p.Files})
+		d := s.Revision.Date.Add(time.Duration(sp.Number) * time.Second)
+		if !sp.Date.IsZero() {
+			d = sp.Date // as committed
+		}
+		o.Patches = append(o.Patches, &Patch{Patch: &sp, Date: d, Files: p.Files, InBase: p.InBase})
 	}
 	return o
 }
@@ -324,6 +334,9 @@ func Build(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree) (*Seri
 			st.files[path] = c
 		}
 		p := &Patch{Patch: sp, Date: rev.Date.Add(time.Duration(sp.Number) * time.Second)}
+		if !sp.Date.IsZero() {
+			p.Date = sp.Date // as committed
+		}
 		paths := make([]string, 0, len(before))
 		for path := range before {
 			paths = append(paths, path)
@@ -345,7 +358,10 @@ func Build(ctx context.Context, rev *spec.Revision, tree *kernelsrc.Tree) (*Seri
 			continue // nothing is written: only the other edits still count
 		}
 		if len(p.Files) == 0 {
-			return nil, fmt.Errorf("patch %d (%s) changes nothing: check its edits and the templates' guards", sp.Number, sp.ID)
+			if !inBase(sp) {
+				return nil, fmt.Errorf("patch %d (%s) changes nothing: check its edits and the templates' guards", sp.Number, sp.ID)
+			}
+			p.InBase = true
 		}
 		s.Patches = append(s.Patches, p)
 	}

@@ -1,0 +1,6 @@
+int add(struct work *work)
+{
+	set_flag();
+	queue(work);
+	return 0;
+}

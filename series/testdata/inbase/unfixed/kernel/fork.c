@@ -1,0 +1,1 @@
+// the kernel tree marker kernelsrc wants
