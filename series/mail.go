@@ -109,7 +109,7 @@ func (s *Series) filename(n int, subject string) string {
 		// git format-patch -v1 names the files v1-NNNN-*, as its
 		// subjects say [PATCH v1 N/M]; mail.Filename leaves the v1
 		// out.
-		return "v1-" + mail.Filename(v, n, subject)
+		return mail.RerollFilename(v, n, subject)
 	}
 	return mail.Filename(s.Revision.Version, n, subject)
 }
