@@ -19,7 +19,8 @@ import (
 // on it (with the kernel's .gitattributes, so hunk headers use diff=cpp),
 // and compares git's messages with kpatch's: the "From <sha>" line, From,
 // Date, Subject, the commit message, the changelog-free part below "---"
-// (diffstat and diff, byte for byte). Only the headers kpatch chooses
+// (diffstat and diff, byte for byte; --always, so that a commit the base
+// carries already is written too). Only the headers kpatch chooses
 // differently are left out: Message-Id, In-Reply-To, References (kpatch's
 // ids do not depend on the base), To and Cc (git was given none), and the
 // signature.
@@ -31,6 +32,11 @@ func TestMatchesGitFormatPatch(t *testing.T) {
 	// its cover letter names them after base-commit as
 	// prerequisite-patch-id lines, as git format-patch --base writes them.
 	t.Run("x86-v2", func(t *testing.T) { matchesGitFormatPatch(t, 0, "x86") })
+	// The x86 part as Linux 6.19 merged it, stacked on v16: version 1
+	// (git -v1's v1-NNNN names), the commits' author dates, and patch 1
+	// an empty commit on Debian's 6.12.118, which carries it (git
+	// format-patch --always writes it).
+	t.Run("x86-6.19", func(t *testing.T) { matchesGitFormatPatch(t, 0, "x86-6.19") })
 }
 
 func matchesGitFormatPatch(t *testing.T, version int, stack string) {
@@ -68,7 +74,7 @@ func matchesGitFormatPatch(t *testing.T, version int, stack string) {
 	}
 	out := t.TempDir()
 	cmd := exec.Command("git", "-C", clone, "-c", "core.attributesFile="+filepath.Join(dir, ".gitattributes"),
-		"-c", "core.abbrev=12", "format-patch", "-q", "--cover-letter", "--thread", "-v", v, "--base=v6.12", "-o", out, commits)
+		"-c", "core.abbrev=12", "format-patch", "-q", "--always", "--cover-letter", "--thread", "-v", v, "--base=v6.12", "-o", out, commits)
 	if o, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("git format-patch: %v\n%s", err, o)
 	}
