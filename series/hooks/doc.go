@@ -7,6 +7,17 @@
 // member before a named member, a declaration after a named function, and a
 // function moved to another file under a new name with its calls renamed.
 //
+// # Changing lines
+//
+// An edit that changes lines of the tree rather than adding some
+// (replace-block, replace-range, insert-before-block, substitute; block.go)
+// attaches to those lines themselves: whole lines, or a piece of one,
+// found once in a named function or, for "-", in the file. Their text is
+// what goes in their place (none removes them). stable-replace-block is
+// for a fix that stable trees carry: on a base that has the text already
+// it leaves the file as it is (Stable), so that the patch is empty there
+// rather than refused.
+//
 // # Sorted placement
 //
 // Kernel lists are often sorted only in runs (x86's select list in Linux
