@@ -323,40 +323,104 @@ func readSHA1SUMS(t *testing.T, file string) map[string]string {
 }
 
 // TestX86619SeriesDiff: kpatch series diff of the generated series (as
-// gen writes it) against the commits' format-patch files pairs every patch
-// that changes something on 6.12 with its commit, in order; patch 1, empty
-// on Debian's 6.12.118 (the base has the fix), pairs with nothing, as git
-// range-diff pairs an empty commit with none (checked with git 2.39).
+// gen writes it) against the commits' format-patch files. On Debian's
+// 6.12.118 it pairs patches 2 to 16 with their commits in order; patch 1,
+// empty there (the base carries the fix from stable), pairs with none, as
+// git range-diff pairs an empty commit with none (checked with git 2.39).
+// On the same files with that stable fix taken out again (a 6.12 before
+// the backport), all 16 pair, none left over, and patch 1 is "=".
 func TestX86619SeriesDiff(t *testing.T) {
 	tree := debianTree(t)
 	dir := sharedRevisions(t, "x86-6.19")
-	s, err := seriestest.Generate(context.Background(), seriestest.Options{Tree: tree, Base: "v6.12", Stack: "x86-6.19"})
+	for _, tc := range []struct {
+		name     string
+		plain    bool
+		pairs    int
+		unpaired []string
+	}{
+		{name: "Debian 6.12.118", pairs: 15, unpaired: []string{"1<- task_work: Fix NMI race condition", "->1 task_work: Fix NMI race condition"}},
+		{name: "without the stable fix", plain: true, pairs: 16},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := seriestest.Options{Tree: tree, Base: "v6.12", Stack: "x86-6.19"}
+			if tc.plain {
+				o = seriestest.Options{Tree: withoutStableFix(t, tree), Plain: true, Stack: "x86-6.19"}
+			}
+			s, err := seriestest.Generate(context.Background(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Patches[0].InBase == tc.plain {
+				t.Fatalf("patch 1 InBase %v on %s", s.Patches[0].InBase, tc.name)
+			}
+			out := t.TempDir()
+			if _, err := series.WriteDir(out, seriestest.Messages(t, s)); err != nil {
+				t.Fatal(err)
+			}
+			got := run(t, ".", testenv.KpatchBinary(t), "series", "diff", out, dir)
+			pair := regexp.MustCompile(`(?m)^ *(\d+|-): +(\S+) ([=!<>]) +(\d+|-): +(\S+) (.*)$`)
+			pairs := 0
+			var unpaired []string
+			for _, m := range pair.FindAllStringSubmatch(got, -1) {
+				switch m[3] {
+				case "=", "!":
+					if m[1] != m[4] {
+						t.Errorf("patch %s paired with commit %s", m[1], m[4])
+					}
+					if tc.plain && m[1] == "1" && m[3] != "=" {
+						t.Errorf("patch 1 %s its commit, want =", m[3])
+					}
+					pairs++
+				default:
+					unpaired = append(unpaired, m[1]+m[3]+m[4]+" "+m[6])
+				}
+			}
+			if pairs != tc.pairs || strings.Join(unpaired, "|") != strings.Join(tc.unpaired, "|") {
+				t.Errorf("%d pairs, unpaired %q; want %d pairs, unpaired %q:\n%s", pairs, unpaired, tc.pairs, tc.unpaired, got)
+			}
+		})
+	}
+}
+
+// withoutStableFix returns a plain directory with the files the main
+// series and the x86-6.19 stack read from tree, kernel/task_work.c as
+// 6.12 had it before the stable backport of ef1ea98c8fff (both of its
+// hunks taken out again).
+func withoutStableFix(t *testing.T, tree string) string {
+	t.Helper()
+	sp, err := series.LoadSpec("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := t.TempDir()
-	if _, err := series.WriteDir(out, seriestest.Messages(t, s)); err != nil {
+	r, err := sp.Stack("x86-6.19", 0)
+	if err != nil {
 		t.Fatal(err)
 	}
-	got := run(t, ".", testenv.KpatchBinary(t), "series", "diff", out, dir)
-	pair := regexp.MustCompile(`(?m)^ *(\d+|-): +(\S+) ([=!<>]) +(\d+|-): +(\S+) (.*)$`)
-	pairs := 0
-	var unpaired []string
-	for _, m := range pair.FindAllStringSubmatch(got, -1) {
-		switch m[3] {
-		case "=", "!":
-			if m[1] != m[4] {
-				t.Errorf("patch %s paired with commit %s", m[1], m[4])
-			}
-			pairs++
-		default:
-			unpaired = append(unpaired, m[1]+m[3]+m[4]+" "+m[6])
+	files := series.BaseFiles(sp)
+	for _, p := range r.Patches {
+		for _, e := range p.Edits {
+			files = append(files, e.Path)
 		}
 	}
-	wantUnpaired := []string{"1<- task_work: Fix NMI race condition", "->1 task_work: Fix NMI race condition"}
-	if pairs != 15 || strings.Join(unpaired, "|") != strings.Join(wantUnpaired, "|") {
-		t.Errorf("%d pairs, unpaired %q; want 15 pairs and only the empty patch 1 unpaired:\n%s", pairs, unpaired, got)
+	dir := t.TempDir()
+	for _, p := range files {
+		b, err := os.ReadFile(filepath.Join(tree, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p == "kernel/task_work.c" {
+			b = replaceOnce(t, p, b, "\t/*\n\t * no-op IPI\n\t *\n\t * TWA_NMI_CURRENT will already have set the TIF flag, all\n\t * this interrupt does it tickle the return-to-user path.\n\t */\n",
+				"\ttest_and_set_tsk_thread_flag(current, TIF_NOTIFY_RESUME);\n")
+			b = replaceOnce(t, p, b, "\t\tset_tsk_thread_flag(current, TIF_NOTIFY_RESUME);\n\t\tirq_work_queue(", "\t\tirq_work_queue(")
+		}
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, p), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
+	return dir
 }
 
 // TestX86619GitAm applies v16 and then the x86-6.19 series, as gen writes
