@@ -111,3 +111,29 @@ func TestStable(t *testing.T) {
 		}
 	}
 }
+
+// TestBlockCandidates: an edit whose lines are not in its function names
+// the lines of the function most like the first of them; one whose
+// function is missing names the functions of the file.
+func TestBlockCandidates(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string // the first candidate
+	}{
+		{name: "lines changed in the tree", args: []string{"add", "\t\tirq_work_queue(this_cpu_ptr(&irq_work_NMI));"}, want: "\t\tirq_work_queue(this_cpu_ptr(&irq_work_NMI_resume));"},
+		{name: "function missing", args: []string{"ad", "\tx();"}, want: "int add(struct task_struct *task, int notify)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := Apply(memFiles{}, spec.Edit{Path: "block.c", Op: "replace-block", Args: tt.args, Text: "x\n", Src: "test:1"})
+			var ae *AnchorError
+			if !errors.As(err, &ae) || !errors.Is(err, ErrAnchorMissing) {
+				t.Fatalf("err = %v, want a missing anchor", err)
+			}
+			if len(ae.Candidates) == 0 || ae.Candidates[0].Text != tt.want {
+				t.Errorf("candidates %+v, want %q first", ae.Candidates, tt.want)
+			}
+		})
+	}
+}

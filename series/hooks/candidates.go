@@ -97,6 +97,23 @@ func candidates(files Files, e spec.Edit) []Candidate {
 		want = e.Args[0]
 		pool = f.matching(func(l string) bool { return strings.TrimSpace(l) != "" })
 		text = func(i int) string { return strings.TrimRight(f[i], "\n") }
+	case anchorBlock:
+		// The lines of the scope most like the first line the edit
+		// changes; the functions of the file when the scope is missing.
+		from, to, err := f.scope(e.Args[0])
+		if err != nil {
+			want = e.Args[0] + "("
+			pool = functions(f)
+			text = func(i int) string { return functionName(f[i]) + "(" }
+			break
+		}
+		first, _, _ := strings.Cut(e.Args[1], "\n")
+		want = strings.TrimSpace(first)
+		for i := from; i < to; i++ {
+			if strings.TrimSpace(f[i]) != "" {
+				pool = append(pool, i)
+			}
+		}
 	case anchorSortedLine:
 		want = e.Args[0]
 		pool = f.matching(func(l string) bool { return strings.TrimSpace(l) != "" })
