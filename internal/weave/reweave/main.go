@@ -54,6 +54,12 @@ func run(specDir string, posted, states map[int]string) error {
 		extended[r.Version] = r
 	}
 	for _, st := range sp.Stacked {
+		if prev := extended[st.Prerequisite.Version]; prev.Prerequisite != nil {
+			// One history per revision: two series stacked on it
+			// (x86-v2 and x86-6.19 on v16) are two branches, which a
+			// weave of that revision's history cannot hold.
+			return fmt.Errorf("%s and %s are both stacked on v%d: reweave weaves one history a revision, and would drop the first's lines", prev.Dir, st.Dir, st.Prerequisite.Version)
+		}
 		extended[st.Prerequisite.Version] = st
 	}
 	// history[v][path][step] is the file after step, absent before creation.
