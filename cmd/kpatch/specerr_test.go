@@ -94,7 +94,7 @@ func TestInterruptedTrailersCopy(t *testing.T) {
 	}
 	replies := filepath.Join("..", "..", "revision", "trailers", "testdata", "replies.mbox")
 	stderr.Reset()
-	if code := run([]string{"trailers", "-v", "12", "--spec", dir, replies}, &stdout, &stderr); code != 0 || !strings.Contains(stderr.String(), "added 15 to v12") {
+	if code := run([]string{"trailers", "-v", "12", "--spec", dir, replies}, &stdout, &stderr); code != 0 || !strings.Contains(stderr.String(), "added 17 to v12") {
 		t.Fatalf("trailers again: exit %d: %s", code, stderr.String())
 	}
 	if _, err := os.Stat(f.Name()); err == nil {

@@ -16,9 +16,11 @@ import (
 
 func cmdTrailers(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("trailers", "--spec DIR [-v N] [--tree DIR [--base REV]] [--dry-run] [--json] FILE...",
-		`Add the Acked-by, Reviewed-by and Tested-by trailers that review replies
-give (FILE: an mbox, a saved thread or a directory of mails) to the patch
-descriptions of a spec copy, as b4 trailers -u does. A reply counts for the
+		`Add the trailers that review replies give (FILE: an mbox, a saved thread
+or a directory of mails) to the patch descriptions of a spec copy, as b4
+trailers -u does: every person trailer (Acked-by, Reviewed-by, Tested-by,
+Reported-by, Suggested-by) and the links (Closes, Link), each reported with
+the reply, sender and date it came from. A reply counts for the
 patch its In-Reply-To chain (or its "Re: [PATCH m/n]" subject) names; a reply
 to the cover letter counts for every patch. Patches are matched by patch-id
 when --tree is given and the replied-to patch is in FILE, else by subject.
@@ -106,14 +108,18 @@ Trailers a patch already has are not added again.`)
 		verb = "would add"
 	}
 	for _, a := range added {
-		fmt.Fprintf(stdout, "%s: %s (%s, from %s)\n", a.File, a.Trailer, a.By, a.Reply)
+		by := ""
+		if a.Who != "" {
+			by = " by " + a.Who
+		}
+		fmt.Fprintf(stdout, "%s: %s (%s, from %s%s)\n", a.File, a.Trailer, a.By, a.Reply, by)
 	}
 	for _, g := range unmatched {
 		fmt.Fprintf(stdout, "no patch of v%d for %s (reply %s to patch %d %q)\n", rev.Version, g.Line, g.Reply, g.Target, g.Title)
 	}
 	left := ""
 	if len(invalid) > 0 {
-		left = fmt.Sprintf(", %d left out (not one person with one address)", len(invalid))
+		left = fmt.Sprintf(", %d left out (not one person with one address, or not one URL)", len(invalid))
 	}
 	fmt.Fprintf(stderr, "kpatch trailers: %d trailers in the replies; %s %d to v%d, %d for patches v%d does not have%s\n", len(given), verb, len(added), rev.Version, len(unmatched), rev.Version, left)
 	return nil

@@ -26,7 +26,7 @@ func TestTrailersCommand(t *testing.T) {
 	if code := run([]string{"trailers", "-v", "12", "--spec", dir, "--dry-run", replies}, &stdout, &stderr); code != 0 {
 		t.Fatalf("dry run: %s", stderr.String())
 	}
-	if after, _ := os.ReadFile(p6); !bytes.Equal(before, after) || !strings.Contains(stderr.String(), "would add 15 to v12") {
+	if after, _ := os.ReadFile(p6); !bytes.Equal(before, after) || !strings.Contains(stderr.String(), "would add 17 to v12") {
 		t.Errorf("dry run changed a file or reported %q", stderr.String())
 	}
 	stdout.Reset()
@@ -34,11 +34,11 @@ func TestTrailersCommand(t *testing.T) {
 	if code := run([]string{"trailers", "-v", "12", "--spec", dir, replies}, &stdout, &stderr); code != 0 {
 		t.Fatalf("run: %s", stderr.String())
 	}
-	if !strings.Contains(stdout.String(), "v11/deferred.patch: Tested-by: Tess Ter <tess@example.org> (subject, from r3@example.org)\n") ||
-		!strings.Contains(stderr.String(), "added 15 to v12, 3 for patches v12 does not have") {
+	if !strings.Contains(stdout.String(), "v11/deferred.patch: Tested-by: Tess Ter <tess@example.org> (subject, from r3@example.org by Tess Ter <tess@example.org>)\n") ||
+		!strings.Contains(stderr.String(), "added 17 to v12, 5 for patches v12 does not have") {
 		t.Errorf("report:\n%s%s", stdout.String(), stderr.String())
 	}
-	if b, _ := os.ReadFile(p6); !strings.Contains(string(b), "Signed-off-by: Steven Rostedt (Google) <rostedt@goodmis.org>\n{{if ge .Version 12}}\nAcked-by: Ingo Molnar <mingo@kernel.org>\nTested-by: Tess Ter <tess@example.org>\n{{end}}\n") {
+	if b, _ := os.ReadFile(p6); !strings.Contains(string(b), "Signed-off-by: Steven Rostedt (Google) <rostedt@goodmis.org>\n{{if ge .Version 12}}\nAcked-by: Ingo Molnar <mingo@kernel.org>\nTested-by: Tess Ter <tess@example.org>\nSuggested-by: Sue Gest <sue@example.org>\nLink: https://lore.kernel.org/all/idea@example.org/\n{{end}}\n") {
 		t.Errorf("deferred.patch:\n%s", b)
 	}
 	stderr.Reset()

@@ -1,6 +1,9 @@
-// Package trailers collects the review trailers (Acked-by, Reviewed-by,
-// Tested-by) that replies to a posted series give, and adds them to the
-// patch descriptions of a spec copy, as b4 trailers -u does for a branch.
+// Package trailers collects the trailers that replies to a posted series
+// give, every person trailer b4 trailers -u collects (Acked-by,
+// Reviewed-by, Tested-by, Reported-by, Suggested-by) and the links (Closes,
+// Link), each with its provenance (the reply's Message-Id, sender and
+// date), and adds them to the patch descriptions of a spec copy, as b4
+// trailers -u does for a branch.
 //
 // A reply's target is found by its In-Reply-To chain up to a "[PATCH m/n]"
 // message, or, for a thread saved without headers, by its own "Re: [PATCH
@@ -13,7 +16,8 @@
 //
 // A person trailer must name one person with one mail address ("Name
 // <user@host>" or user@host); one without an address, with two, or with
-// "<not-an-email>" is left out and reported (Given.Invalid, Invalid).
+// "<not-an-email>" is left out and reported (Given.Invalid, Invalid), and
+// so is a Link or Closes trailer that is not one http(s) URL.
 // Write changes every patch description of the copy or none (package
 // outdir's ReplaceFiles); the caller holds the copy's lock
 // (outdir.LockEdit) from before it reads the descriptions, so that two

@@ -3,6 +3,7 @@ package trailers
 import (
 	"fmt"
 	netmail "net/mail"
+	"net/url"
 	"regexp"
 	"strings"
 
@@ -11,10 +12,15 @@ import (
 	"kpatch/spec"
 )
 
-// Kinds are the trailers collected, in the order b4 knows them.
-var Kinds = []string{"Acked-by", "Reviewed-by", "Tested-by"}
+// Kinds are the trailers collected, as b4 trailers -u collects them from
+// replies: every person trailer a reviewer gives (Acked-by, Reviewed-by,
+// Tested-by, Reported-by, Suggested-by) and the links (Closes, Link).
+var Kinds = []string{"Acked-by", "Reviewed-by", "Tested-by", "Reported-by", "Suggested-by", "Closes", "Link"}
 
-var trailerRE = regexp.MustCompile(`^(?i:(Acked-by|Reviewed-by|Tested-by)):\s*(\S.*)$`)
+// linkKinds are the kinds whose value is a URL, not a person.
+var linkKinds = map[string]bool{"Closes": true, "Link": true}
+
+var trailerRE = regexp.MustCompile(`^(?i:(Acked-by|Reviewed-by|Tested-by|Reported-by|Suggested-by|Closes|Link)):\s*(\S.*)$`)
 
 // Given is a trailer that a reply gives to a posted patch.
 type Given struct {
@@ -23,9 +29,13 @@ type Given struct {
 	Target  int    // the posted patch it answers; 0: the cover letter
 	Title   string // that patch's title
 	PatchID string // its git patch-id when its diff is at hand, else ""
+	// Who and When are the provenance: the From and Date of the reply
+	// that gave the trailer ("" when the reply has none).
+	Who  string `json:"from"`
+	When string `json:"date,omitempty"`
 	// Invalid says why the trailer is not added ("" when it is fine): a
 	// person trailer names one person with one mail address, "Name
-	// <user@host>" or user@host.
+	// <user@host>" or user@host; a Link or Closes trailer one URL.
 	Invalid string `json:"invalid,omitempty"`
 }
 
@@ -63,7 +73,7 @@ func Collect(msgs []*mail.Message) []Given {
 			continue // not a reply to a patch series
 		}
 		n := sub.Number
-		g := Given{Target: n, Title: sub.Title, Reply: m.MessageID}
+		g := Given{Target: n, Title: sub.Title, Reply: m.MessageID, Who: m.From, When: m.Date}
 		if g.Reply == "" {
 			g.Reply = m.Subject
 		}
@@ -74,8 +84,12 @@ func Collect(msgs []*mail.Message) []Given {
 		}
 		for _, l := range lines {
 			g.Line = l
-			_, v, _ := strings.Cut(l, ": ")
-			g.Invalid = personProblem(v)
+			k, v, _ := strings.Cut(l, ": ")
+			if linkKinds[k] {
+				g.Invalid = linkProblem(v)
+			} else {
+				g.Invalid = personProblem(v)
+			}
 			out = append(out, g)
 		}
 	}
@@ -95,6 +109,16 @@ func personProblem(v string) string {
 		return "no mail address: want \"Name <user@host>\""
 	}
 	return fmt.Sprintf("not a mail address (%v): want \"Name <user@host>\"", err)
+}
+
+// linkProblem says why v, the value of a Link or Closes trailer, is not
+// one URL, or returns "".
+func linkProblem(v string) string {
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || strings.ContainsAny(v, " \t") {
+		return "not one URL: want \"https://host/path\""
+	}
+	return ""
 }
 
 // Invalid returns the trailers of given that are not added, each with why.
@@ -134,7 +158,9 @@ type Added struct {
 	Version int    `json:"version"` // the revision the trailer is for
 	Trailer string `json:"trailer"`
 	Reply   string `json:"reply"`
-	By      string `json:"matched_by"` // "patch-id", "subject" or "cover letter"
+	Who     string `json:"from"`           // the reply's sender
+	When    string `json:"date,omitempty"` // the reply's date
+	By      string `json:"matched_by"`     // "patch-id", "subject" or "cover letter"
 }
 
 // Unmatched is a trailer whose patch the revision does not have.
@@ -154,7 +180,7 @@ func Plan(rev *spec.Revision, given []Given, ids map[int]string) ([]Added, []Giv
 			return
 		}
 		seen[key] = true
-		added = append(added, Added{File: p.Src, Patch: p.Number, ID: p.ID, Version: rev.Version, Trailer: g.Line, Reply: g.Reply, By: by})
+		added = append(added, Added{File: p.Src, Patch: p.Number, ID: p.ID, Version: rev.Version, Trailer: g.Line, Reply: g.Reply, Who: g.Who, When: g.When, By: by})
 	}
 	for _, g := range given {
 		if g.Invalid != "" {

@@ -29,9 +29,23 @@ func TestCollect(t *testing.T) {
 		"r2@example.org -> 00 Acked-by: Ingo Molnar <mingo@kernel.org>",
 		"r3@example.org -> 06 Tested-by: Tess Ter <tess@example.org>",
 		"r5@example.org -> 13 Reviewed-by: Someone <someone@example.org>",
+		"r7@example.org -> 03 Reported-by: Rita Porter <rita@example.org>",
+		"r7@example.org -> 03 Closes: https://lore.kernel.org/all/bug@example.org/",
+		"r8@example.org -> 06 Suggested-by: Sue Gest <sue@example.org>",
+		"r8@example.org -> 06 Link: https://lore.kernel.org/all/idea@example.org/",
+		"r8@example.org -> 06 Link: see the thread",
 	}
 	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+	// Provenance: each trailer carries its reply's sender and date.
+	for _, g := range got {
+		if g.Reply == "r7@example.org" && (g.Who != "Rita Porter <rita@example.org>" || g.When != "Fri, 27 Jun 2025 09:00:00 +0000") {
+			t.Errorf("%s: from %q on %q", g.Line, g.Who, g.When)
+		}
+		if (g.Line == "Link: see the thread") == (g.Invalid == "") {
+			t.Errorf("%s: invalid %q", g.Line, g.Invalid)
+		}
 	}
 	for _, g := range got {
 		if (g.Target == 3) != (g.PatchID != "") {
@@ -68,7 +82,7 @@ func TestApplyToSpecCopy(t *testing.T) {
 	for _, a := range added {
 		count[a.ID+" "+a.By]++
 	}
-	if count["compat-fp patch-id"] != 2 || count["deferred subject"] != 1 || count["x86-fp cover letter"] != 1 || len(added) != 14+3 {
+	if count["compat-fp patch-id"] != 4 || count["deferred subject"] != 3 || count["x86-fp cover letter"] != 1 || len(added) != 14+3+4 {
 		t.Errorf("planned %d: %v", len(added), count)
 	}
 	if len(unmatched) != 1 || unmatched[0].Target != 13 {
@@ -83,7 +97,7 @@ func TestApplyToSpecCopy(t *testing.T) {
 	}
 	rev, _ = sp.Revision(12)
 	p3 := rev.Patches[2]
-	if !strings.HasSuffix(p3.Log, "Signed-off-by: Steven Rostedt (Google) <rostedt@goodmis.org>\nReviewed-by: Jane Doe <jane@example.org>\nReviewed-by: Deep Reply <deep@example.org>\nAcked-by: Ingo Molnar <mingo@kernel.org>\n") {
+	if !strings.HasSuffix(p3.Log, "Signed-off-by: Steven Rostedt (Google) <rostedt@goodmis.org>\nReviewed-by: Jane Doe <jane@example.org>\nReviewed-by: Deep Reply <deep@example.org>\nAcked-by: Ingo Molnar <mingo@kernel.org>\nReported-by: Rita Porter <rita@example.org>\nCloses: https://lore.kernel.org/all/bug@example.org/\n") {
 		t.Errorf("patch 3's message ends:\n%s", p3.Log)
 	}
 	p14 := rev.Patches[13]
