@@ -255,6 +255,9 @@ func TestWriteSummary(t *testing.T) {
 	rep.WriteSummary(&b)
 	out := b.String()
 	t.Log(out)
+	if !rep.Regression() {
+		t.Error("Regression() is false for a run with new warnings")
+	}
 	for _, want := range []string{
 		"BUILD REGRESSION x86 v2 on v6.12 (4 patches)\n",
 		"\n>> vmlinux.o: warning: objtool: syscall_exit_to_user_mode+0xaa: call to __kcsan_check_access() leaves .noinstr.text section\n" +
@@ -276,6 +279,9 @@ func TestWriteSummary(t *testing.T) {
 		Configs: []ConfigResult{{Name: "um", Arch: "um", Compiler: "gcc", Cells: pass[:1]}}}
 	b.Reset()
 	rep.WriteSummary(&b)
+	if rep.Regression() {
+		t.Error("Regression() is true for a clean run")
+	}
 	if out := b.String(); !strings.HasPrefix(out, "BUILD SUCCESS v16 on v6.12 (1 patches)\n") || !strings.Contains(out, "configs tested: 1\nconfigs skipped: 0\n\nThe following configs have been built successfully.") {
 		t.Errorf("a clean run's summary:\n%s", out)
 	}

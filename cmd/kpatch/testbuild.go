@@ -18,7 +18,7 @@ func cmdTestBuild(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	for _, c := range buildtest.Configs {
 		names = append(names, c.Name)
 	}
-	fs := newFlags("test build", "[--tree DIR] [--base REV] [-v N] [--stack NAME] [--spec DIR] [--plain] [--configs LIST] [--cc CMD] [--jobs N] [--patches N] [--from N] [--summary] [--json]",
+	fs := newFlags("test build", "[--tree DIR] [--base REV] [-v N] [--stack NAME] [--spec DIR] [--plain] [--configs LIST] [--cc CMD] [--jobs N] [--patches N] [--from N] [--summary] [--fail-on-new-warnings] [--json]",
 		`Build every patch of the series in each configuration that matters for it,
 as the kernel test robot and linux-next would after the series is posted.
 --configs names them:
@@ -35,7 +35,8 @@ warnings and scripts/kernel-doc -Wall on the files it creates. The report is
 a patch x configuration table: PASS, FAIL with the compiler's first error,
 WARN with the warnings the base did not have, each naming the patch and the
 template line or edit that wrote the line; --summary prints the robot's
-summary instead. Exit status 1 when a patch fails in a configuration. Every
+summary instead. Exit status 1 when a patch fails in a configuration, and
+with --fail-on-new-warnings also when a patch adds a warning. Every
 flag, the tools and --cc are checked before anything is generated, unpacked
 or built. "kpatch test --build" is the same command.`)
 	fs.Bool("build", true, "this command (kpatch test --build is kpatch test build)")
@@ -49,6 +50,7 @@ or built. "kpatch test --build" is the same command.`)
 	sparse := fs.String("sparse", "auto", "run sparse (make C=1) on the compiled objects: auto (when installed), yes or no")
 	buildRoot := fs.String("build-root", "", "directory of the build trees (default <cache>/build)")
 	verbose := fs.Int("verbose", 0, "verbosity: 0 a line per patch, 1 more make progress, 2 make's output")
+	failOnNew := fs.Bool("fail-on-new-warnings", false, "exit 1 also when the robot's summary would say BUILD REGRESSION for warnings alone:\na patch adds a warning the base did not have (CI that fails on new warnings)")
 	summary := fs.Bool("summary", false, "print the kernel test robot's summary (BUILD SUCCESS or BUILD REGRESSION, each new warning with file:line, configuration and patch) instead of the table")
 	asJSON := fs.jsonFlag()
 	if _, err := fs.parse(args, 0, 0); err != nil {
@@ -97,11 +99,35 @@ or built. "kpatch test --build" is the same command.`)
 	} else if err := printReport(stdout, rep, *asJSON); err != nil {
 		return err
 	}
+	return buildVerdict(rep, *failOnNew)
+}
+
+// buildVerdict is the exit of kpatch test build after its report: 1 when
+// a patch fails in a configuration, and with --fail-on-new-warnings also
+// when a patch adds a warning the base did not have (the robot's BUILD
+// REGRESSION).
+func buildVerdict(rep *buildtest.Report, failOnNew bool) error {
 	if !rep.Passed {
 		return errBuildFailed
 	}
+	if failOnNew && rep.Regression() {
+		return errNewWarnings
+	}
 	return nil
 }
+
+// errNewWarnings is returned under --fail-on-new-warnings when a patch
+// adds a warning. It is a failed check as errBuildFailed is (exit 1, the
+// report has said everything, no JSON error after it).
+var errNewWarnings error = newWarnings{}
+
+type newWarnings struct{}
+
+func (newWarnings) Error() string {
+	return "BUILD REGRESSION: a patch adds a warning the base did not have (--fail-on-new-warnings)"
+}
+
+func (newWarnings) Is(target error) bool { return target == errBuildFailed }
 
 // errBuildFailed is returned when a patch did not build in a configuration.
 var errBuildFailed = errors.New("a patch does not build in a configuration (see the table above)")

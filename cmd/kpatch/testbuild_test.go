@@ -2,10 +2,13 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"kpatch/buildtest"
 )
 
 func TestWantsBuild(t *testing.T) {
@@ -68,5 +71,47 @@ func TestTestBuildErrors(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(notKernel, "kpatch_build")); err == nil {
 		t.Errorf("the tree was changed")
+	}
+}
+
+// TestBuildVerdict: a failed build exits 1 always; a new warning exits 1
+// only with --fail-on-new-warnings, when the robot's summary says BUILD
+// REGRESSION; a failed check writes no JSON error after the report.
+func TestBuildVerdict(t *testing.T) {
+	warn := buildtest.Problem{Diag: buildtest.Diag{File: "kernel/unwind/user.c", Line: 45, Severity: "warning", Message: "unused variable 'x'"}}
+	patches := []buildtest.PatchInfo{{Number: 1, ID: "user-api", Subject: "s"}}
+	clean := &buildtest.Report{Passed: true, Patches: patches,
+		Configs: []buildtest.ConfigResult{{Name: "x86_64", Cells: []buildtest.Cell{{Status: buildtest.Pass}}}}}
+	warned := &buildtest.Report{Passed: true, Warned: true, Patches: patches,
+		Configs: []buildtest.ConfigResult{{Name: "x86_64", Cells: []buildtest.Cell{{Status: buildtest.Warn, Warnings: []buildtest.Problem{warn}}}}}}
+	failed := &buildtest.Report{Passed: false, Patches: patches,
+		Configs: []buildtest.ConfigResult{{Name: "x86_64", Cells: []buildtest.Cell{{Status: buildtest.Fail}}}}}
+	for _, tc := range []struct {
+		name      string
+		rep       *buildtest.Report
+		failOnNew bool
+		want      error
+	}{
+		{"clean", clean, true, nil},
+		{"warned", warned, false, nil},
+		{"warned, --fail-on-new-warnings", warned, true, errNewWarnings},
+		{"failed", failed, false, errBuildFailed},
+		{"failed, --fail-on-new-warnings", failed, true, errBuildFailed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			tc.rep.WriteSummary(&b)
+			regression := strings.HasPrefix(b.String(), "BUILD REGRESSION")
+			if regression != tc.rep.Regression() {
+				t.Errorf("summary %q, Regression() %v", strings.SplitN(b.String(), "\n", 2)[0], tc.rep.Regression())
+			}
+			err := buildVerdict(tc.rep, tc.failOnNew)
+			if err != tc.want {
+				t.Errorf("got %v, want %v", err, tc.want)
+			}
+			if err != nil && !errors.Is(err, errBuildFailed) {
+				t.Errorf("%v is not a failed check (exit 1, no JSON error)", err)
+			}
+		})
 	}
 }
