@@ -126,6 +126,10 @@ func Checkpatch(ctx context.Context, s *Series, own []Finding, opt Options) ([]F
 		}
 	}
 	args := []string{filepath.Join(root, "scripts", "checkpatch.pl"), "--root=" + root, "--no-color", "--terse", "--show-types", "--no-summary"}
+	if err := CheckCheckpatchArgs(opt.CheckpatchArgs); err != nil {
+		return nil, err
+	}
+	args = append(args, opt.CheckpatchArgs...)
 	offsets := map[string]int{}
 	byName := map[string]*Patch{}
 	for _, p := range s.Patches {

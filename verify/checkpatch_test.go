@@ -148,3 +148,59 @@ func TestCheckpatchHeadersFirst(t *testing.T) {
 		t.Errorf("with the From line:\n%s\nwithout:\n%s", strings.Join(got[0], "\n"), strings.Join(got[1], "\n"))
 	}
 }
+
+// TestCheckpatchArgs: --strict is passed through to the tree's
+// checkpatch.pl, which then reports its CHECK findings as warnings on top
+// of what it reports without; an option that changes how checkpatch.pl
+// reads or reports is refused before it runs.
+func TestCheckpatchArgs(t *testing.T) {
+	tree, err := kernelsrc.Open(debianTree(t), "v6.12", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := v11Generated(t)
+	s.Tree = tree
+	count := func(args []string) map[string]int {
+		t.Helper()
+		all, err := Checkpatch(context.Background(), s, nil, Options{CheckpatchArgs: args})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := map[string]int{}
+		for _, f := range all {
+			n[f.ID]++
+		}
+		return n
+	}
+	plain, strict := count(nil), count([]string{"--strict"})
+	more := 0
+	for id, k := range strict {
+		if k < plain[id] {
+			t.Errorf("%s: %d with --strict, %d without", id, k, plain[id])
+		}
+		more += k - plain[id]
+	}
+	if more == 0 {
+		t.Errorf("--strict adds no finding: %v", strict)
+	}
+	t.Logf("--strict adds %d findings: %v (without: %v)", more, strict, plain)
+	for _, tc := range []struct {
+		args []string
+		ok   bool
+	}{
+		{[]string{"--strict", "--max-line-length=100", "--codespell"}, true},
+		{[]string{"--terse"}, false},
+		{[]string{"--file"}, false},
+		{[]string{"--max-line-length"}, false},
+		{[]string{"--root=/"}, false},
+		{[]string{"x.patch"}, false},
+	} {
+		err := CheckCheckpatchArgs(tc.args)
+		if (err == nil) != tc.ok || err != nil && !strings.Contains(err.Error(), "--checkpatch-args: ") {
+			t.Errorf("%q: %v", tc.args, err)
+		}
+	}
+	if _, err := Checkpatch(context.Background(), s, nil, Options{CheckpatchArgs: []string{"--fix"}}); err == nil {
+		t.Error("--fix was passed to checkpatch.pl")
+	}
+}

@@ -124,6 +124,10 @@ type Options struct {
 	// PreprocessCache keeps the preprocessed units between runs ("": no
 	// cache).
 	PreprocessCache string
+	// CheckpatchArgs are more options for checkpatch.pl (Checkpatch), as
+	// a subsystem asks for them: --strict, --codespell,
+	// --max-line-length=N. CheckCheckpatchArgs says which it takes.
+	CheckpatchArgs []string
 }
 
 // Run applies every rule to s and returns the findings, sorted by patch,

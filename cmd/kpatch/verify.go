@@ -18,7 +18,7 @@ type errFindings struct{ n int }
 func (e errFindings) Error() string { return fmt.Sprintf("%d errors", e.n) }
 
 func cmdVerify(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("verify", "[--tree DIR] [--base REV] [-v N] [--stack NAME] [--spec DIR] [--json] [--ignore ID,...] [--build-dir DIR] [--rules] [FILE]",
+	fs := newFlags("verify", "[--tree DIR] [--base REV] [-v N] [--stack NAME] [--spec DIR] [--json] [--ignore ID,...] [--checkpatch [--checkpatch-args ARGS]] [--build-dir DIR] [--rules] [FILE]",
 		`Check a series before it is posted: the kernel's rules for commit messages
 and style, and C invariants evaluated with modernc.org/cc/v4 for x86_64 and
 i386 with the series' options on and off, at every patch. Rules of scope
@@ -40,6 +40,7 @@ Exit status: 0 no errors (warnings only or clean), 1 errors found,
 	jsonOut := fs.jsonFlag()
 	ignore := fs.String("ignore", "", "comma-separated rule IDs (verify's or checkpatch's types) to leave out")
 	checkpatch := fs.Bool("checkpatch", false, "also run the tree's scripts/checkpatch.pl on every patch and merge its findings")
+	checkpatchArgs := fs.String("checkpatch-args", "", "more checkpatch.pl options, space-separated, as a subsystem asks for them\n\t(\"--strict\", \"--codespell --max-line-length=100\"); implies --checkpatch")
 	coccicheck := fs.Bool("coccicheck", false, "also run the tree's scripts/coccinelle semantic patches (make coccicheck MODE=report) on the C files\n\tthe series changes and merge their reports (needs Coccinelle's spatch; a minute or more)")
 	rules := fs.Bool("rules", false, "list every rule (ID, severity, scope, why) and exit")
 	buildDir := fs.String("build-dir", "", "kernel build `DIR` (make O=DIR, prepared) or a directory of them, to read each C file\nas kbuild preprocesses it there; \"none\": verify's prelude in place of the kernel headers\n(default: the trees kpatch test build keeps in the cache, if any)")
@@ -49,6 +50,13 @@ Exit status: 0 no errors (warnings only or clean), 1 errors found,
 	}
 	if *rules {
 		return verify.WriteRules(stdout)
+	}
+	cpArgs := strings.Fields(*checkpatchArgs)
+	if err := verify.CheckCheckpatchArgs(cpArgs); err != nil {
+		return badUsage("%v", err)
+	}
+	if len(cpArgs) > 0 {
+		*checkpatch = true
 	}
 	// Anything that stops verify before its report is bad input: exit 2
 	// with one line (and a JSON error under --json), as for usage errors.
@@ -134,7 +142,7 @@ Exit status: 0 no errors (warnings only or clean), 1 errors found,
 	if *coccicheck && s.Tree == nil {
 		return refuse(fmt.Errorf("--coccicheck runs the tree's scripts/coccinelle: give the tree with --tree"))
 	}
-	opt := verify.Options{Ignore: ids, Series: seriesRules, Context: ctx, BuildTrees: trees, PreprocessCache: verify.DefaultPreprocessCache()}
+	opt := verify.Options{Ignore: ids, Series: seriesRules, Context: ctx, BuildTrees: trees, PreprocessCache: verify.DefaultPreprocessCache(), CheckpatchArgs: cpArgs}
 	var findings []verify.Finding
 	err = interruptible(ctx, func() (err error) {
 		findings, err = verify.RunContext(s, opt)
