@@ -93,8 +93,10 @@
 // The "series" file starts with "Key: value" lines: Version, Base (the kernel
 // revision the revision was posted against), Subject (the cover letter's),
 // From (the sender), Date (of the cover letter; patch N is dated N seconds
-// later), Message-Id-Domain, Change-Id, To and Cc (recipients named by the
-// series, besides those found in MAINTAINERS); the self-test cases a
+// later), Message-Id-Domain, Change-Id, Message-Ids (the Message-Ids of
+// the revision as posted, the cover letter's first: kpatch send records
+// them, with the Date and Base it was sent with; see PostedID), To and Cc
+// (recipients named by the series, besides those found in MAINTAINERS); the self-test cases a
 // revision adds are facts (facts/selftest.tmpl's extra-cases, which a
 // stacked series inherits), and a Selftest-Cases line, which said them
 // once, is refused with that advice. Everything after the first

@@ -115,6 +115,8 @@ func (s *Spec) loadRevision(dir string, decls map[string]*decl, on *Revision) (*
 			r.MessageIDDomain = v
 		case "Change-Id":
 			r.ChangeID = v
+		case "Message-Ids":
+			r.MessageIDs, err = parseMessageIDs(v)
 		case "To":
 			r.To = append(r.To, splitList(v)...)
 		case "Cc":
@@ -201,6 +203,9 @@ func (s *Spec) loadRevision(dir string, decls map[string]*decl, on *Revision) (*
 	}
 	if len(r.Patches) == r.Own {
 		return nil, fmt.Errorf("%s/order: no patches", dir)
+	}
+	if err := r.checkPosted(src); err != nil {
+		return nil, err
 	}
 	ents, err := fs.ReadDir(s.fsys, dir)
 	if err != nil {

@@ -104,11 +104,15 @@ type Revision struct {
 	From            string
 	Date            time.Time
 	MessageIDDomain string
-	ChangeID        string
-	To, Cc          []string
-	Cover           string   // the cover letter text
-	Patches         []*Patch // in order; a fold is one patch
-	Dir             string   // its folder in the spec, "v12"
+	// MessageIDs are the Message-Ids of the revision's messages as
+	// posted, the cover letter's first (Message-Ids; see PostedID); nil
+	// when its posting is not recorded.
+	MessageIDs []string
+	ChangeID   string
+	To, Cc     []string
+	Cover      string   // the cover letter text
+	Patches    []*Patch // in order; a fold is one patch
+	Dir        string   // its folder in the spec, "v12"
 	// Series names a series stacked on a revision of the main one ("x86"
 	// for the folder x86-v2); "" for the main series.
 	Series string
