@@ -18,7 +18,7 @@ import (
 type Options struct {
 	SpecDir string    // the spec copy to extend
 	Base    string    // the base of the new revision; "" keeps the previous one's
-	Date    time.Time // the new cover letter's date; zero keeps the previous one's
+	Date    time.Time // the new cover letter's date; zero: now
 	Archive string    // link prefix, e.g. "https://lore.kernel.org/all/"; "" means that
 }
 
@@ -28,6 +28,10 @@ type Result struct {
 	Version  int      // its number
 	Previous int      // the revision it starts from
 	Files    []string // the files written, relative to the spec directory
+	// Unposted says that the previous revision's posting is not recorded
+	// (kpatch send records it): the links name the Message-Ids kpatch gen
+	// gives its messages, not the archive's.
+	Unposted bool
 }
 
 // ErrExists is returned when the next revision's directory already exists.
@@ -57,7 +61,8 @@ func New(o Options) (*Result, error) {
 	if _, err := os.Stat(res.Dir); err == nil {
 		return nil, fmt.Errorf("%s: %w: edit it, or remove it to start again", res.Dir, ErrExists)
 	}
-	link := func(n int) string { return o.Archive + series.MessageID(prev, n) + "/" }
+	res.Unposted = !prev.Posted()
+	link := func(n int) string { return o.Archive + postedID(prev, n) + "/" }
 	section := func(n int) string { return fmt.Sprintf("Changes since v%d: %s\n\n", prev.Version, link(n)) }
 
 	w := spec.NewWriter(o.SpecDir)
@@ -67,15 +72,19 @@ func New(o Options) (*Result, error) {
 	if err := w.SetField(name, "Version", strconv.Itoa(res.Version)); err != nil {
 		return nil, err
 	}
+	if err := w.ClearPosting(name); err != nil {
+		return nil, err
+	}
 	if o.Base != "" {
 		if err := w.SetField(name, "Base", o.Base); err != nil {
 			return nil, err
 		}
 	}
-	if !o.Date.IsZero() {
-		if err := w.SetField(name, "Date", o.Date.Format(time.RFC1123Z)); err != nil {
-			return nil, err
-		}
+	if o.Date.IsZero() {
+		o.Date = time.Now().Truncate(time.Second)
+	}
+	if err := w.SetField(name, "Date", o.Date.Format(time.RFC1123Z)); err != nil {
+		return nil, err
 	}
 	if err := w.AddCoverChanges(name, section(0)); err != nil {
 		return nil, err
@@ -94,6 +103,21 @@ func New(o Options) (*Result, error) {
 		res.Files = append(res.Files, filepath.FromSlash(f))
 	}
 	return res, nil
+}
+
+// postedID is the Message-Id that links message n of revision r (0: the
+// cover letter) as posted: the one its header records, else its cover
+// letter's (a revision posted before kpatch recorded every id), else,
+// for a revision whose posting is not recorded, the one kpatch gen gives
+// it.
+func postedID(r *spec.Revision, n int) string {
+	if id := r.PostedID(n); id != "" {
+		return id
+	}
+	if id := r.PostedID(0); id != "" {
+		return id
+	}
+	return series.MessageID(r, n)
 }
 
 // Spec returns the loaded revision, for callers that report on it.

@@ -102,3 +102,28 @@ func (w *Writer) RecordPosting(rev string, ids []string, date time.Time, base st
 	}
 	return nil
 }
+
+// ClearPosting removes the record of a posting from the header of the
+// revision in folder rev: a new revision started from a posted one
+// (AddRevision copies its header) has not been posted yet.
+func (w *Writer) ClearPosting(rev string) error {
+	src := rev + "/series"
+	data, err := w.read(src)
+	if err != nil {
+		return err
+	}
+	header, rest, hasRest := strings.Cut(string(data), "\n\n")
+	var out []string
+	for _, l := range strings.Split(header, "\n") {
+		if k, _, ok := strings.Cut(l, ":"); ok && k == "Message-Ids" {
+			continue
+		}
+		out = append(out, l)
+	}
+	text := strings.Join(out, "\n")
+	if hasRest {
+		text += "\n\n" + rest
+	}
+	w.set(src, []byte(text))
+	return nil
+}

@@ -87,4 +87,15 @@ func TestRecordPosting(t *testing.T) {
 	if v2.PostedID(2) != "p2@x.org" || !v2.Date.Equal(date) || v2.Base != "v6.18" {
 		t.Errorf("loaded: %q %v %q", v2.MessageIDs, v2.Date, v2.Base)
 	}
+	w = spec.NewWriter(dir)
+	if err := w.ClearPosting("v2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(); err != nil {
+		t.Fatal(err)
+	}
+	cleared, _ := os.ReadFile(filepath.Join(dir, "v2", "series"))
+	if want := strings.Replace(want, "Message-Ids: c@x.org, p1@x.org, p2@x.org\n", "", 1); string(cleared) != want {
+		t.Errorf("cleared v2/series:\n%s\nwant:\n%s", cleared, want)
+	}
 }

@@ -16,13 +16,14 @@ func cmdRevisionNew(ctx context.Context, args []string, stdout, stderr io.Writer
 		`Start the next revision of the series in a copy of its description (kpatch
 spec -o DIR writes one), as b4 prep --reroll does: the newest revision's
 series file and order are copied to v<N+1>/ (patches are declared once, in the revision that first has them), the version is
-bumped, the base recorded, and the cover letter and every patch's notes get
-an empty "Changes since vN:" section linking the previous posting by its
-Message-Id. Then edit the templates and notes, and kpatch gen --spec DIR
-writes the new revision.`)
+bumped, the base recorded, the cover letter dated now, and the cover letter
+and every patch's notes get an empty "Changes since vN:" section linking the
+previous posting by the Message-Ids it was posted with (kpatch send records
+them; v11 to v16 have the archive's). Then edit the templates and notes, and
+kpatch gen --spec DIR writes the new revision.`)
 	sf := fs.seriesFlags(seriesFlagSpec{noTree: true, baseHelp: "base of the new revision (tag, branch or commit); default: the previous revision's", specHelp: "the spec copy to extend (required; kpatch spec -o DIR writes one)", noVer: true})
 	specDir, base := sf.specDir, sf.base
-	date := fs.String("date", "", `date of the new cover letter, RFC 1123 with zone ("Mon, 07 Jul 2025 21:22:00 -0400") or "now"; default: the previous revision's`)
+	date := fs.String("date", "", `date of the new cover letter, RFC 1123 with zone ("Mon, 07 Jul 2025 21:22:00 -0400") or "now"; default: now`)
 	archive := fs.String("archive", "https://lore.kernel.org/all/", "prefix of the link to the previous posting")
 	if _, err := fs.parse(args, 0, 0); err != nil {
 		return err
@@ -55,6 +56,9 @@ writes the new revision.`)
 	}
 	for _, f := range res.Files {
 		fmt.Fprintln(stdout, f)
+	}
+	if res.Unposted {
+		fmt.Fprintf(stderr, "kpatch revision new: v%d's posting is not recorded (kpatch send records it): the \"Changes since\" links name the Message-Ids kpatch gen gives it\n", res.Previous)
 	}
 	fmt.Fprintf(stderr, "kpatch revision new: v%d started from v%d in %s: edit its notes, cover letter and the templates ({{if lt .Version %d}})\n", res.Version, res.Previous, res.Dir, res.Version)
 	return nil
