@@ -34,7 +34,7 @@ var rows = [][]string{
 }
 
 // testSupport are imported by tests only.
-var testSupport = []string{"internal/testenv", "internal/gittest", "internal/seriestest", "internal/oracle", "internal/layers"}
+var testSupport = []string{"internal/testenv", "internal/gittest", "internal/seriestest", "internal/oracle", "internal/smtpsink", "internal/layers"}
 
 func rowOf(pkg string) int {
 	for i, r := range rows {
