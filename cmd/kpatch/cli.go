@@ -43,6 +43,7 @@ func commands() []command {
 		{"series import", "write a posted series (mbox, thread) as patch files", cmdSeriesImport},
 		{"revision new", "start the next revision in a spec copy (b4 prep --reroll)", cmdRevisionNew},
 		{"trailers", "add review trailers from replies to a spec copy (b4 trailers -u)", cmdTrailers},
+		{"send", "post the revision with git send-email and record its Message-Ids (b4 send)", cmdSend},
 	}
 }
 

@@ -13,6 +13,7 @@
 //	kpatch series import   write a posted series as patch files
 //	kpatch revision new    start the next revision in a spec copy
 //	kpatch trailers        add review trailers (Acked-by, Reported-by, Link...) from replies to a spec copy
+//	kpatch send            post the revision with git send-email and record it
 //	kpatch help [CMD]      list the commands, or print the flags of one
 //
 // Every command is parsed by one frame (cli.go): flags may come before and
