@@ -41,6 +41,7 @@ func commands() []command {
 		{"spec", "write the built-in series description into a directory to edit", cmdSpec},
 		{"series diff", "compare two versions of a series (git range-diff)", cmdSeriesDiff},
 		{"series import", "write a posted series (mbox, thread) as patch files", cmdSeriesImport},
+		{"series deps", "check a stacked series' base-commit and prerequisite-patch-ids (b4 prep --check-deps)", cmdSeriesDeps},
 		{"revision new", "start the next revision in a spec copy (b4 prep --reroll)", cmdRevisionNew},
 		{"trailers", "add review trailers from replies to a spec copy (b4 trailers -u)", cmdTrailers},
 		{"send", "post the revision with git send-email and record its Message-Ids (b4 send)", cmdSend},

@@ -11,6 +11,7 @@
 //	kpatch spec            write the built-in series description out for editing
 //	kpatch series diff     range-diff two versions of a series
 //	kpatch series import   write a posted series as patch files
+//	kpatch series deps     check a stacked series' base-commit and prerequisites
 //	kpatch revision new    start the next revision in a spec copy
 //	kpatch trailers        add review trailers (Acked-by, Reported-by, Link...) from replies to a spec copy
 //	kpatch send            post the revision with git send-email and record it
