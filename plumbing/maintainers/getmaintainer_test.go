@@ -170,6 +170,19 @@ func TestAgainstGetMaintainer(t *testing.T) {
 					t.Errorf("Recipients(%q):\n to %q\n cc %q\nget_maintainer.pl:\n to %q\n cc %q",
 						paths, to, cc, wantTo, wantCc)
 				}
+				// Each recipient's role, as --rolestats prints it.
+				secs := make([][]*Section, len(paths))
+				for i, p := range paths {
+					secs[i] = f.Sections(p)
+				}
+				rto, rcc := f.RolesOfPaths(paths, secs)
+				var lines []string
+				for _, r := range append(rto, rcc...) {
+					lines = append(lines, r.Address+" ("+r.Role+")")
+				}
+				if want := getMaintainerLines(t, scripts[true], tree, paths); !reflect.DeepEqual(lines, want) {
+					t.Errorf("RolesOfPaths(%q):\n%s\nget_maintainer.pl --rolestats:\n%s", paths, strings.Join(lines, "\n"), strings.Join(want, "\n"))
+				}
 			}
 			// The unmodified script, as sets.
 			to, cc := f.Recipients(all)
@@ -180,6 +193,29 @@ func TestAgainstGetMaintainer(t *testing.T) {
 			}
 		})
 	}
+}
+
+// getMaintainerLines runs script --rolestats in tree for paths and
+// returns its lines, "address (role)".
+func getMaintainerLines(t *testing.T, script, tree string, paths []string) []string {
+	t.Helper()
+	args := []string{script, "--no-tree", "--mpath", "MAINTAINERS",
+		"--no-git", "--no-git-fallback", "--rolestats", "-f"}
+	cmd := exec.Command("perl", append(args, paths...)...)
+	cmd.Dir = tree
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("get_maintainer.pl %q: %v\n%s", paths, err, stderr.Bytes())
+	}
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if l != "" {
+			lines = append(lines, l)
+		}
+	}
+	return lines
 }
 
 // getMaintainer runs script in tree for paths and splits its output into

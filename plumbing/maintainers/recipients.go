@@ -42,6 +42,78 @@ func (f *File) RecipientsOfPaths(paths []string, sections [][]*Section) (to, cc 
 	return collect(sections).result(f.Mailmap, inFiles)
 }
 
+// Recipient is one recipient with its role as get_maintainer.pl
+// --rolestats names it: "maintainer:SECTION" (the section's S: status as a
+// role: maintainer, supporter, odd fixer, orphan minder, obsolete minder),
+// "reviewer:SECTION", "open list:SECTION" (or "open list" for THE REST),
+// "moderated list:SECTION", "in file"; SECTION is cut to 50 characters as
+// the script cuts it.
+type Recipient struct {
+	Address string
+	Role    string
+}
+
+// RolesOfPaths is RecipientsOfPaths with each recipient's role, as
+// get_maintainer.pl --no-git --no-git-fallback --rolestats prints them.
+func (f *File) RolesOfPaths(paths []string, sections [][]*Section) (to, cc []Recipient) {
+	var inFiles []string
+	for _, path := range paths {
+		if f.ReadFile != nil && strings.HasSuffix(path, ".yaml") && !isMaintainersFile(path) {
+			if data, err := f.ReadFile(path); err == nil {
+				inFiles = append(inFiles, FileEmails(strings.ToValidUTF8(string(data), "\uFFFD"))...)
+			}
+		}
+	}
+	return collect(sections).resultRoles(f.Mailmap, inFiles)
+}
+
+// sectionMaxLen is get_maintainer.pl's $output_section_maxlen.
+const sectionMaxLen = 50
+
+// subsystemName is get_maintainer.pl's get_subsystem_name.
+func subsystemName(s *Section) string {
+	name := s.Name
+	if len(name) > sectionMaxLen {
+		name = strings.TrimRight(name[:sectionMaxLen-3], " \t\n\r\f\v") + "..."
+	}
+	return name
+}
+
+// maintainerRole is get_maintainer.pl's get_maintainer_role.
+func maintainerRole(s *Section) string {
+	role := "unknown"
+	for _, e := range s.Entries {
+		if e.Tag == 'S' {
+			role = e.Value
+		}
+	}
+	role = strings.ToLower(role)
+	switch role {
+	case "supported":
+		role = "supporter"
+	case "maintained":
+		role = "maintainer"
+	case "odd fixes":
+		role = "odd fixer"
+	case "orphan":
+		role = "orphan minder"
+	case "obsolete":
+		role = "obsolete minder"
+	case "buried alive in reporters":
+		role = "chief penguin"
+	}
+	return role + ":" + subsystemName(s)
+}
+
+// listRole is get_maintainer.pl's get_list_role, with its ":" prefix.
+func listRole(s *Section) string {
+	name := subsystemName(s)
+	if name == "THE REST" {
+		return ""
+	}
+	return ":" + name
+}
+
 // isMaintainersFile is get_maintainer.pl's m@\bMAINTAINERS$@.
 func isMaintainersFile(path string) bool {
 	if !strings.HasSuffix(path, "MAINTAINERS") {
@@ -71,10 +143,12 @@ func collect(sections [][]*Section) *collector {
 		for _, s := range secs {
 			for _, e := range s.Entries {
 				switch e.Tag {
-				case 'M', 'R':
-					c.pushAddresses(e.Value)
+				case 'M':
+					c.pushAddresses(e.Value, maintainerRole(s))
+				case 'R':
+					c.pushAddresses(e.Value, "reviewer:"+subsystemName(s))
 				case 'L':
-					c.pushList(e.Value)
+					c.pushList(e.Value, listRole(s))
 				}
 			}
 		}
@@ -83,12 +157,13 @@ func collect(sections [][]*Section) *collector {
 }
 
 // collector accumulates addresses like get_maintainer.pl's @email_to and
-// @list_to.
+// @list_to, each with its role.
 type collector struct {
-	to, cc []string
-	names  map[string]bool // %email_hash_name
-	addrs  map[string]bool // %email_hash_address
-	lists  map[string]bool // %hash_list_to
+	to, cc         []string
+	toRole, ccRole []string
+	names          map[string]bool // %email_hash_name
+	addrs          map[string]bool // %email_hash_address
+	lists          map[string]bool // %hash_list_to
 }
 
 func newCollector() *collector {
@@ -101,15 +176,15 @@ func newCollector() *collector {
 
 // pushAddresses adds an M: or R: value, which may hold a comma-separated
 // list of addresses (push_email_addresses).
-func (c *collector) pushAddresses(v string) {
+func (c *collector) pushAddresses(v, role string) {
 	for _, a := range splitAddressList(v) {
-		c.pushAddress(a)
+		c.pushAddress(a, role)
 	}
 }
 
 // pushAddress is push_email_address: an address is added unless its name or
 // its address was seen before.
-func (c *collector) pushAddress(v string) {
+func (c *collector) pushAddress(v, role string) {
 	name, addr := parseEmail(v)
 	if addr == "" {
 		return
@@ -119,6 +194,7 @@ func (c *collector) pushAddress(v string) {
 		return
 	}
 	c.to = append(c.to, formatEmail(name, addr))
+	c.toRole = append(c.toRole, role)
 	if name != "" {
 		c.names[ln] = true
 	}
@@ -129,7 +205,7 @@ func (c *collector) pushAddress(v string) {
 // before. The first word is the list address and the rest a comment such as
 // "(moderated for non-subscribers)"; a value of the form "Team <address>"
 // is kept whole, where get_maintainer.pl would report the first word.
-func (c *collector) pushList(v string) {
+func (c *collector) pushList(v, role string) {
 	addr, extra := v, ""
 	if i := strings.IndexAny(v, " \t"); i >= 0 {
 		addr, extra = v[:i], strings.TrimSpace(v[i:])
@@ -147,12 +223,29 @@ func (c *collector) pushList(v string) {
 	}
 	c.lists[key] = true
 	c.cc = append(c.cc, addr)
+	kind := "open list"
+	if strings.Contains(extra, "moderated") {
+		kind = "moderated list"
+	}
+	c.ccRole = append(c.ccRole, kind+role)
 }
 
 // result applies deduplicate_email (through mm), the removal of the
 // chief penguin, the addresses found in files (inFiles, in the order
 // found) and merge_email, in get_maintainer.pl's order.
 func (c *collector) result(mm *Mailmap, inFiles []string) (to, cc []string) {
+	rto, rcc := c.resultRoles(mm, inFiles)
+	for _, r := range rto {
+		to = append(to, r.Address)
+	}
+	for _, r := range rcc {
+		cc = append(cc, r.Address)
+	}
+	return to, cc
+}
+
+// resultRoles is result with each recipient's role.
+func (c *collector) resultRoles(mm *Mailmap, inFiles []string) (to, cc []Recipient) {
 	d := deduplicator{mm: mm, byName: map[string][2]string{}, byAddr: map[string][2]string{}}
 	for i, e := range c.to {
 		c.to[i] = d.dedup(e)
@@ -160,10 +253,10 @@ func (c *collector) result(mm *Mailmap, inFiles []string) (to, cc []string) {
 	for i, e := range c.cc {
 		c.cc[i] = d.dedup(e)
 	}
-	var kept []string
-	for _, e := range c.to {
+	var kept []Recipient
+	for i, e := range c.to {
 		if !chiefPenguin.MatchString(e) {
-			kept = append(kept, e)
+			kept = append(kept, Recipient{e, c.toRole[i]})
 		}
 	}
 	seenInFile := map[string]bool{}
@@ -176,30 +269,41 @@ func (c *collector) result(mm *Mailmap, inFiles []string) (to, cc []string) {
 		if addr == "" {
 			continue
 		}
+		// push_email_address(e, ""), then add_role(e, "in file"): every
+		// entry of the same name or address gets the role.
 		ln, la := strings.ToLower(name), strings.ToLower(addr)
-		if (name != "" && c.names[ln]) || c.addrs[la] {
-			continue
+		if !((name != "" && c.names[ln]) || c.addrs[la]) {
+			kept = append(kept, Recipient{formatEmail(name, addr), ""})
+			if name != "" {
+				c.names[ln] = true
+			}
+			c.addrs[la] = true
 		}
-		kept = append(kept, formatEmail(name, addr))
-		if name != "" {
-			c.names[ln] = true
+		for i, k := range kept {
+			kn, ka := parseEmail(k.Address)
+			if (name == kn || addr == ka) && !strings.Contains(k.Role, "in file") {
+				if k.Role == "" {
+					kept[i].Role = "in file"
+				} else {
+					kept[i].Role += ",in file"
+				}
+			}
 		}
-		c.addrs[la] = true
 	}
 	seen := map[string]bool{}
-	for _, e := range kept {
-		if seen[e] {
+	for _, r := range kept {
+		if seen[r.Address] {
 			continue
 		}
-		seen[e] = true
-		to = append(to, e)
+		seen[r.Address] = true
+		to = append(to, r)
 	}
-	for _, e := range c.cc {
+	for i, e := range c.cc {
 		if seen[e] {
 			continue
 		}
 		seen[e] = true
-		cc = append(cc, e)
+		cc = append(cc, Recipient{e, c.ccRole[i]})
 	}
 	return to, cc
 }
