@@ -52,6 +52,8 @@ type Series struct {
 	prerequisites []*Patch
 	// extraTo and extraCc are added to every message (AddRecipients).
 	extraTo, extraCc []string
+	// who is what says why each message goes to each recipient (who.go).
+	who whoState
 	// mailOnce computes what only the mail needs: the commits and the
 	// recipients.
 	mailOnce sync.Once
@@ -72,6 +74,8 @@ type Patch struct {
 	// --empty=keep.
 	InBase bool
 	To, Cc []string // its recipients, once the series' mail is made
+	// roles are the recipients MAINTAINERS gives, with their roles (who.go).
+	roles  []maintainers.Recipient
 	commit string
 	idOnce sync.Once
 	id     string
@@ -195,7 +199,7 @@ func (s *Series) Own() *Series {
 	if own == 0 {
 		return s
 	}
-	o := &Series{Revision: s.Revision, Tree: s.Tree, final: s.final, extraTo: s.extraTo, extraCc: s.extraCc}
+	o := &Series{Revision: s.Revision, Tree: s.Tree, final: s.final, extraTo: s.extraTo, extraCc: s.extraCc, who: s.who}
 	for _, p := range s.Patches[:own] {
 		o.prerequisites = append(o.prerequisites, &Patch{Patch: p.Patch, Date: p.Date, Files: p.Files, InBase: p.InBase})
 	}
@@ -507,20 +511,21 @@ func (s *Series) recipients() error {
 		}
 		all = append(all, secs...)
 		allPaths = append(allPaths, paths...)
-		to, cc := mf.RecipientsOfPaths(paths, secs)
+		to, cc := s.maintainersOf(mf, paths, secs, &p.roles)
 		p.To = merge(to, s.Revision.To)
 		p.Cc = merge(cc, s.Revision.Cc)
 		p.Cc = minus(p.Cc, p.To)
 	}
 	if s.prerequisites != nil {
 		s.To, s.Cc = nil, nil
+		s.who.coverRoles = nil // its patches' (Who)
 		for _, p := range s.Patches {
 			s.To = merge(s.To, p.To)
 			s.Cc = merge(s.Cc, p.Cc)
 		}
 		s.Cc = minus(s.Cc, s.To)
 	} else {
-		to, cc := mf.RecipientsOfPaths(allPaths, all)
+		to, cc := s.maintainersOf(mf, allPaths, all, &s.who.coverRoles)
 		s.To = merge(to, s.Revision.To)
 		s.Cc = minus(merge(cc, s.Revision.Cc), s.To)
 	}

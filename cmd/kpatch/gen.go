@@ -14,7 +14,7 @@ import (
 )
 
 func cmdGen(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("gen", "[--tree DIR] [--base REV] [-v N] [--stack NAME] [-o DIR [--force] | --stdout] [--branch NAME] [--interdiff N] [--range-diff N]",
+	fs := newFlags("gen", "[--tree DIR] [--base REV] [-v N] [--stack NAME] [-o DIR [--force] | --stdout] [--branch NAME] [--interdiff N] [--range-diff N] [--to ADDR] [--cc ADDR] [--no-auto-cc] [--suppress-cc CLASS] [--cc-cmd CMD] [--who]",
 		`Render the series against a kernel tree and write it as git format-patch
 --cover-letter --thread -v N would: a cover letter and numbered patches with
 diffstats, changelogs, threading headers and recipients from MAINTAINERS.
@@ -30,8 +30,13 @@ the series applies to bases it was not posted against.`)
 	var to, cc addressList
 	fs.Var(&to, "to", "add a To: recipient to every message (repeatable), besides MAINTAINERS' and the series'")
 	fs.Var(&cc, "cc", "add a Cc: recipient to every message (repeatable)")
+	rf := addRecipientFlags(fs)
+	who := fs.Bool("who", false, "print who gets each message and why (MAINTAINERS entry and role as get_maintainer.pl\n--rolestats, the series' To/Cc, a flag, git send-email's own Cc at send); write nothing")
 	revDiff := addRevDiffFlags(fs.FlagSet)
 	if _, err := fs.parse(args, 0, 0); err != nil {
+		return err
+	}
+	if err := rf.check(); err != nil {
 		return err
 	}
 	if *stdoutFlag && *jsonOut {
@@ -47,7 +52,7 @@ the series applies to bases it was not posted against.`)
 		}
 	}
 	dirOpt := outdir.Options{Keep: *force, Context: ctx, Wait: stderr}
-	if !*stdoutFlag {
+	if !*stdoutFlag && !*who {
 		if err := outdir.Check(*out, dirOpt); err != nil {
 			return err
 		}
@@ -57,6 +62,12 @@ the series applies to bases it was not posted against.`)
 		return genFailed(err, *jsonOut, stdout, stderr)
 	}
 	s.AddRecipients(to, cc)
+	if err := rf.apply(s); err != nil {
+		return err
+	}
+	if *who {
+		return writeWho(stdout, s, *jsonOut)
+	}
 	if *branch != "" {
 		if err := s.CheckBranch(*branch); err != nil {
 			return err

@@ -19,11 +19,13 @@ import (
 )
 
 func cmdSend(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("send", "--spec DIR [--tree DIR] [--base REV] [-v N] [--stack NAME] [--dry-run | --reflect] [--to ADDR]... [--cc ADDR]... [--ignore ID,...] [--no-verify] [--smtp-server HOST] [--smtp-server-port N] [--json]",
+	fs := newFlags("send", "--spec DIR [--tree DIR] [--base REV] [-v N] [--stack NAME] [--dry-run | --reflect] [--to ADDR]... [--cc ADDR]... [--no-auto-cc] [--suppress-cc CLASS]... [--cc-cmd CMD] [--ignore ID,...] [--no-verify] [--smtp-server HOST] [--smtp-server-port N] [--json]",
 		`Post the revision as kpatch gen writes it, with the real git send-email (as b4
 send does): its Message-Ids and threading as written, to the recipients its
-To: and Cc: headers name (kpatch gen --who says why each), the server and
-credentials from git's configuration (sendemail.*).
+To: and Cc: headers name and those git send-email adds itself (the author,
+the trailers' addresses) unless --suppress-cc leaves them out: kpatch gen
+--who with the same flags says who gets each message and why. The server
+and credentials come from git's configuration (sendemail.*).
 
 A revision is sent only when kpatch verify passes it on this tree: send runs
 verify itself on the very mail it sends (--ignore as verify's), and refuses
@@ -47,7 +49,11 @@ verify finds.`)
 	var to, cc addressList
 	fs.Var(&to, "to", "add a To: recipient to every message (repeatable; git send-email --to)")
 	fs.Var(&cc, "cc", "add a Cc: recipient to every message (repeatable; git send-email --cc)")
+	rf := addRecipientFlags(fs)
 	if _, err := fs.parse(args, 0, 0); err != nil {
+		return err
+	}
+	if err := rf.check(); err != nil {
 		return err
 	}
 	posting := !*dry && !*reflect
@@ -90,6 +96,9 @@ verify finds.`)
 	if err != nil {
 		return err
 	}
+	if err := rf.choose(g); err != nil { // before verify makes the mail
+		return err
+	}
 	verdict, err := sendVerify(ctx, g, sel, ids)
 	if err != nil {
 		return err
@@ -104,6 +113,9 @@ verify finds.`)
 		}
 	}
 	s := g.Own()
+	if err := rf.apply(s); err != nil {
+		return err
+	}
 	msgs, err := s.Messages()
 	if err != nil {
 		return err
@@ -125,7 +137,9 @@ verify finds.`)
 		}
 		files = append(files, f)
 	}
-	o := sendemail.Options{From: rev.From, To: to, Cc: cc, DryRun: *dry, SMTPServer: *smtpServer, SMTPServerPort: *smtpPort}
+	// The --cc-cmd's addresses are in the Cc: headers already (AddCcCmd):
+	// git send-email is not given it again.
+	o := sendemail.Options{From: rev.From, To: to, Cc: cc, DryRun: *dry, SuppressCc: *rf.suppress, SMTPServer: *smtpServer, SMTPServerPort: *smtpPort}
 	if *reflect {
 		o.To, o.Cc, o.SuppressCc = []string{rev.From}, nil, []string{"all"}
 	}
