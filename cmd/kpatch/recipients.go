@@ -34,9 +34,9 @@ func (c *classList) Set(v string) error {
 
 func addRecipientFlags(fs *flagSet) *recipientFlags {
 	rf := &recipientFlags{suppress: &classList{}}
-	rf.noAutoCc = fs.Bool("no-auto-cc", false, "leave out the recipients MAINTAINERS names (get_maintainer.pl's): only the series'\\nTo/Cc, --to, --cc and --cc-cmd remain")
-	fs.Var(rf.suppress, "suppress-cc", "a `CLASS` of git send-email's own Cc left out when the mail is sent (repeatable,\\nas git's: author, self, sob, bodycc, misc-by, body, cccmd); kpatch send passes it to git")
-	rf.ccCmd = fs.String("cc-cmd", "", "run `CMD FILE` for each message, as git send-email --cc-cmd does, and add each line it\\nprints to that message's Cc (e.g. a get_maintainer.pl of your own)")
+	rf.noAutoCc = fs.Bool("no-auto-cc", false, "leave out the recipients MAINTAINERS names (get_maintainer.pl's): only the series'\nTo/Cc, --to, --cc and --cc-cmd remain")
+	fs.Var(rf.suppress, "suppress-cc", "a `CLASS` of git send-email's own Cc left out when the mail is sent (repeatable,\nas git's: author, self, sob, bodycc, misc-by, body, cccmd); kpatch send passes it to git")
+	rf.ccCmd = fs.String("cc-cmd", "", "run `CMD` on each message as git send-email --cc-cmd does (CMD FILE, by the shell)\nand add each line it prints to that message's Cc (e.g. a get_maintainer.pl of your own)")
 	return rf
 }
 
