@@ -46,9 +46,13 @@ type Report struct {
 	Accel      string        `json:"accel"`
 	QEMU       string        `json:"qemu_command"`
 	Changed    []string      `json:"changed_files"`
-	BuildTime  time.Duration `json:"build_ns"`
-	BootTime   time.Duration `json:"boot_ns"`
-	Bench      []string      `json:"bench,omitempty"`
+	BuildTime  time.Duration `json:"-"`
+	BootTime   time.Duration `json:"-"`
+	// BuildSeconds and BootSeconds are BuildTime and BootTime in
+	// seconds, the unit of every time in kpatch's JSON.
+	BuildSeconds float64  `json:"build_seconds"`
+	BootSeconds  float64  `json:"boot_seconds"`
+	Bench        []string `json:"bench,omitempty"`
 	// StandIns says what the revision needs of its base that the base
 	// lacks, and what the build defined in its place (package standin).
 	StandIns []string `json:"stand_ins,omitempty"`
@@ -165,6 +169,7 @@ func Run(ctx context.Context, s *series.Series, o Options) (*Report, error) {
 	}
 	extra := o.Extra || RevisionRunsExtra(s)
 	rep := &Report{Changed: art.Changed, BuildTime: time.Since(t0), BuildDir: o.BuildDir}
+	rep.BuildSeconds = rep.BuildTime.Seconds()
 	rep.Series = s.Revision.Name()
 	for _, n := range art.StandIns {
 		rep.StandIns = append(rep.StandIns, n.String())
@@ -191,6 +196,7 @@ func Run(ctx context.Context, s *series.Series, o Options) (*Report, error) {
 	t1 := time.Now()
 	res, qerr := qemu.Run(ctx, opts...)
 	rep.BootTime = time.Since(t1)
+	rep.BootSeconds = rep.BootTime.Seconds()
 	if res != nil {
 		rep.Accel = string(res.Accel)
 		rep.QEMU = qemu.ShellQuote(res.Args)

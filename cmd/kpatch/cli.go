@@ -2,12 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -60,7 +60,7 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-14s %s\n", c.name, c.short)
 	}
 	fmt.Fprintf(w, "  %-14s %s\n", "help [CMD]", "list the commands, or print the flags of one")
-	fmt.Fprintf(w, "\nFlags may come before or after the arguments; -- ends them.\nRun 'kpatch help <command>' (or 'kpatch <command> --help') for its flags.\n\n%s", exitCodes)
+	fmt.Fprintf(w, "\nFlags may come before or after the arguments; -- ends them.\nRun 'kpatch help <command>' (or 'kpatch <command> --help') for its flags,\n'kpatch --version' for the version.\n\n%s", exitCodes)
 }
 
 // graceAfterSignal is how long a command may take to stop after SIGINT or
@@ -97,10 +97,17 @@ func dispatch(args []string, stdout *checkedWriter, stderr io.Writer) int {
 	case "-h", "--help", "-help":
 		usage(stdout)
 		return exitOK
+	case "--version", "-version":
+		fmt.Fprintf(stdout, "kpatch version %s\n", version())
+		return exitOK
 	case "help":
 		// git's convention: "kpatch help gen" is "kpatch gen --help".
 		if len(args) == 1 {
 			usage(stdout)
+			return exitOK
+		}
+		if len(args) == 2 && args[1] == "help" { // git help help
+			fmt.Fprint(stdout, helpHelp)
 			return exitOK
 		}
 		c, rest, err := find(args[1:])
@@ -124,8 +131,7 @@ func dispatch(args []string, stdout *checkedWriter, stderr io.Writer) int {
 		g.print(stdout)
 		return exitOK
 	case err != nil:
-		fmt.Fprintf(stderr, "kpatch: %v\n\n", err)
-		usage(stderr)
+		fmt.Fprintf(stderr, "kpatch: %v\n", err)
 		if asksJSON(args) {
 			writeJSONError(stdout, err.Error(), exitUsage, nil)
 		}
@@ -178,7 +184,7 @@ func find(args []string) (command, []string, error) {
 		}
 	}
 	if len(subs) == 0 {
-		return command{}, nil, fmt.Errorf("unknown command %q", args[0])
+		return command{}, nil, unknownCommand(args[0])
 	}
 	rest := args[1:]
 	if args[0] == "test" {
@@ -196,6 +202,57 @@ func find(args []string) (command, []string, error) {
 		return command{}, nil, fmt.Errorf("kpatch %s needs a subcommand: %s %s", args[0], args[0], strings.Join(subs, " or "+args[0]+" "))
 	}
 	return command{}, nil, fmt.Errorf("unknown subcommand %q of %s: give %s", rest[0], args[0], strings.Join(subs, " or "))
+}
+
+// unknownCommand is the error for a command kpatch does not have: the
+// one meant when it is close, else where the commands are listed.
+func unknownCommand(name string) error {
+	words := []string{"help"}
+	for _, c := range commands() {
+		w, _, _ := strings.Cut(c.name, " ")
+		words = append(words, w)
+	}
+	if strings.HasPrefix(name, "-") {
+		words = []string{"--help", "--version"}
+	}
+	if near := nearestWord(name, words); near != "" {
+		return fmt.Errorf("unknown command %q: did you mean %s? (kpatch help lists the commands)", name, near)
+	}
+	return fmt.Errorf("unknown command %q: kpatch help lists the commands", name)
+}
+
+// helpHelp is what kpatch help help prints.
+const helpHelp = `usage: kpatch help [CMD]
+
+List the commands, or print the usage, description and flags of command CMD
+(kpatch help gen, kpatch help test build) on standard output: the same as
+kpatch CMD --help. kpatch --version prints kpatch's version.
+`
+
+// version is kpatch's version as the build recorded it: the module's
+// version, else the commit it was built from ("-dirty" when the work tree
+// had changes), else "devel".
+func version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "devel"
+	}
+	if v := info.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var rev, dirty string
+	for _, s := range info.Settings {
+		switch {
+		case s.Key == "vcs.revision" && len(s.Value) >= 12:
+			rev = s.Value[:12]
+		case s.Key == "vcs.modified" && s.Value == "true":
+			dirty = "-dirty"
+		}
+	}
+	if rev == "" {
+		return "devel (" + info.GoVersion + ")"
+	}
+	return "devel-" + rev + dirty + " (" + info.GoVersion + ")"
 }
 
 // isGroup reports whether name is the first word of subcommands.
@@ -289,8 +346,7 @@ func runCommand(c command, args []string, stdout *checkedWriter, stderr io.Write
 	}
 	fmt.Fprintf(stderr, "%s: %s\n", prefix, msg)
 	if use != nil && use.f != nil {
-		fmt.Fprintln(stderr)
-		use.f.printUsage(stderr)
+		use.f.printSynopsis(stderr)
 	}
 	checksFailed := errors.Is(err, ErrTestFailed) || errors.Is(err, errBuildFailed)
 	if asksJSON(args) && !checksFailed && !errors.As(err, &shown) && stdout.err == nil {
@@ -339,10 +395,7 @@ func writeJSONError(w io.Writer, msg string, code int, extra map[string]any) err
 	for k, v := range extra {
 		obj[k] = v
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(obj)
+	return writeJSON(w, obj)
 }
 
 // jsonShown marks an error that the command has already printed as a

@@ -132,7 +132,7 @@ func TestJSONErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"gen", "--json", "--no-such-flag"}, 2, "flag provided but not defined"},
+		{[]string{"gen", "--json", "--no-such-flag"}, 2, "unknown flag --no-such-flag"},
 		{[]string{"nosuch", "--json"}, 2, `unknown command "nosuch"`},
 		{[]string{"series", "bogus", "--json"}, 2, `unknown subcommand "bogus"`},
 		{[]string{"verify", missing, "--json"}, 2, "nothing.mbox"},

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -13,14 +14,17 @@ import (
 
 // flagSet is the one flag parser of every command: the flag package's,
 // with flags taken before, between and after the positional arguments (as
-// git takes them; "--" ends the flags), nothing printed while parsing,
-// and the usage printed once by the frame (cli.go) where it belongs: on
-// standard output when asked for, on standard error after a usage error.
+// git takes them; "--" ends the flags), a one-letter flag's value attached
+// as git format-patch takes it (-v12, -oDIR), nothing printed while
+// parsing, and the usage printed once by the frame (cli.go) where it
+// belongs: on standard output when asked for, on standard error (its
+// synopsis only) after a usage error.
 type flagSet struct {
 	*flag.FlagSet
 	name     string // "gen", "test build"
 	synopsis string // what follows "usage: kpatch NAME "
 	about    string // what the command does
+	hidden   map[string]bool
 }
 
 // newFlags returns the flag set of command name.
@@ -28,22 +32,67 @@ func newFlags(name, synopsis, about string) *flagSet {
 	fs := flag.NewFlagSet("kpatch "+name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
-	return &flagSet{FlagSet: fs, name: name, synopsis: synopsis, about: about}
+	return &flagSet{FlagSet: fs, name: name, synopsis: synopsis, about: about, hidden: map[string]bool{}}
+}
+
+// hide leaves the flag name out of the help: a flag that is part of how
+// the command was named (test --build), not one to give it.
+func (f *flagSet) hide(name string) { f.hidden[name] = true }
+
+// dashed is a flag's name as it is typed: -v, -o, --base.
+func dashed(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
 }
 
 // printUsage prints the command's usage, description and flags.
 func (f *flagSet) printUsage(w io.Writer) {
 	fmt.Fprintf(w, "usage: kpatch %s %s\n\n%s\n\nFlags:\n", f.name, f.synopsis, f.about)
-	f.SetOutput(w)
-	f.PrintDefaults()
-	f.SetOutput(io.Discard)
+	f.printFlags(w)
 	fmt.Fprintf(w, "\n%s", exitCodes)
+}
+
+// printFlags lists the flags as git's help does, "--base string" and
+// "-v int", each with its description indented below it and its default
+// when that is not the zero value; hidden flags are left out.
+func (f *flagSet) printFlags(w io.Writer) {
+	var b strings.Builder
+	f.VisitAll(func(fl *flag.Flag) {
+		if f.hidden[fl.Name] {
+			return
+		}
+		fmt.Fprintf(&b, "  %s", dashed(fl.Name))
+		name, usage := flag.UnquoteUsage(fl)
+		if name != "" {
+			b.WriteString(" " + name)
+		}
+		b.WriteString("\n    \t")
+		b.WriteString(strings.ReplaceAll(usage, "\n", "\n    \t"))
+		if d := fl.DefValue; d != "" && d != "0" && d != "false" && d != "0s" {
+			if name == "string" {
+				d = strconv.Quote(d)
+			}
+			fmt.Fprintf(&b, " (default %s)", d)
+		}
+		b.WriteString("\n")
+	})
+	io.WriteString(w, b.String())
+}
+
+// printSynopsis prints the usage line of the command and where its flags
+// are listed: what a usage error is followed by.
+func (f *flagSet) printSynopsis(w io.Writer) {
+	fmt.Fprintf(w, "usage: kpatch %s %s\nRun 'kpatch help %s' for its flags.\n", f.name, f.synopsis, f.name)
 }
 
 // parse parses args and returns the positional arguments, of which there
 // must be at least min and at most max (max < 0: no limit). It returns a
 // *helpRequest for -h or --help and a *usageError for anything else wrong.
 func (f *flagSet) parse(args []string, min, max int) ([]string, error) {
+	args = f.splitAttached(args)
+	all := args
 	var pos []string
 	for {
 		err := f.Parse(args)
@@ -51,7 +100,7 @@ func (f *flagSet) parse(args []string, min, max int) ([]string, error) {
 			return nil, &helpRequest{f}
 		}
 		if err != nil {
-			return nil, f.usageError("%v", err)
+			return nil, f.usageError("%s", f.explain(err, all))
 		}
 		rest := f.Args()
 		if len(rest) == 0 {
@@ -75,7 +124,159 @@ func (f *flagSet) parse(args []string, min, max int) ([]string, error) {
 	return pos, nil
 }
 
-// usageError returns a usage error that is printed with the usage.
+// splitAttached turns a one-letter flag with its value attached, as git
+// takes it (-v12, -oDIR), into the flag and its value, before "--". A
+// word that is a flag of its own (-verbose) stays as it is.
+func (f *flagSet) splitAttached(args []string) []string {
+	var out []string
+	for i, a := range args {
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		if len(a) > 2 && a[0] == '-' && a[1] != '-' && !strings.Contains(a, "=") {
+			if fl := f.Lookup(a[1:2]); fl != nil && f.Lookup(a[1:]) == nil {
+				if b, ok := fl.Value.(interface{ IsBoolFlag() bool }); !ok || !b.IsBoolFlag() {
+					out = append(out, a[:2], a[2:])
+					continue
+				}
+			}
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// flagErrors match the flag package's parse errors, to say them with the
+// flag as it was typed.
+var flagErrors = []struct {
+	re   *regexp.Regexp
+	say  func(typed string, m []string) string
+	name int // the submatch holding the flag's name
+}{
+	{regexp.MustCompile(`^flag provided but not defined: -(.*)$`), nil, 1},
+	{regexp.MustCompile(`^invalid value "(.*)" for flag -([^:]*): (.*)$`), func(typed string, m []string) string {
+		why := m[3]
+		if why == "parse error" {
+			why = "not a number"
+		}
+		return fmt.Sprintf("%s %q: %s", typed, m[1], why)
+	}, 2},
+	{regexp.MustCompile(`^invalid boolean value "(.*)" for -([^:]*): (.*)$`), func(typed string, m []string) string {
+		return fmt.Sprintf("%s=%s: want true or false", typed, m[1])
+	}, 2},
+	{regexp.MustCompile(`^flag needs an argument: -(.*)$`), func(typed string, m []string) string {
+		return fmt.Sprintf("%s needs a value", typed)
+	}, 1},
+}
+
+// explain turns a parse error of the flag package into kpatch's words:
+// the flag as the user typed it (--bsae, not -bsae) and, for a flag the
+// command does not have, the one meant when it is close.
+func (f *flagSet) explain(err error, args []string) string {
+	msg := err.Error()
+	for _, fe := range flagErrors {
+		m := fe.re.FindStringSubmatch(msg)
+		if m == nil {
+			continue
+		}
+		name := m[fe.name]
+		typed := typedFlag(name, args)
+		if fe.say != nil {
+			return fe.say(typed, m)
+		}
+		msg = "unknown flag " + typed
+		if near := f.nearest(name); near != "" {
+			msg += ": did you mean " + dashed(near) + "?"
+		}
+		return msg
+	}
+	return msg
+}
+
+// typedFlag returns how the flag name was typed in args: "--bsae" or
+// "-bsae", without a value after "=".
+func typedFlag(name string, args []string) string {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		t, _, _ := strings.Cut(a, "=")
+		if strings.TrimLeft(t, "-") == name && strings.HasPrefix(t, "-") {
+			return t
+		}
+	}
+	return dashed(name)
+}
+
+// nearest returns the flag of f that name was most likely meant to be:
+// the one it is a prefix of, or the one at the smallest edit distance
+// (letters swapped counting as one edit, as git's "did you mean" counts
+// them), if that is small for the name's length; "" when none is.
+func (f *flagSet) nearest(name string) string {
+	var names []string
+	f.VisitAll(func(fl *flag.Flag) {
+		if !f.hidden[fl.Name] && len(fl.Name) > 1 {
+			names = append(names, fl.Name)
+		}
+	})
+	return nearestWord(name, names)
+}
+
+// nearestWord returns the word of words that w was most likely meant to
+// be, or "" when none is close (see flagSet.nearest).
+func nearestWord(w string, words []string) string {
+	best, bestD, ties := "", len(w)/3+1, 0
+	if bestD > 2 {
+		bestD = 2
+	}
+	var prefixed []string
+	for _, c := range words {
+		if len(w) >= 3 && strings.HasPrefix(c, w) {
+			prefixed = append(prefixed, c)
+		}
+		switch d := editDistance(w, c); {
+		case d < bestD || (d == bestD && best == ""):
+			best, bestD, ties = c, d, 0
+		case d == bestD:
+			ties++
+		}
+	}
+	if len(prefixed) == 1 {
+		return prefixed[0]
+	}
+	if ties > 0 {
+		return ""
+	}
+	return best
+}
+
+// editDistance is the optimal string alignment distance of a and b:
+// insertions, deletions, substitutions and swaps of two neighbours.
+func editDistance(a, b string) int {
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
+}
+
+// usageError returns a usage error that is printed with the synopsis.
 func (f *flagSet) usageError(format string, args ...any) error {
 	return &usageError{msg: fmt.Sprintf(format, args...), f: f}
 }
@@ -86,8 +287,8 @@ func badUsage(format string, args ...any) error {
 	return &usageError{msg: fmt.Sprintf(format, args...)}
 }
 
-// usageError makes kpatch exit 2 after printing msg (and the usage of f,
-// when set) on standard error.
+// usageError makes kpatch exit 2 after printing msg (and the synopsis of
+// f, when set) on standard error.
 type usageError struct {
 	msg string
 	f   *flagSet

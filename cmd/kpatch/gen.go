@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -156,9 +155,7 @@ func genReport(stdout io.Writer, s *series.Series, files []string, branch string
 		for i, p := range s.Patches {
 			rep.Patches = append(rep.Patches, patch{p.Number, p.Subject, files[i+1], commits[i], p.To, p.Cc})
 		}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
+		if err := writeJSON(stdout, &rep); err != nil {
 			return fmt.Errorf("writing the JSON summary: %w", err)
 		}
 		return nil
@@ -220,10 +217,7 @@ func genFailed(err error, jsonOut bool, stdout, stderr io.Writer) error {
 		rep.Error = err.Error()
 	}
 	if jsonOut {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		if jerr := enc.Encode(rep); jerr != nil {
+		if jerr := writeJSON(stdout, &rep); jerr != nil {
 			return fmt.Errorf("%w (and writing the JSON error: %v)", err, jerr)
 		}
 		return &jsonShown{err}

@@ -313,9 +313,9 @@ func TestHelp(t *testing.T) {
 		{[]string{"test", "--help"}, 0, "usage: kpatch test", ""},
 		{[]string{"tree", "--help"}, 0, "usage: kpatch tree", ""},
 		{[]string{"spec", "--help"}, 0, "usage: kpatch spec", ""},
-		{[]string{"gen", "--no-such-flag"}, 2, "", "flag provided but not defined: -no-such-flag"},
+		{[]string{"gen", "--no-such-flag"}, 2, "", "unknown flag --no-such-flag"},
 		{[]string{"gen", "stray"}, 2, "", `unexpected argument "stray"`},
-		{[]string{"unwind", "--bogus"}, 2, "", "flag provided but not defined: -bogus"},
+		{[]string{"unwind", "--bogus"}, 2, "", "unknown flag --bogus"},
 		{[]string{"help", "nosuch"}, 2, "", `unknown command "nosuch"`},
 		{[]string{"help", "gen", "tree"}, 2, "", "kpatch help: too many arguments"},
 		{[]string{}, 2, "", "usage: kpatch <command>"},
@@ -343,7 +343,7 @@ func TestHelp(t *testing.T) {
 	}
 	var stdout, stderr bytes.Buffer
 	run([]string{"help", "gen"}, &stdout, &stderr)
-	for _, f := range []string{"-tree", "-base", "-v", "-spec", "-o", "-stdout", "-branch", "-plain", "-json"} {
+	for _, f := range []string{"--tree", "--base", "-v", "--spec", "-o", "--stdout", "--branch", "--plain", "--json"} {
 		if !strings.Contains(stdout.String(), "  "+f) {
 			t.Errorf("kpatch help gen does not explain %s", f)
 		}

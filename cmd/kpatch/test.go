@@ -40,6 +40,7 @@ Exit status 1 when a case fails or the kernel does not build.`
 func cmdTestQEMU(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("test qemu", "[--tree DIR] [--base REV] [--spec DIR] [-v N] [--stack NAME] [--build-dir DIR] [--accel auto|tcg|kvm] [--timeout D] [--json] [--keep] [--extra] [--verbose N]", testQEMUAbout)
 	fs.Bool("qemu", true, "this command (kpatch test --qemu is kpatch test qemu)")
+	fs.hide("qemu")
 	sf := fs.seriesFlags(seriesFlagSpec{tree: ".", noPlain: true})
 	verbose := fs.Int("verbose", 0, "verbosity: 0 progress, 1 more progress, 2 full make output and live console")
 	buildDir := fs.String("build-dir", "", "build directory (default <cache>/build/x86_64-unwind)")
@@ -107,14 +108,13 @@ var ErrTestFailed = errors.New("self-tests failed (see the table above)")
 
 // testReport is a report of kpatch test (--qemu or --build).
 type testReport interface {
-	WriteJSON(io.Writer) error
 	WriteText(io.Writer)
 }
 
-// printReport prints a test report as text, or as JSON for CI.
+// printReport prints a test report as text, or as JSON for CI (writeJSON).
 func printReport(w io.Writer, rep testReport, asJSON bool) error {
 	if asJSON {
-		return rep.WriteJSON(w)
+		return writeJSON(w, rep)
 	}
 	rep.WriteText(w)
 	return nil

@@ -40,6 +40,7 @@ with --fail-on-new-warnings also when a patch adds a warning. Every
 flag, the tools and --cc are checked before anything is generated, unpacked
 or built. "kpatch test --build" is the same command.`)
 	fs.Bool("build", true, "this command (kpatch test --build is kpatch test build)")
+	fs.hide("build")
 	sf := fs.seriesFlags(seriesFlagSpec{tree: "."})
 	configs := fs.String("configs", strings.Join(buildtest.DefaultConfigs, ","), "configurations to build, comma-separated ("+strings.Join(names, ", ")+"; robot: all)")
 	fs.Var(aliasFlag{fs.Lookup("configs")}, "config", "the same as --configs")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -99,9 +98,7 @@ Trailers a patch already has are not added again.`)
 			Unmatched []trailers.Given `json:"unmatched"`
 			Invalid   []trailers.Given `json:"left_out"`
 		}{rev.Version, *dry, len(given), added, unmatched, invalid}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		return writeJSON(stdout, &rep)
 	}
 	verb := "added"
 	if *dry {

@@ -71,7 +71,7 @@ func cmdUnwind(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	if *jsonOut {
-		err = r.WriteJSON(stdout)
+		err = writeJSON(stdout, r)
 	} else {
 		err = r.WriteText(stdout)
 	}
