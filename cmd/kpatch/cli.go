@@ -366,7 +366,7 @@ var badInputs = []error{
 	kernelsrc.ErrNotKernel, kernelsrc.ErrUnknownRev, kernelsrc.ErrNotAGitRepo, kernelsrc.ErrDamaged,
 	mail.ErrNoPatches, mail.ErrNotMail, mail.ErrNoMessages,
 	spec.ErrNoRevision, spec.ErrNotStacked, spec.ErrAlreadyHas, spec.ErrInvalid,
-	outdir.ErrForeign, outdir.ErrInTheWay, outdir.ErrNotDir, outdir.ErrExists,
+	outdir.ErrForeign, outdir.ErrInTheWay, outdir.ErrNotDir, outdir.ErrExists, outdir.ErrCannotReplace,
 	series.ErrBadBranchName, series.ErrBranchExists, series.ErrAlreadyApplied, series.ErrPathCollision,
 	hooks.ErrAnchorMissing, hooks.ErrAnchorAmbiguous, hooks.ErrAlreadyPresent, hooks.ErrNoFile,
 }

@@ -30,7 +30,7 @@ func (f revDiffFlags) apply(ctx context.Context, sel *series.Selection, s *serie
 	done := map[int]*series.Series{}
 	prev := func(v int) (*series.Series, error) {
 		if v == s.Revision.Version {
-			return nil, fmt.Errorf("revision v%d is the one being written: give an earlier one", v)
+			return nil, badInput(fmt.Errorf("revision v%d is the one being written: give an earlier one", v))
 		}
 		if p, ok := done[v]; ok {
 			return p, nil

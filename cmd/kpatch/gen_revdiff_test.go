@@ -31,11 +31,11 @@ func TestGenRevDiff(t *testing.T) {
 		want string
 		code int
 	}{
-		{[]string{"--interdiff", "12"}, "--interdiff: revision v12 is the one being written: give an earlier one", 1},
+		{[]string{"--interdiff", "12"}, "--interdiff: revision v12 is the one being written: give an earlier one", 2},
 		{[]string{"--range-diff", "9"}, "--range-diff: v9: no such revision", 2},
 		// The x86 series' earlier revisions are its own, not v16's.
 		{[]string{"--stack", "x86", "-v", "2", "--range-diff", "16"}, "--range-diff: x86 v16: no such revision in the series description (it has v2)", 2},
-		{[]string{"--stack", "x86", "-v", "2", "--interdiff", "2"}, "--interdiff: revision v2 is the one being written", 1},
+		{[]string{"--stack", "x86", "-v", "2", "--interdiff", "2"}, "--interdiff: revision v2 is the one being written", 2},
 	} {
 		stderr.Reset()
 		dst := filepath.Join(t.TempDir(), "none")

@@ -67,6 +67,11 @@ func cmdTestQEMU(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
+	// A revision that cannot be booted (no unwinder selected on x86_64,
+	// facts that do not read) is bad input, refused before any tool runs.
+	if _, err := boottest.ExpectationsOf(sel.Revision); err != nil {
+		return badInput(err)
+	}
 	if err := boottest.CheckTools(ctx, true); err != nil { // before the tree is read
 		return err
 	}

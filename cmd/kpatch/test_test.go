@@ -39,7 +39,7 @@ func TestTestMissingTools(t *testing.T) {
 			t.Setenv("PATH", bin)
 			build := filepath.Join(t.TempDir(), "build")
 			var stdout, stderr bytes.Buffer
-			code := run([]string{"test", "--qemu", "--tree", "/nonexistent", "--base", "v6.12", "--build-dir", build}, &stdout, &stderr)
+			code := run([]string{"test", "--qemu", "--stack", "x86", "--tree", "/nonexistent", "--base", "v6.12", "--build-dir", build}, &stdout, &stderr)
 			if code != 1 {
 				t.Errorf("exit %d, want 1", code)
 			}

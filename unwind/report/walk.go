@@ -94,7 +94,7 @@ func Walk(r Request) (*Report, error) {
 		return nil, badInput(err)
 	}
 	if r.MaxEntries < 0 {
-		return nil, errors.New("--max must be positive")
+		return nil, badInput(fmt.Errorf("--max %d: must be positive (0: the kernel's limit)", r.MaxEntries))
 	}
 	bases := func(regs *unwind.Regs) error {
 		for _, b := range []struct {
@@ -107,7 +107,7 @@ func Walk(r Request) (*Report, error) {
 			}
 			v, err := strconv.ParseUint(b.val, 0, 64)
 			if err != nil {
-				return fmt.Errorf("--%s: %v", b.flag, err)
+				return badInput(fmt.Errorf("--%s %q: not an address (give one like 0x8000)", b.flag, b.val))
 			}
 			*b.dst = v
 		}
@@ -124,11 +124,8 @@ func Walk(r Request) (*Report, error) {
 	if r.Core != "" {
 		source = "core"
 		c, err := core.Open(r.Core)
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, badInput(err) // no such core: give another
-		}
 		if err != nil {
-			return nil, err
+			return nil, badInput(err) // no such core, or one cut short or not a core: give another
 		}
 		defer c.Close()
 		c.Root = r.Root
@@ -143,7 +140,7 @@ func Walk(r Request) (*Report, error) {
 				}
 			}
 			if !found {
-				return nil, fmt.Errorf("no thread %d in %s (threads: %s)", r.Thread, r.Core, strings.Join(tids, " "))
+				return nil, badInput(fmt.Errorf("--thread %d: no such thread in %s (threads: %s)", r.Thread, r.Core, strings.Join(tids, " ")))
 			}
 		}
 		regs = t.Regs
@@ -166,7 +163,7 @@ func Walk(r Request) (*Report, error) {
 			if err := c.CheckExe(r.Exe); errors.As(err, &unsure) {
 				warn(err)
 			} else if err != nil {
-				return nil, fmt.Errorf("--exe: %w", err)
+				return nil, badInput(fmt.Errorf("--exe: %w", err))
 			}
 		}
 		var errs []error
@@ -183,7 +180,7 @@ func Walk(r Request) (*Report, error) {
 				inputs = append(inputs, filepath.Join(r.Root, m.Path))
 			}
 			if err := notAnInput(r.WriteSnapshot, inputs); err != nil {
-				return nil, fmt.Errorf("--write-snapshot: %w", err)
+				return nil, badInput(fmt.Errorf("--write-snapshot: %w", err))
 			}
 			snap, err := c.Snapshot(t, r.StackBytes)
 			if err != nil {
@@ -376,13 +373,13 @@ func readSnapshot(path string, index int) (*unwind.Snapshot, error) {
 	}
 	snaps, err := unwind.ParseSnapshots(in)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, badInput(fmt.Errorf("%s: %w", path, err))
 	}
 	if len(snaps) == 0 {
-		return nil, fmt.Errorf("%s: %w", path, unwind.ErrNoSnapshot)
+		return nil, badInput(fmt.Errorf("%s: %w", path, unwind.ErrNoSnapshot))
 	}
 	if index < 0 || index >= len(snaps) {
-		return nil, fmt.Errorf("--index %d: %s holds %d snapshots", index, path, len(snaps))
+		return nil, badInput(fmt.Errorf("--index %d: %s holds %d snapshots (give 0 to %d)", index, path, len(snaps), len(snaps)-1))
 	}
 	return snaps[index], nil
 }
@@ -393,7 +390,7 @@ func snapshotExeBias(exe, flagBias string, maps []unwind.Mapping, root string) (
 	if flagBias != "" {
 		v, err := strconv.ParseUint(flagBias, 0, 64)
 		if err != nil {
-			return 0, fmt.Errorf("--exe-bias: %v", err)
+			return 0, badInput(fmt.Errorf("--exe-bias %q: not an address (give one like 0x555555554000)", flagBias))
 		}
 		return v, nil
 	}
