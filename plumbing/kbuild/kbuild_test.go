@@ -254,3 +254,32 @@ func TestSyncInterrupted(t *testing.T) {
 		t.Errorf("b.c, laid by the interrupted Sync, is still there")
 	}
 }
+
+// TestMakeLongLine: a line of make's output over 1 MiB stopped the
+// scanner that read make's pipe; make then blocked writing to it and
+// MakeWith waited for ever. Every line after it must still be read.
+func TestMakeLongLine(t *testing.T) {
+	src, _ := filepath.Abs(filepath.Join("testdata", "make-longline"))
+	d := &Dir{Root: t.TempDir(), Src: src, Obj: t.TempDir()}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var seen []string
+	var log bytes.Buffer
+	err := d.Make(ctx, "x86_64", 1, func(done, total int, step string) { seen = append(seen, step) }, &log, "all")
+	if ctx.Err() != nil {
+		t.Fatalf("make did not end within a minute: %v", err)
+	}
+	if len(seen) != 2 || seen[1] != "CC kernel/unwind/deferred.o" {
+		t.Errorf("steps %q, want the two, the second after the long line", seen)
+	}
+	var be *BuildError
+	if !errors.As(err, &be) || len(be.Errors) != 1 || be.Errors[0].Line != 42 {
+		t.Fatalf("err = %v, want the compile error after the long line", err)
+	}
+	if n := strings.Count(log.String(), "x"); n < 3<<20 {
+		t.Errorf("log holds %d bytes of the long line, want all of it", n)
+	}
+	if !strings.HasSuffix(log.String(), "Error 2\n") || strings.Count(log.String(), "y") < 3<<20 {
+		t.Errorf("log does not hold the last long line and make's message after it")
+	}
+}

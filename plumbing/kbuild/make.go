@@ -114,14 +114,9 @@ func (d *Dir) MakeWith(ctx context.Context, o MakeOptions, targets ...string) er
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		sc := bufio.NewScanner(pr)
-		sc.Buffer(make([]byte, 1<<16), 1<<20)
-		for sc.Scan() {
-			l := sc.Text()
-			if log != nil {
-				fmt.Fprintln(log, l)
-			}
+		readLines(pr, log, func(l string) {
 			mu.Lock()
+			defer mu.Unlock()
 			lines = append(lines, l)
 			if len(lines) > 4000 {
 				lines = lines[2000:]
@@ -139,8 +134,7 @@ func (d *Dir) MakeWith(ctx context.Context, o MakeOptions, targets ...string) er
 			} else if len(errs) > 0 && len(errs[len(errs)-1].Context) < 4 && strings.HasPrefix(l, " ") {
 				errs[len(errs)-1].Context = append(errs[len(errs)-1].Context, l)
 			}
-			mu.Unlock()
-		}
+		})
 	}()
 	err := cmd.Run()
 	pw.Close()
@@ -162,6 +156,44 @@ func (d *Dir) MakeWith(ctx context.Context, o MakeOptions, targets ...string) er
 		os.WriteFile(filepath.Join(d.Obj, stepsFile), []byte(strconv.Itoa(done)+"\n"), 0o644)
 	}
 	return nil
+}
+
+// maxLine is how much of one line of make's output is kept to be read
+// (the whole line still goes to the log).
+const maxLine = 64 << 10
+
+// readLines calls line with every line of r (without its "\n" or
+// "\r\n"), each cut to maxLine bytes, copies everything it reads to log
+// when log is not nil, and reads r to its end whatever the lines hold: a
+// line of any length (a macro expansion, a generated file echoed) never
+// stops it, so that make never blocks writing to a pipe nobody reads.
+func readLines(r io.Reader, log io.Writer, line func(string)) {
+	br := bufio.NewReaderSize(r, maxLine)
+	var cur []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if log != nil && len(chunk) > 0 {
+			log.Write(chunk)
+			if err != nil && err != bufio.ErrBufferFull && chunk[len(chunk)-1] != '\n' {
+				log.Write([]byte{'\n'})
+			}
+		}
+		if room := maxLine - len(cur); room > 0 {
+			cur = append(cur, chunk[:min(len(chunk), room)]...)
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if len(cur) > 0 || err == nil {
+			l := strings.TrimSuffix(string(cur), "\n")
+			line(strings.TrimSuffix(l, "\r"))
+		}
+		cur = cur[:0]
+		if err != nil {
+			break
+		}
+	}
+	io.Copy(io.Discard, r) // a read error: still never leave make blocked
 }
 
 // Rel makes a path the compiler printed relative to the source tree if it
