@@ -256,3 +256,39 @@ func TestVerifyBuildDirBusy(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyDirFileCollision: a patch creating a file under a path that
+// is a file of the tree (COPYING/kpatch.c) or where a directory of it is
+// (kernel/sched) passes git apply --check, but git am dies writing it
+// (plumbing/gitapply's TestApplyDirFileDifferential compares the words
+// with git's); verify said nothing of it, and now gives one PATCH_APPLY
+// error in git's words.
+func TestVerifyDirFileCollision(t *testing.T) {
+	tree := debianTree(t)
+	gittest.Require(t)
+	for _, tc := range []struct{ path, want string }{
+		{"COPYING/kpatch.c", "unable to write file 'COPYING/kpatch.c' mode 100644: Not a directory"},
+		{"kernel/sched", "unable to write file 'kernel/sched' mode 100644: Directory not empty"},
+	} {
+		repo := t.TempDir()
+		gittest.Run(t, repo, "init", "-q")
+		gittest.Run(t, repo, "commit", "-q", "--allow-empty", "-m", "base")
+		p := filepath.Join(repo, tc.path)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("int kpatch;\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		gittest.Run(t, repo, "add", "-A")
+		gittest.Run(t, repo, "commit", "-q", "-m", "kernel: add a file where the tree has another\n\nA file git am cannot write.\n\nSigned-off-by: t <t@example.com>")
+		mbox := filepath.Join(t.TempDir(), "one.mbox")
+		if err := os.WriteFile(mbox, gittest.Run(t, repo, "format-patch", "-1", "--stdout"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, fs := verifyJSON(t, "PATCH_APPLY", "--tree", tree, "--base", "v6.12", mbox)
+		if code != 1 || len(fs) != 1 || !strings.Contains(fs[0].Message, tc.want) {
+			t.Errorf("%s: exit %d, PATCH_APPLY %+v; want one saying %q", tc.path, code, fs, tc.want)
+		}
+	}
+}

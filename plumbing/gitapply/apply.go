@@ -50,10 +50,13 @@ type Result struct {
 	// already has it: git apply -R --check takes it (set by Apply without
 	// Reverse).
 	AlreadyApplied bool
-	// Fatal is the file at which git died writing ("fatal: internal
-	// error"): with Reject, a deletion whose hunks git rejected on a file
-	// they left empty. The removals and the files before it were written,
-	// not those after it (Changes says so).
+	// Fatal is the file at which git died writing: with Reject, a
+	// deletion whose hunks git rejected on a file they left empty
+	// ("fatal: internal error"); a file to create under a path that is a
+	// file ("Not a directory") or where a directory of files is
+	// ("Directory not empty"), which git finds only when it writes. The
+	// removals and the files before it were written, not those after it
+	// (Changes says so).
 	Fatal *FileResult
 
 	opt     Options
@@ -72,8 +75,9 @@ type FileResult struct {
 	OldName, NewName string
 	// Err is why git refuses the file, in its words without "error: "
 	// ("kernel/x.c: does not exist in index", "removal patch leaves file
-	// contents"); nil when it applies (with Reject, perhaps with some
-	// hunks left out).
+	// contents"), or why git could not write it (the Fatal file:
+	// "unable to write file 'a.c/x.c' mode 100644: Not a directory");
+	// nil when it applies (with Reject, perhaps with some hunks left out).
 	Err error
 	// Hunks are the text hunks in order; a binary patch has none.
 	Hunks []*Hunk
@@ -424,9 +428,18 @@ func (a *applier) run(list []*filePatch) {
 		return
 	}
 	a.res.wrote = true
+	w := a.newWriter(list)
 	for _, p := range list { // write_out_results' reports
 		if p.rejected {
 			continue
+		}
+		if p.isDelete <= 0 {
+			if why := w.create(p.newName); why != "" { // create_one_file dies
+				a.res.current = p.res
+				a.fail(p, "unable to write file '%s' mode %o: %s", p.newName, p.newMode, why)
+				a.res.current, a.res.Fatal = nil, p.res
+				return
+			}
 		}
 		n := 0
 		for _, h := range p.res.Hunks {

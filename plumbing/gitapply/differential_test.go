@@ -734,3 +734,91 @@ func checkLines(t *testing.T, res *gitapply.Result, reverse bool) {
 		}
 	}
 }
+
+// Under is gitapply.DirTree's.
+func (t mapTree) Under(dir string) []string {
+	var out []string
+	for p := range t {
+		if strings.HasPrefix(p, dir+"/") {
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestApplyDirFileDifferential: a file to create under a path that is a
+// file, or where a directory of files is, passes git apply's checks and
+// makes it die writing it ("unable to write file 'a.c/x.c' mode 100644:
+// Not a directory", "Directory not empty"), exit 128, after the removals
+// and the files before it; where the patch removes that file, or every
+// file of that directory, it applies. Apply says and leaves the same, in
+// the working tree, with --index (as git am applies) and with --reject.
+func TestApplyDirFileDifferential(t *testing.T) {
+	gittest.Require(t)
+	reg := uint32(0o100644)
+	target := mapTree{"a.c": {[]byte("a\n"), reg}, "z.c": {[]byte("y\n"), reg}, "d/f.c": {[]byte("x\n"), reg}, "s/sub/h.c": {[]byte("h\n"), reg}}
+	names, err := filepath.Glob(filepath.Join("testdata", "dirfile", "*.patch"))
+	if err != nil || len(names) == 0 {
+		t.Fatalf("no patches: %v", err)
+	}
+	died := map[string]bool{}
+	for _, name := range names {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, run := range []struct {
+			args []string
+			opt  gitapply.Options
+		}{
+			{[]string{"-v"}, gitapply.Options{}},
+			{[]string{"-v", "--index"}, gitapply.Options{Index: true}},
+			{[]string{"--reject"}, gitapply.Options{Reject: true}},
+			{[]string{"--check", "-v"}, gitapply.Options{Check: true}},
+		} {
+			t.Run(filepath.Base(name)+" "+strings.Join(run.args, " "), func(t *testing.T) {
+				dir := t.TempDir()
+				writeTree(t, dir, target)
+				if run.opt.Index {
+					gittest.Run(t, dir, "init", "-q")
+					gittest.Run(t, dir, "add", "-A")
+				}
+				code, stderr := runGit(t, dir, string(data), run.args...)
+				res := gitapply.Apply(target, parse(t, string(data)), run.opt)
+				if got := res.Log(true); strings.Join(got, "\n") != strings.Join(stderr, "\n") {
+					t.Errorf("messages differ: %s", diffLines(stderr, got))
+				}
+				if (code == 0) != res.OK() {
+					t.Errorf("git exits %d, OK() = %v", code, res.OK())
+				}
+				if code == 128 {
+					died[strings.Join(stderr, "\n")] = true
+					if res.Fatal == nil || res.Fatal.Err == nil || !strings.Contains(strings.Join(stderr, "\n"), strings.Join(res.Fatal.Errors(), "\n")) {
+						t.Errorf("git dies (%q), Apply's Fatal file %+v does not say so", stderr, res.Fatal)
+					}
+				}
+				want, got := readTree(t, dir), target.apply(res.Changes())
+				if run.opt.Check {
+					got = target
+				}
+				for p := range got {
+					if _, ok := want[p]; !ok {
+						t.Errorf("%s: git leaves none, Apply %q", p, got[p].content)
+					}
+				}
+				for p, w := range want {
+					if g, ok := got[p]; !ok || !bytes.Equal(w.content, g.content) || w.mode != g.mode {
+						t.Errorf("%s: git leaves %o %q, Apply %v %o %q", p, w.mode, w.content, ok, g.mode, g.content)
+					}
+				}
+			})
+		}
+	}
+	text := fmt.Sprint(died)
+	for _, want := range []string{"Not a directory", "Directory not empty"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("no case where git dies with %q", want)
+		}
+	}
+}
