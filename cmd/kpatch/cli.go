@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -290,17 +291,29 @@ var errInterrupted = errors.New("interrupted")
 
 // runCommand runs one command with the signals SIGINT and SIGTERM turned
 // into the cancellation of its context, and turns its result into the exit
-// status and the messages described in the package documentation.
+// status and the messages described in the package documentation. On a
+// signal, standard output and the command's standard error are closed to
+// it before its context is cancelled: whatever it would print about the
+// work it was doing (a boot's table of failed cases, a report) is not
+// written; the frame writes the one line, and with --json the one object,
+// that say it was interrupted.
 func runCommand(c command, args []string, stdout *checkedWriter, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cmdErr := &gatedWriter{w: stderr}
 	done := make(chan error, 1)
-	go func() { done <- c.run(ctx, args, stdout, stderr) }()
+	go func() { done <- c.run(ctx, args, stdout, cmdErr) }()
 	var err error
 	select {
 	case err = <-done:
-	case <-ctx.Done():
-		stop() // a second Ctrl-C ends kpatch at once
+	case <-sigs:
+		stdout.stopped.Store(true)
+		cmdErr.stopped.Store(true)
+		cancel()
+		signal.Stop(sigs) // a second Ctrl-C ends kpatch at once
 		select {
 		case <-done:
 		case <-time.After(graceAfterSignal):
@@ -349,6 +362,12 @@ func runCommand(c command, args []string, stdout *checkedWriter, stderr io.Write
 		use.f.printSynopsis(stderr)
 	}
 	checksFailed := errors.Is(err, ErrTestFailed) || errors.Is(err, errBuildFailed)
+	if code == exitInterrupted {
+		if asksJSON(args) && stdout.err == nil {
+			writeJSONError(stdout.w, msg, code, nil)
+		}
+		return code
+	}
 	if asksJSON(args) && !checksFailed && !errors.As(err, &shown) && stdout.err == nil {
 		writeJSONError(stdout, msg, code, nil)
 	}
@@ -407,13 +426,18 @@ func (j *jsonShown) Unwrap() error { return j.err }
 
 // checkedWriter is standard output: it keeps the first write error, so
 // that a command whose output was lost (a full disk, /dev/full) fails
-// even where it does not look at what Fprintf returns.
+// even where it does not look at what Fprintf returns. Once stopped (on
+// SIGINT or SIGTERM) it writes nothing more.
 type checkedWriter struct {
-	w   io.Writer
-	err error
+	w       io.Writer
+	err     error
+	stopped atomic.Bool
 }
 
 func (c *checkedWriter) Write(p []byte) (int, error) {
+	if c.stopped.Load() {
+		return 0, errInterrupted
+	}
 	if c.err != nil {
 		return 0, c.err
 	}
@@ -422,4 +446,18 @@ func (c *checkedWriter) Write(p []byte) (int, error) {
 		c.err = err
 	}
 	return n, err
+}
+
+// gatedWriter is a command's standard error: once stopped (on SIGINT or
+// SIGTERM) it writes nothing more.
+type gatedWriter struct {
+	w       io.Writer
+	stopped atomic.Bool
+}
+
+func (g *gatedWriter) Write(p []byte) (int, error) {
+	if g.stopped.Load() {
+		return 0, errInterrupted
+	}
+	return g.w.Write(p)
 }

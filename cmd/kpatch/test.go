@@ -95,6 +95,9 @@ func cmdTestQEMU(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
+	if ctx.Err() != nil {
+		return errInterrupted // the report is of work cut short: none is printed
+	}
 	if !*keep {
 		boottest.Clean(rep.BuildDir)
 	}

@@ -95,6 +95,9 @@ or built. "kpatch test --build" is the same command.`)
 	if err != nil {
 		return err
 	}
+	if ctx.Err() != nil {
+		return errInterrupted // the report is of work cut short: none is printed
+	}
 	if *summary && !*asJSON {
 		rep.WriteSummary(stdout)
 	} else if err := printReport(stdout, rep, *asJSON); err != nil {
