@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/mail"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"kpatch/plumbing/outdir"
@@ -68,6 +70,14 @@ the series applies to bases it was not posted against.`)
 		return writeWho(stdout, s, *jsonOut)
 	}
 	if *branch != "" {
+		// From the check to the branch's creation the repository is
+		// this run's: a second gen --branch of the same name waits, then
+		// finds the branch and is refused before it writes its -o.
+		unlock, err := outdir.Lock(ctx, repoLockPath(s.Tree.Dir), stderr, "the branches of "+s.Tree.Dir)
+		if err != nil {
+			return err
+		}
+		defer unlock()
 		if err := s.CheckBranch(*branch); err != nil {
 			return err
 		}
@@ -99,6 +109,17 @@ the series applies to bases it was not posted against.`)
 		fmt.Fprintf(stderr, "kpatch gen: branch %s %s\n", *branch, branchContents(s))
 	}
 	return nil
+}
+
+// repoLockPath is what gen --branch locks in the repository at tree: its
+// .git (a directory, or a worktree's file), or tree itself when it is a
+// bare repository. Nothing is created there: a directory or an existing
+// file is locked as it is (flock).
+func repoLockPath(tree string) string {
+	if _, err := os.Stat(filepath.Join(tree, ".git")); err == nil {
+		return filepath.Join(tree, ".git")
+	}
+	return tree
 }
 
 // generateAsPosted generates the series the flags name as kpatch gen
