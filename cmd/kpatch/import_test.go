@@ -52,6 +52,23 @@ func TestSeriesImportRefusals(t *testing.T) {
 	write("outside/0001.patch", strings.ReplaceAll(string(first), "a.c", "../../outside.c"))
 	write("outside/0002.patch", string(second))
 	outside := filepath.Join(tmp, "outside")
+	// The same two patches posted as v2 and as v3, mixed.
+	v2, v3 := filepath.Join(t.TempDir(), "v2"), filepath.Join(t.TempDir(), "v3")
+	gittest.Run(t, repo, "format-patch", "-q", "-v2", "-o", v2, "HEAD~2")
+	gittest.Run(t, repo, "format-patch", "-q", "-v3", "--cover-letter", "-o", v3, "HEAD~2")
+	read := func(dir, prefix string) string {
+		names, _ := filepath.Glob(filepath.Join(dir, prefix+"*"))
+		if len(names) != 1 {
+			t.Fatalf("no %s in %s", prefix, dir)
+		}
+		b, err := os.ReadFile(names[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	mixed := write("mixed.mbox", read(v2, "v2-0001-")+read(v3, "v3-0002-"))
+	mixedCover := write("mixed-cover.mbox", read(v3, "v3-0000-")+read(v2, "v2-0001-")+read(v2, "v2-0002-"))
 	for _, tc := range []struct {
 		name, path, cause string
 	}{
@@ -62,6 +79,10 @@ func TestSeriesImportRefusals(t *testing.T) {
 		{"no such file", filepath.Join(tmp, "nothing.mbox"), "no such file or directory"},
 		// git am says "invalid path '../../outside.c'" and applies nothing.
 		{"a path outside the tree", outside, "invalid path '../../outside.c'"},
+		// [PATCH v2 1/2] and [PATCH v3 2/2] were imported as one series,
+		// v3 in the summary and v2 in the file names.
+		{"revisions mixed", mixed, "patch 2 of 2 is of v3, patch 1 of 2 (line 1) of v2"},
+		{"a cover letter of another revision", mixedCover, "the cover letter is of v3, patch 1 of 2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "imported")

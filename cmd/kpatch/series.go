@@ -72,6 +72,9 @@ func loadSide(ctx context.Context, arg string, sel *series.Selection, tree, base
 	if err != nil {
 		return nil, mailInputError(err, "give a directory of patches, an mbox, a saved thread or a revision such as v11")
 	}
+	if err := oneRevision(s); err != nil {
+		return nil, err
+	}
 	return rangediff.FromMail(s), nil
 }
 
@@ -115,6 +118,9 @@ kpatch series diff. Replies are left out; kpatch trailers reads them.`)
 	if err != nil {
 		return mailInputError(err, "give an mbox, a saved thread or a directory of patches")
 	}
+	if err := oneRevision(s); err != nil {
+		return err
+	}
 	for _, p := range s.Patches {
 		if _, err := gitapply.CheckPaths(p.Files); err != nil {
 			return badInput(fmt.Errorf("%s:%d: patch %d of %d (%q): %w (git am refuses it): give patches whose files are inside the tree", p.File, p.Line, p.Number, p.Total, p.Title, err))
@@ -128,6 +134,34 @@ kpatch series diff. Replies are left out; kpatch trailers reads them.`)
 		fmt.Fprintln(stdout, n)
 	}
 	fmt.Fprintf(stderr, "kpatch series import: v%d, %d patches, %d replies left out\n", s.Version, len(s.Patches), len(s.Replies))
+	return nil
+}
+
+// oneRevision refuses a series whose patches (or cover letter) are of
+// more than one revision, "[PATCH v2 1/2]" and "[PATCH v3 2/2]": they
+// are not one posting, and neither number names them (exit 2). It names
+// the first patch of another revision than the first patch's.
+func oneRevision(s *mail.Series) error {
+	if len(s.Patches) == 0 {
+		return nil
+	}
+	first := s.Patches[0]
+	if s.Cover != nil {
+		if v := mail.ParseSubject(s.Cover.Subject).Version; v != first.Version {
+			where := fmt.Sprintf("line %d", first.Line)
+			if first.File != s.Cover.File {
+				where = fmt.Sprintf("%s:%d", first.File, first.Line)
+			}
+			return badInput(fmt.Errorf("%s:%d: the cover letter is of v%d, patch %d of %d (%s) of v%d: give the mails of one revision (b4 am -v N picks one from a thread)",
+				s.Cover.File, s.Cover.Line, v, first.Number, first.Total, where, first.Version))
+		}
+	}
+	for _, p := range s.Patches[1:] {
+		if p.Version != first.Version {
+			return badInput(fmt.Errorf("%s:%d: patch %d of %d is of v%d, patch %d of %d (line %d) of v%d: give the mails of one revision (b4 am -v N picks one from a thread)",
+				p.File, p.Line, p.Number, p.Total, p.Version, first.Number, first.Total, first.Line, first.Version))
+		}
+	}
 	return nil
 }
 
