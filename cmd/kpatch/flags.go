@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -424,5 +425,21 @@ func (v *revisionValue) Set(s string) error {
 		return fmt.Errorf("want a revision like v15, got %q", s)
 	}
 	*v = revisionValue(n)
+	return nil
+}
+
+// absFlag makes the path a flag gave absolute, from the working
+// directory, before anything runs in another directory (make runs in the
+// unpacked source, where a relative --build-root would name a folder
+// inside it); "" stays "" (the default).
+func absFlag(name string, path *string) error {
+	if *path == "" {
+		return nil
+	}
+	abs, err := filepath.Abs(*path)
+	if err != nil {
+		return badUsage("%s %s: %v: give an absolute path", name, *path, err)
+	}
+	*path = abs
 	return nil
 }

@@ -53,6 +53,9 @@ func cmdTestQEMU(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if _, err := fs.parse(args, 0, 0); err != nil {
 		return err
 	}
+	if err := absFlag("--build-dir", buildDir); err != nil {
+		return err
+	}
 	a, err := qemu.ParseAccel(*accel)
 	if err != nil {
 		return badUsage("--accel %q: give auto, tcg or kvm", *accel)

@@ -60,6 +60,9 @@ or built. "kpatch test --build" is the same command.`)
 	if *jobs < 1 {
 		return badUsage("--jobs must be 1 or more")
 	}
+	if err := absFlag("--build-root", buildRoot); err != nil {
+		return err
+	}
 	if *verbose < 0 || *verbose > 2 {
 		return badUsage("--verbose %d: must be 0, 1 or 2", *verbose)
 	}

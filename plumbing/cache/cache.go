@@ -17,11 +17,16 @@ import (
 	"path/filepath"
 )
 
-// Dir returns the cache directory: $KPATCH_CACHE if set, else
-// $XDG_CACHE_HOME/kpatch, else ~/.cache/kpatch.
+// Dir returns the cache directory: $KPATCH_CACHE if set (made absolute
+// from the working directory when it is relative: builds run make in
+// other directories), else $XDG_CACHE_HOME/kpatch, else ~/.cache/kpatch.
 func Dir() (string, error) {
 	if d := os.Getenv("KPATCH_CACHE"); d != "" {
-		return d, nil
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			return "", fmt.Errorf("KPATCH_CACHE=%s: %w: give an absolute path", d, err)
+		}
+		return abs, nil
 	}
 	base, err := os.UserCacheDir()
 	if err != nil {

@@ -2,6 +2,7 @@ package cache
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -31,5 +32,24 @@ func TestLayout(t *testing.T) {
 				t.Errorf("got %s, want %s", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestRelativeCache: a relative KPATCH_CACHE is the folder of that name
+// in the working directory, as the user meant it, made absolute at once;
+// kept relative it named another folder for make, which runs in the
+// unpacked source (a stray folder there, a build that fails).
+func TestRelativeCache(t *testing.T) {
+	wd := t.TempDir()
+	t.Chdir(wd)
+	t.Setenv("KPATCH_CACHE", "rel/cache")
+	for name, get := range map[string]func() (string, error){"Dir": Dir, "BuildRoot": BuildRoot} {
+		got, err := get()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !filepath.IsAbs(got) || !strings.HasPrefix(got, filepath.Join(wd, "rel", "cache")) {
+			t.Errorf("%s = %s, want an absolute path under %s", name, got, filepath.Join(wd, "rel", "cache"))
+		}
 	}
 }

@@ -283,3 +283,17 @@ func TestMakeLongLine(t *testing.T) {
 		t.Errorf("log does not hold the last long line and make's message after it")
 	}
 }
+
+// TestNewDirAbsolute: a build directory given relative (--build-root
+// build, --build-dir b) is laid out with absolute paths: make runs in Src,
+// where O=build/obj would name a folder inside the source.
+func TestNewDirAbsolute(t *testing.T) {
+	wd := t.TempDir()
+	t.Chdir(wd)
+	d := NewDir(filepath.Join("build", "matrix-x86_64"))
+	for _, p := range []string{d.Root, d.Src, d.Obj} {
+		if !filepath.IsAbs(p) || !strings.HasPrefix(p, wd) {
+			t.Errorf("%s: want an absolute path under %s", p, wd)
+		}
+	}
+}

@@ -20,8 +20,14 @@ type Dir struct {
 	Obj  string // Root/obj
 }
 
-// NewDir returns the layout of the build directory root; nothing is created.
+// NewDir returns the layout of the build directory root; nothing is
+// created. A relative root is made absolute first, from the working
+// directory: make runs in Src, where O= relative to the caller's
+// directory would name another folder (one inside the source).
 func NewDir(root string) *Dir {
+	if abs, err := filepath.Abs(root); err == nil {
+		root = abs
+	}
 	return &Dir{Root: root, Src: filepath.Join(root, "src"), Obj: filepath.Join(root, "obj")}
 }
 
