@@ -3,6 +3,7 @@ package buildtest
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -189,13 +190,18 @@ func (r *runner) depNamesOf(obj string) []string {
 }
 
 // w2 compiles objs with W=2's warnings and returns the warnings on lines
-// the series added by step k that the W=1 build (results) did not give.
-func (r *runner) w2(ctx context.Context, k int, objs []string, results map[string]*objResult) []Problem {
+// the series added by step k that the W=1 build (results) did not give,
+// or why W=2 could not be checked: the tree has no
+// scripts/Makefile.extrawarn, or one that names no W=2 flags.
+func (r *runner) w2(ctx context.Context, k int, objs []string, results map[string]*objResult) ([]Problem, string) {
 	mf, err := os.ReadFile(filepath.Join(r.d.Src, "scripts/Makefile.extrawarn"))
 	if err != nil {
-		return nil
+		return nil, "the tree has no scripts/Makefile.extrawarn, which says what W=2 adds"
 	}
 	add, remove := w2Flags(mf)
+	if len(add) == 0 {
+		return nil, "scripts/Makefile.extrawarn has no W=2 block (ifneq ($(findstring 2, $(KBUILD_EXTRA_WARN)),)) whose flags kpatch reads"
+	}
 	seen := map[string]bool{}
 	var out []Problem
 	for _, obj := range r.w2Objects(k, objs) {
@@ -235,7 +241,7 @@ func (r *runner) w2(ctx context.Context, k int, objs []string, results map[strin
 			}
 		}
 	}
-	return out
+	return out, ""
 }
 
 // addedLine returns the problem of a diagnostic on a line the series
@@ -258,10 +264,23 @@ var kernelDocRE = sync.OnceValue(func() *regexp.Regexp {
 // kernelDoc runs scripts/kernel-doc -none -Wall of the source tree src on
 // the files the series creates, as they are after step k (written to a
 // scratch directory), and returns its warnings on lines the series added.
+//
+// When kernel-doc cannot run it returns a *NotRunError saying why: the
+// tree has none, its interpreter (perl; python3 for the Python
+// kernel-doc of Linux 6.16 on) is not installed, or it failed without a
+// warning (perl's own error, a usage it does not take).
 func (st *steps) kernelDoc(ctx context.Context, src string, k int) ([]Problem, error) {
 	script := filepath.Join(src, "scripts/kernel-doc")
-	if _, err := os.Stat(script); err != nil {
-		return nil, nil
+	head, err := os.ReadFile(script)
+	if err != nil {
+		return nil, &NotRunError{"the tree has no scripts/kernel-doc"}
+	}
+	interp, pkg := "perl", "perl"
+	if first, _, _ := strings.Cut(string(head), "\n"); strings.HasPrefix(first, "#!") && strings.Contains(first, "python") {
+		interp, pkg = "python3", "python3"
+	}
+	if _, err := lookPath(interp); err != nil {
+		return nil, &NotRunError{fmt.Sprintf("scripts/kernel-doc needs %s, which is not installed (apt-get install %s)", interp, pkg)}
 	}
 	var files []string
 	for _, p := range st.s.Revision.Spec().CreatedFiles() {
@@ -289,19 +308,21 @@ func (st *steps) kernelDoc(ctx context.Context, src string, k int) ([]Problem, e
 		}
 		args = append(args, p)
 	}
-	cmd := exec.CommandContext(ctx, "perl", args...)
+	cmd := exec.CommandContext(ctx, interp, args...)
 	cmd.Dir = tmp
-	out, _ := cmd.CombinedOutput() // kernel-doc exits non-zero on warnings
+	out, runErr := cmd.CombinedOutput() // some kernel-docs exit non-zero on warnings
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
 	var probs []Problem
 	seen := map[string]bool{}
+	warned := false
 	for _, l := range strings.Split(string(out), "\n") {
 		m := kernelDocRE().FindStringSubmatch(strings.TrimSpace(l))
 		if m == nil {
 			continue
 		}
+		warned = true
 		line, _ := strconv.Atoi(m[2])
 		d := Diag{File: m[1], Line: line, Severity: "warning", Message: "kernel-doc: " + strings.TrimSpace(m[3])}
 		if seen[d.String()] {
@@ -312,5 +333,15 @@ func (st *steps) kernelDoc(ctx context.Context, src string, k int) ([]Problem, e
 			probs = append(probs, pr)
 		}
 	}
+	if runErr != nil && !warned {
+		first, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+		return nil, &NotRunError{fmt.Sprintf("%s scripts/kernel-doc failed (%v): %s", interp, runErr, first)}
+	}
 	return probs, nil
 }
+
+// NotRunError says why a check column (W=2, kernel-doc) did not run: its
+// cells are SKIP, never PASS.
+type NotRunError struct{ Why string }
+
+func (e *NotRunError) Error() string { return e.Why }

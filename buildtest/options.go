@@ -33,6 +33,7 @@ var buildTools = []struct{ name, pkg string }{
 	{"awk", "mawk"},
 	{"ld", "binutils"},
 	{"objcopy", "binutils"},
+	{"perl", "perl"}, // scripts/kernel-doc, and scripts the build runs
 }
 
 // compilerWrappers run the compiler named after them ("ccache gcc").

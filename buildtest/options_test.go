@@ -10,7 +10,7 @@ import (
 // TestOptionsCheck: every refusal is an *OptionsError naming the flag,
 // found without generating or building anything.
 func TestOptionsCheck(t *testing.T) {
-	installed := map[string]bool{"make": true, "flex": true, "bison": true, "bc": true, "awk": true, "ld": true, "objcopy": true, "gcc": true, "ccache": true, "distcc": true}
+	installed := map[string]bool{"make": true, "flex": true, "bison": true, "bc": true, "awk": true, "ld": true, "objcopy": true, "perl": true, "gcc": true, "ccache": true, "distcc": true}
 	old := lookPath
 	defer func() { lookPath = old }()
 	lookPath = func(name string) (string, error) {
@@ -55,6 +55,13 @@ func TestOptionsCheck(t *testing.T) {
 	if err := (Options{}).Check(); err == nil || !strings.Contains(err.Error(), "gcc (Debian package gcc), bison (Debian package bison)") {
 		t.Errorf("missing tools: %v", err)
 	}
+	// perl runs scripts/kernel-doc (and scripts of the build): without
+	// it the kernel-doc column said PASS for a check that never ran.
+	delete(installed, "perl")
+	if err := (Options{}).Check(); err == nil || !strings.Contains(err.Error(), "perl (Debian package perl)") {
+		t.Errorf("perl missing: %v", err)
+	}
+	installed["perl"] = true
 	installed["clang"] = true
 	if err := (Options{CC: "ccache clang"}).Check(); err == nil || strings.Contains(err.Error(), "gcc") || !strings.Contains(err.Error(), "bison") {
 		t.Errorf("with --cc ccache clang, gcc is not needed but bison is: %v", err)

@@ -14,7 +14,7 @@ const (
 	Pass = "PASS" // the objects it affects compiled without new warnings
 	Warn = "WARN" // they compiled, with warnings the base did not have
 	Fail = "FAIL" // one of them did not compile, or the configuration is wrong
-	Skip = "SKIP" // not built: the base did not build
+	Skip = "SKIP" // not built: the base did not build; or a check that did not run (Cell.Skipped)
 	// NotBuilt marks the patches before Options.From: applied, not built.
 	NotBuilt = "-"
 )
@@ -49,6 +49,9 @@ type Cell struct {
 	Errors   []Problem `json:"errors,omitempty"`   // compiler errors (or a configuration problem)
 	Warnings []Problem `json:"warnings,omitempty"` // warnings new relative to the base
 	Seconds  float64   `json:"seconds"`
+	// Skipped says why a check column's cell (W=2, kernel-doc) is SKIP:
+	// the tool did not run, so the cell says nothing of the patch.
+	Skipped string `json:"skipped,omitempty"`
 	// StandIns says what the revision needs of its base that the base
 	// lacks at this patch, and what the build defined in its place
 	// (package standin).
@@ -163,6 +166,13 @@ func (r *Report) WriteText(w io.Writer) {
 	for _, c := range r.Configs {
 		if c.BaseError != "" {
 			fmt.Fprintf(w, "\n%s: the base does not build: %s\n", c.Name, c.BaseError)
+		}
+		said := map[string]bool{}
+		for _, cell := range c.Cells {
+			if cell.Skipped != "" && !said[cell.Skipped] {
+				said[cell.Skipped] = true
+				fmt.Fprintf(w, "\n%s: not checked (SKIP): %s\n", c.Name, cell.Skipped)
+			}
 		}
 	}
 	noted := map[string]bool{}

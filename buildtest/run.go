@@ -176,11 +176,15 @@ func Run(ctx context.Context, s *series.Series, o Options) (*Report, error) {
 			kdoc.Cells = append(kdoc.Cells, Cell{Status: NotBuilt})
 		} else {
 			probs, err := st.kernelDoc(ctx, src.Src, k)
-			if err != nil {
+			var notRun *NotRunError
+			if err != nil && !errors.As(err, &notRun) {
 				return nil, err
 			}
 			c := Cell{Status: Pass, Warnings: probs}
-			if len(probs) > 0 {
+			switch {
+			case notRun != nil:
+				c.Status, c.Skipped = Skip, notRun.Why
+			case len(probs) > 0:
 				c.Status = Warn
 			}
 			kdoc.Cells = append(kdoc.Cells, c)

@@ -17,7 +17,7 @@ import (
 // cellVersion changes when what a step's cell holds changes (a field or
 // how it is derived from the objects' results), so that remembered steps
 // are derived again; the objects' results stay cached.
-const cellVersion = 5 // 5: W=2 and kernel-doc warnings told apart by line
+const cellVersion = 6 // 6: a check that did not run is SKIP, not PASS
 
 // stepKey hashes everything a step's result depends on.
 func (r *runner) stepKey(k int, overlay map[string][]byte) string {
@@ -215,11 +215,14 @@ func (r *runner) step(ctx context.Context, k int, overlay map[string][]byte, cha
 	var w2 *Cell
 	if r.w2Res != nil {
 		w2 = &Cell{Status: Pass, Objects: r.w2Objects(k, objs)}
-		w2.Warnings = r.w2(ctx, k, objs, results)
+		w2.Warnings, w2.Skipped = r.w2(ctx, k, objs, results)
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
 		}
-		if len(w2.Warnings) > 0 {
+		switch {
+		case w2.Skipped != "":
+			w2.Status = Skip
+		case len(w2.Warnings) > 0:
 			w2.Status = Warn
 		}
 	}
