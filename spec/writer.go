@@ -349,6 +349,46 @@ func (w *Writer) Write() error {
 	return replace(w.dir, changes)
 }
 
+// readFollowing reads the regular files under dir/p into m, following
+// symbolic links; seen holds the folders on the way, to stop at a cycle.
+func readFollowing(dir, p string, m fstest.MapFS, seen []os.FileInfo) error {
+	full := filepath.Join(dir, filepath.FromSlash(p))
+	st, err := os.Stat(full)
+	if err != nil {
+		return err
+	}
+	for _, s := range seen {
+		if os.SameFile(s, st) {
+			return nil
+		}
+	}
+	ents, err := os.ReadDir(full)
+	if err != nil {
+		return err
+	}
+	seen = append(seen, st)
+	for _, e := range ents {
+		q := path.Join(p, e.Name())
+		info, err := os.Stat(filepath.Join(full, e.Name())) // through a link
+		if err != nil {
+			return err
+		}
+		switch {
+		case info.IsDir():
+			if err := readFollowing(dir, q, m, seen); err != nil {
+				return err
+			}
+		case info.Mode().IsRegular():
+			data, err := os.ReadFile(filepath.Join(full, e.Name()))
+			if err != nil {
+				return err
+			}
+			m[q] = &fstest.MapFile{Data: data}
+		}
+	}
+	return nil
+}
+
 // replace writes changes under dir all at once, making the folders of new
 // files first.
 func replace(dir string, changes []outdir.Change) error {
@@ -363,24 +403,12 @@ func replace(dir string, changes []outdir.Change) error {
 }
 
 // overlay returns the series description as it is with the changes: the
-// directory's files, and the changed ones over them.
+// directory's files, and the changed ones over them. Symbolic links are
+// followed, to files and to folders, as the loader (and so gen) follows
+// them; a link back to a folder on the way (a cycle) is not.
 func (w *Writer) overlay() (fs.FS, error) {
 	m := fstest.MapFS{}
-	base := os.DirFS(w.dir)
-	err := fs.WalkDir(base, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.Type().IsRegular() {
-			data, err := fs.ReadFile(base, p)
-			if err != nil {
-				return err
-			}
-			m[p] = &fstest.MapFile{Data: data}
-		}
-		return nil
-	})
-	if err != nil {
+	if err := readFollowing(w.dir, ".", m, nil); err != nil {
 		return nil, err
 	}
 	for p, data := range w.files {
