@@ -319,6 +319,12 @@ func (h *helpRequest) Error() string { return "help requested" }
 // stacked series), from which series description, and whether the tree is
 // read as a plain directory.
 type seriesFlags struct {
+	fs   *flagSet
+	spec seriesFlagSpec
+	// configured names the flags git config set (flag -> key), once
+	// applyConfig has run.
+	configured map[string]string
+
 	tree    *string
 	base    *string
 	version *int
@@ -340,14 +346,15 @@ type seriesFlagSpec struct {
 	noPlain  bool   // the command reads git trees only
 	noVer    bool   // the command takes no -v (nor --stack)
 	noStack  bool   // the command takes no --stack
+	stack    string // the default of --stack ("": the main series)
 }
 
 func (f *flagSet) seriesFlags(s seriesFlagSpec) *seriesFlags {
 	if s.treeHelp == "" {
-		s.treeHelp = "kernel tree: a git repository (clone, worktree or bare mirror), or a plain directory with --plain"
+		s.treeHelp = "kernel tree: a git repository (clone, worktree or bare mirror), or a plain directory with --plain;\ndefault: git config kpatch.tree, else the working directory"
 	}
 	if s.baseHelp == "" {
-		s.baseHelp = "base revision of --tree (tag, branch or commit); default: the base recorded for the revision"
+		s.baseHelp = "base revision of --tree (tag, branch or commit); default: git config kpatch.base, else the base\nrecorded for the revision (kpatch tree --tags lists the Debian tree's)"
 	}
 	if s.verHelp == "" {
 		s.verHelp = "revision of the series; default: the newest"
@@ -356,6 +363,8 @@ func (f *flagSet) seriesFlags(s seriesFlagSpec) *seriesFlags {
 		s.specHelp = "series description directory (an edited copy of templates/linux; kpatch spec -o DIR writes one); default: the one built in"
 	}
 	sf := &seriesFlags{
+		fs:      f,
+		spec:    s,
 		tree:    new(string),
 		base:    f.String("base", "", s.baseHelp),
 		specDir: f.String("spec", "", s.specHelp),
@@ -371,7 +380,7 @@ func (f *flagSet) seriesFlags(s seriesFlagSpec) *seriesFlags {
 		f.IntVar(sf.version, "v", 0, s.verHelp)
 	}
 	if !s.noVer && !s.noStack {
-		f.StringVar(sf.stack, "stack", "", "the series `NAME` stacked on a revision of the main one (x86: the x86 patches\nposted on their own on top of v16); -v is then its revision")
+		f.StringVar(sf.stack, "stack", s.stack, "the series `NAME` stacked on a revision of the main one (x86: the x86 patches\nposted on their own on top of v16); -v is then its revision; default: git config kpatch.stack\nwhen -v and --on are not given")
 		f.Var(sf.on, "on", "with --stack: lay the stacked series on revision `vN` of the main one instead of the\none it was posted on (the x86 series on v15)")
 	}
 	if !s.noPlain && !s.noTree {
@@ -390,7 +399,11 @@ func (f *flagSet) jsonFlag() *bool {
 // does not have is refused here, before a command waits for a build
 // directory or builds anything), and with openTree the tree opened at
 // --base (default: the revision's recorded base).
+//
+// Flags the user did not give take their defaults from git config first
+// (kpatch.tree, kpatch.base, kpatch.stack: config.go).
 func (sf *seriesFlags) selection(openTree bool) (*series.Selection, error) {
+	sf.applyConfig()
 	sel, err := series.Select(*sf.specDir, *sf.version, *sf.stack, int(*sf.on))
 	if err != nil {
 		return nil, err
@@ -403,9 +416,14 @@ func (sf *seriesFlags) selection(openTree bool) (*series.Selection, error) {
 	return sel, nil
 }
 
-// openTree opens --tree at --base as sel's tree.
+// openTree opens --tree at --base as sel's tree; a base the tree lacks
+// is refused naming the tags it has and how to give one.
 func (sf *seriesFlags) openTree(sel *series.Selection) error {
-	return sel.OpenTree(*sf.tree, *sf.base, *sf.plain)
+	sf.applyConfig()
+	if err := sel.OpenTree(*sf.tree, *sf.base, *sf.plain); err != nil {
+		return sf.baseRefused(sel, err)
+	}
+	return nil
 }
 
 // revisionValue is a flag naming a revision of the main series, "v15" or

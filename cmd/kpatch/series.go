@@ -26,7 +26,7 @@ OLD and NEW are each a directory of patch files, an mbox, a thread saved as
 text, or a revision of the series description (v11, v12), generated against
 --tree at --base (default: each revision's recorded base).`)
 	sf := fs.seriesFlags(seriesFlagSpec{tree: ".", treeHelp: "kernel tree to generate spec revisions against (a git repository)", noPlain: true, noVer: true})
-	tree, base := sf.tree, sf.base
+	tree := sf.tree
 	factor := fs.Int("creation-factor", rangediff.DefaultCreationFactor, "percentage by which creating or deleting a patch is cheaper than pairing it (git range-diff --creation-factor)")
 	pos, err := fs.parse(args, 2, 2)
 	if err != nil {
@@ -38,7 +38,7 @@ text, or a revision of the series description (v11, v12), generated against
 	}
 	var sides [2][]rangediff.Patch
 	for i, a := range pos {
-		if sides[i], err = loadSide(ctx, a, sel, *tree, *base); err != nil {
+		if sides[i], err = loadSide(ctx, a, sel, sf); err != nil {
 			return err
 		}
 	}
@@ -53,7 +53,7 @@ text, or a revision of the series description (v11, v12), generated against
 // loadSide reads one side of a range-diff: a revision of the series sel
 // names ("v12", when no file of that name exists), generated on tree at
 // base (the tree opened once for both sides), or a posted series.
-func loadSide(ctx context.Context, arg string, sel *series.Selection, tree, base string) ([]rangediff.Patch, error) {
+func loadSide(ctx context.Context, arg string, sel *series.Selection, sf *seriesFlags) ([]rangediff.Patch, error) {
 	if m := revisionArg.FindStringSubmatch(arg); m != nil {
 		if _, err := os.Stat(arg); err != nil {
 			v, _ := strconv.Atoi(m[1])
@@ -61,7 +61,7 @@ func loadSide(ctx context.Context, arg string, sel *series.Selection, tree, base
 				// Selection.WithVersion reads version 0 as "the newest".
 				return nil, fmt.Errorf("%s: %w", arg, noRevision(sel.Spec))
 			}
-			s, err := generateSide(ctx, sel, v, tree, base)
+			s, err := generateSide(ctx, sel, v, sf)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", arg, err)
 			}
@@ -80,16 +80,16 @@ func loadSide(ctx context.Context, arg string, sel *series.Selection, tree, base
 
 // generateSide generates revision v of the series sel names, opening the
 // tree the first time a side needs it.
-func generateSide(ctx context.Context, sel *series.Selection, v int, tree, base string) (*series.Series, error) {
+func generateSide(ctx context.Context, sel *series.Selection, v int, sf *seriesFlags) (*series.Series, error) {
 	rsel, err := sel.WithVersion(v)
 	if err != nil {
 		return nil, err
 	}
 	if rsel.Tree == nil {
-		if err := rsel.OpenTree(tree, base, false); err != nil {
+		if err := sf.openTree(rsel); err != nil {
 			return nil, err
 		}
-		if base != "" { // the same tree serves the other side
+		if *sf.base != "" { // the same tree serves the other side
 			sel.Tree = rsel.Tree
 		}
 	}

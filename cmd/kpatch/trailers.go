@@ -65,7 +65,7 @@ Trailers a patch already has are not added again.`)
 	var ids map[int]string
 	if *tree != "" {
 		if err := sel.OpenTree(*tree, *base, false); err != nil {
-			return err
+			return sf.baseRefused(sel, err)
 		}
 		s, err := series.Generate(ctx, sel)
 		if err != nil {

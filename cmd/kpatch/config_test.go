@@ -1,0 +1,92 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"kpatch/internal/gittest"
+)
+
+// TestGitConfigDefaults: kpatch.tree, kpatch.base and kpatch.stack set
+// once in git config (the user's global file, or the repository kpatch
+// runs in) are the defaults of --tree, --base and --stack; a flag given
+// wins, and -v alone leaves the configured stack out.
+func TestGitConfigDefaults(t *testing.T) {
+	gittest.Require(t)
+	tree := debianTree(t)
+	home := t.TempDir()
+	global := filepath.Join(home, "gitconfig")
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	t.Setenv("GIT_CONFIG_GLOBAL", global)
+	work := t.TempDir()
+	t.Chdir(work)
+	// git as the user runs it: the environment above, in work.
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = work
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %q: %v\n%s", args, err, out)
+		}
+	}
+	gen := func(args ...string) (int, string, []string) {
+		out := filepath.Join(t.TempDir(), "out")
+		var stdout, stderr bytes.Buffer
+		code := run(append([]string{"gen", "-o", out}, args...), &stdout, &stderr)
+		names, _ := filepath.Glob(filepath.Join(out, "*.patch"))
+		return code, stderr.String(), names
+	}
+	// Nothing configured: the tree is ".", not a kernel tree.
+	if code, stderr, _ := gen(); code != 2 || !strings.Contains(stderr, "not a Linux kernel tree") {
+		t.Fatalf("no config: exit %d, %q", code, stderr)
+	}
+	// The tree configured, the base not: refused naming the tags the
+	// tree has and the flag and the key that set one.
+	git("config", "--global", "kpatch.tree", tree)
+	code, stderr, _ := gen()
+	for _, want := range []string{tree + " does not have v6.16-rc7", "v16 records it as its base", "its tags: v6.12", "--base v6.12", "git config kpatch.base v6.12"} {
+		if code != 2 || !strings.Contains(stderr, want) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("kpatch.tree only: exit %d, %q; want one line holding %q", code, stderr, want)
+		}
+	}
+	// The base in the repository kpatch runs in.
+	git("init", "-q")
+	git("config", "kpatch.base", "v6.12")
+	if code, stderr, names := gen(); code != 0 || len(names) != 11 || !strings.Contains(names[1], "v16-0001-") {
+		t.Errorf("kpatch.tree and kpatch.base: exit %d, %q, %d files", code, stderr, len(names))
+	}
+	// A configured base the tree lacks says it came from git config.
+	git("config", "kpatch.base", "v9.9")
+	if code, stderr, _ := gen(); code != 2 || !strings.Contains(stderr, "does not have v9.9 (git config kpatch.base") {
+		t.Errorf("kpatch.base v9.9: exit %d, %q", code, stderr)
+	}
+	// A flag wins over the key; a --base the tree lacks is said as the
+	// tree's reader says it.
+	if code, stderr, _ := gen("--base", "v9.8"); code != 2 || !strings.Contains(stderr, `"v9.8"`) || !strings.Contains(stderr, "unknown revision") {
+		t.Errorf("--base v9.8: exit %d, %q", code, stderr)
+	}
+	if code, stderr, _ := gen("--base", "v6.12"); code != 0 {
+		t.Errorf("--base over kpatch.base: exit %d, %q", code, stderr)
+	}
+	git("config", "kpatch.base", "v6.12")
+	// The stack: gen writes the stacked series' own patches; -v names a
+	// revision of the main series and leaves the configured stack out.
+	git("config", "--global", "kpatch.stack", "x86")
+	if code, stderr, names := gen(); code != 0 || len(names) != 3 {
+		t.Errorf("kpatch.stack x86: exit %d, %q, files %v; want the x86 series' cover and 2 patches", code, stderr, names)
+	}
+	if code, stderr, names := gen("-v", "12"); code != 0 || len(names) != 15 {
+		t.Errorf("kpatch.stack x86 and -v 12: exit %d, %q, %d files; want v12", code, stderr, len(names))
+	}
+	var stdout bytes.Buffer
+	if code := run([]string{"tree", "--tags"}, &stdout, &bytes.Buffer{}); code != 0 || stdout.String() != "v6.12\n" {
+		t.Errorf("kpatch tree --tags: exit %d, %q; want v6.12", code, stdout.String())
+	}
+	if _, err := os.Stat(filepath.Join(work, "outgoing")); err == nil {
+		t.Error("a default -o was written")
+	}
+}
