@@ -73,6 +73,7 @@ func NewReport(s *Series, fs []Finding) *Report {
 func (r *Report) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false) // "Name <addr>" as the mail has it, not \u003c
 	return enc.Encode(r)
 }
 

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"kpatch/internal/oracle"
 )
 
 // TestGitForms: kpatch takes its flags as git users type them and
@@ -93,6 +95,15 @@ func TestHelpFlagsAsTyped(t *testing.T) {
 // TestJSONAsWritten: JSON writes mail addresses as they are (not
 // \u003c) and an empty list as [], never null.
 func TestJSONAsWritten(t *testing.T) {
+	seed, err := oracle.SeedPath() // the posted v11: verify quotes its trailers
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vout bytes.Buffer
+	run([]string{"verify", "--json", "--build-dir", "none", seed}, &vout, &bytes.Buffer{})
+	if strings.Contains(vout.String(), `\u003c`) || !strings.Contains(vout.String(), "<") {
+		t.Errorf("verify --json escapes or lacks addresses:\n%s", vout.String())
+	}
 	spec := filepath.Join(t.TempDir(), "spec")
 	if code := run([]string{"spec", "-o", spec}, &bytes.Buffer{}, &bytes.Buffer{}); code != 0 {
 		t.Fatal("spec -o failed")
