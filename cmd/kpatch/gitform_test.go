@@ -121,5 +121,8 @@ func TestJSONAsWritten(t *testing.T) {
 		if strings.Contains(out, "null") {
 			t.Errorf("%s: a list written as null:\n%s", mbox, out)
 		}
+		if k := regexp.MustCompile(`"[A-Z]\w*":`).FindString(out); k != "" {
+			t.Errorf("%s: key %s is not written as the others are (lower case, with _):\n%s", mbox, k, out)
+		}
 	}
 }

@@ -24,11 +24,11 @@ var trailerRE = regexp.MustCompile(`^(?i:(Acked-by|Reviewed-by|Tested-by|Reporte
 
 // Given is a trailer that a reply gives to a posted patch.
 type Given struct {
-	Line    string // "Reviewed-by: Name <address>"
-	Reply   string // the reply's Message-Id, or its subject when it has none
-	Target  int    // the posted patch it answers; 0: the cover letter
-	Title   string // that patch's title
-	PatchID string // its git patch-id when its diff is at hand, else ""
+	Line    string `json:"trailer"`  // "Reviewed-by: Name <address>"
+	Reply   string `json:"reply"`    // the reply's Message-Id, or its subject when it has none
+	Target  int    `json:"patch"`    // the posted patch it answers; 0: the cover letter
+	Title   string `json:"title"`    // that patch's title
+	PatchID string `json:"patch_id"` // its git patch-id when its diff is at hand, else ""
 	// Who and When are the provenance: the From and Date of the reply
 	// that gave the trailer ("" when the reply has none).
 	Who  string `json:"from"`
