@@ -202,6 +202,9 @@ func find(args []string) (command, []string, error) {
 		}
 		return command{}, nil, fmt.Errorf("kpatch %s needs a subcommand: %s %s", args[0], args[0], strings.Join(subs, " or "+args[0]+" "))
 	}
+	if near := nearestWord(rest[0], subs); near != "" {
+		return command{}, nil, fmt.Errorf("unknown subcommand %q of %s: did you mean %s %s?", rest[0], args[0], args[0], near)
+	}
 	return command{}, nil, fmt.Errorf("unknown subcommand %q of %s: give %s", rest[0], args[0], strings.Join(subs, " or "))
 }
 

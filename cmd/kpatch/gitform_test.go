@@ -35,6 +35,7 @@ func TestGitForms(t *testing.T) {
 		{"bad number", []string{"gen", "-vx"}, 2, "", `-v "x": not a number`},
 		{"bad bool", []string{"gen", "--json=maybe"}, 2, "", `--json=maybe: want true or false`},
 		{"command typo", []string{"gne"}, 2, "", `^kpatch: unknown command "gne": did you mean gen\? \(kpatch help lists the commands\)\n$`},
+		{"subcommand typo", []string{"series", "dif", "a", "b"}, 2, "", `^kpatch: unknown subcommand "dif" of series: did you mean series diff\?\n$`},
 		{"version", []string{"--version"}, 0, `^kpatch version \S+`, ""},
 		{"help help", []string{"help", "help"}, 0, `^usage: kpatch help \[CMD\]`, ""},
 	}
