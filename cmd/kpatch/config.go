@@ -63,6 +63,9 @@ func (sf *seriesFlags) applyConfig() {
 	if !sf.spec.noVer && !sf.spec.noStack && !set["v"] && !set["on"] {
 		use("stack", configStack, sf.stack)
 	}
+	if set["v"] && !set["stack"] && !set["on"] {
+		*sf.stack = "" // -v alone names a revision of the main series, whatever the default stack
+	}
 }
 
 // baseRefused explains a base the tree lacks (kernelsrc.ErrUnknownRev)

@@ -90,3 +90,35 @@ func TestGitConfigDefaults(t *testing.T) {
 		t.Error("a default -o was written")
 	}
 }
+
+// TestDefaultStack: a command's own default --stack (seriesFlagSpec.stack,
+// for test qemu's default boot) is the series it takes without flags; -v
+// alone names a revision of the main series; --stack and --on keep a
+// stack.
+func TestDefaultStack(t *testing.T) {
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	t.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
+	t.Chdir(t.TempDir())
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "x86 v2"},
+		{[]string{"-v", "13"}, "v13"},
+		{[]string{"--stack", "x86", "-v", "2"}, "x86 v2"},
+		{[]string{"--on", "v15"}, "x86 v2 on v15"},
+	} {
+		fs := newFlags("test", "", "")
+		sf := fs.seriesFlags(seriesFlagSpec{tree: ".", stack: "x86"})
+		if _, err := fs.parse(tc.args, 0, 0); err != nil {
+			t.Fatal(err)
+		}
+		sel, err := sf.selection(false)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.args, err)
+		}
+		if got := sel.Revision.Name(); !strings.HasPrefix(got, tc.want) {
+			t.Errorf("%q: %s, want %s", tc.args, got, tc.want)
+		}
+	}
+}
