@@ -14,6 +14,21 @@
 # coccinelle (spatch, for kpatch verify --coccicheck) and the Go modules.
 # Idempotent.
 set -euo pipefail
+# --linux-source 7.3|7.2 (or KPATCH_LINUX_SOURCE): see below.
+want_src=${KPATCH_LINUX_SOURCE:-}
+while [ $# -gt 0 ]; do
+	case $1 in
+	--linux-source) want_src="$want_src ${2:?--linux-source needs a version: 7.3 or 7.2}"; shift 2 ;;
+	--linux-source=*) want_src="$want_src ${1#*=}"; shift ;;
+	*) echo "setup: unknown argument $1 (known: --linux-source 7.3|7.2)" >&2; exit 2 ;;
+	esac
+done
+for v in $want_src; do
+	case $v in
+	7.3|7.2) ;;
+	*) echo "setup: --linux-source $v: Debian ships 7.3 (trixie-backports) and 7.2 (sid)" >&2; exit 2 ;;
+	esac
+done
 # Debian's Go images put Go in /usr/local/go; make sure it is found.
 command -v go >/dev/null || export PATH="$PATH:/usr/local/go/bin"
 pkgs=(git git-email libmailtools-perl tar make gcc binutils libc6-dev gcc-multilib flex bison bc mawk libelf-dev libssl-dev cpio xz-utils perl gdb ccache sparse coccinelle
@@ -49,6 +64,54 @@ if ! command -v aarch64-linux-gnu-gcc >/dev/null; then
 	done
 	$SUDO ln -sfn /usr/aarch64-linux-gnu "$opt/usr/aarch64-linux-gnu"
 	$SUDO ln -sf "$opt/usr/bin/aarch64-linux-gnu-gcc-12" /usr/local/bin/aarch64-linux-gnu-gcc
+fi
+# Debian's newer kernels as shipped, for kpatch test qemu --kernel debian-7.3
+# (and debian-7.2), only when asked: scripts/setup.sh --linux-source 7.3, or
+# KPATCH_LINUX_SOURCE="7.3 7.2". linux-source-7.3 comes from trixie-backports,
+# linux-source-7.2 from sid. Both suites are pinned at 50, below the 100 of
+# installed versions, so that apt never upgrades an installed package from
+# them and installs from them only a package no other suite has
+# (apt-get -s upgrade lists nothing of theirs). Only main, only this
+# architecture.
+src_pkgs=()
+for v in $want_src; do
+	dpkg-query -W -f='${Status}' "linux-source-$v" 2>/dev/null | grep -q "install ok installed" ||
+		src_pkgs+=("linux-source-$v")
+done
+if [ ${#src_pkgs[@]} -gt 0 ]; then
+	SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
+	list=/etc/apt/sources.list.d/kpatch-linux-source.sources
+	pin=/etc/apt/preferences.d/kpatch-linux-source
+	arch=$(dpkg --print-architecture)
+	sources="# kpatch: Debian's linux-source-7.3 (trixie-backports) and -7.2 (sid), pinned in $pin
+Types: deb
+URIs: http://deb.debian.org/debian
+Suites: trixie-backports sid
+Components: main
+Architectures: $arch
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg"
+	prefs="# kpatch: take nothing from these suites unless named (scripts/setup.sh)
+Package: *
+Pin: release n=trixie-backports
+Pin-Priority: 50
+
+Package: *
+Pin: release n=sid
+Pin-Priority: 50"
+	changed=
+	if [ "$(cat "$list" 2>/dev/null)" != "$sources" ]; then
+		printf '%s\n' "$sources" | $SUDO tee "$list" >/dev/null
+		changed=1
+	fi
+	if [ "$(cat "$pin" 2>/dev/null)" != "$prefs" ]; then
+		printf '%s\n' "$prefs" | $SUDO tee "$pin" >/dev/null
+		changed=1
+	fi
+	if [ -n "$changed" ] || ! apt-cache show "${src_pkgs[0]}" >/dev/null 2>&1; then
+		$SUDO apt-get update -q
+	fi
+	echo "setup: installing ${src_pkgs[*]}" >&2
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${src_pkgs[@]}"
 fi
 command -v go >/dev/null || { echo "setup: Go is not installed (need Go 1.26 in PATH)" >&2; exit 1; }
 cd "$(dirname "$0")/.."
