@@ -50,6 +50,9 @@ func cmdTestQEMU(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	extra := fs.Bool("extra", false, "also run the extra cases the revision does not name (faultable_sync, which fails on v11)")
 	debug := fs.Bool("debug", false, "boot a kernel with KASAN, PROVE_LOCKING and DEBUG_ATOMIC_SLEEP (build directory <cache>/build/x86_64-unwind-debug); any splat on the console fails the case that was running")
 	keep := fs.Bool("keep", false, "keep the initramfs and the programs in the build directory (they are removed otherwise)")
+	kernel := fs.String("kernel", "", "boot a kernel as shipped instead of a series: "+shippedNames()+", built unmodified, with the perf cases (build directory <cache>/build/x86_64-NAME)")
+	jobs := fs.Int("jobs", 0, "make -j of the kernel build (default: CPUs + 1)")
+	perf := fs.Bool("perf", false, "run the perf cases (deferred callchains, no test driver) instead of the driver's")
 	if _, err := fs.parse(args, 0, 0); err != nil {
 		return err
 	}
@@ -65,6 +68,10 @@ func cmdTestQEMU(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return badUsage("--timeout %v: must be more than 0, e.g. 3m", *timeout)
 	case *verbose < 0 || *verbose > 2:
 		return badUsage("--verbose %d: must be 0, 1 or 2", *verbose)
+	}
+	if *kernel != "" || *perf {
+		return cmdTestQEMUPerf(ctx, perfRun{kernel: *kernel, sf: sf, buildDir: *buildDir, accel: a, timeout: *timeout,
+			verbose: *verbose, jobs: *jobs, json: *asJSON}, stdout, stderr)
 	}
 	sel, err := sf.selection(false)
 	if err != nil {
@@ -86,7 +93,7 @@ func cmdTestQEMU(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return fmt.Errorf("generating the series: %w", err)
 	}
 	o := boottest.Options{
-		BuildOptions: boottest.BuildOptions{BuildDir: *buildDir, Log: stderr, Verbose: *verbose, Debug: *debug},
+		BuildOptions: boottest.BuildOptions{BuildDir: *buildDir, Log: stderr, Verbose: *verbose, Debug: *debug, Jobs: *jobs},
 		Accel:        a,
 		BootTimeout:  *timeout,
 		Extra:        *extra,
