@@ -131,7 +131,7 @@ func MergedWalker() (unwind.Config, error) {
 
 // PerfOptions configures the perf runs.
 type PerfOptions struct {
-	BuildDir    string // default <cache>/build/x86_64-<kernel name>
+	BuildDir    string // default ShippedBuildDir or PerfBuildDir
 	Jobs        int    // make -j; 0 = NumCPU+1
 	Log         io.Writer
 	Verbose     int
@@ -178,14 +178,8 @@ func RunShipped(ctx context.Context, k kerneltree.Shipped, o PerfOptions) (*Repo
 	if err != nil {
 		return nil, err
 	}
-	changed, err := d.Sync(map[string][]byte{}, kbuild.GitBaseFile(ctx, tree, commit))
+	changed, err := perfMake(ctx, d, map[string][]byte{}, kbuild.GitBaseFile(ctx, tree, commit), o)
 	if err != nil {
-		return nil, err
-	}
-	if _, err := d.Configure(ctx, Arch, PerfFragment, PerfRequired); err != nil {
-		return nil, err
-	}
-	if err := d.Make(ctx, Arch, perfJobs(o.Jobs), perfProgress(logw, o.Verbose), perfMakeLog(logw, o.Verbose), "bzImage"); err != nil {
 		return nil, err
 	}
 	build := time.Since(t0)
@@ -203,46 +197,101 @@ func RunShipped(ctx context.Context, k kerneltree.Shipped, o PerfOptions) (*Repo
 	return rep, nil
 }
 
-// RunPerfSeries builds the generated series as Run does (with the test
-// driver, in the same build directory) and boots it with the perf
-// programs instead of the driver's, checked against the series' walker
-// facts after its last patch.
+// PerfBuildDir is the build directory of the perf cases on a generated
+// series when none is given: <cache>/build/x86_64-perf. It is not the
+// driver's (DefaultBuildDir): the kernel has no test driver and
+// PerfFragment's configuration.
+func PerfBuildDir() (string, error) {
+	return cache.BuildDir("x86_64-perf")
+}
+
+// RunPerfSeries builds the generated series' final files over its base
+// with PerfFragment, without the test driver (the perf cases need none,
+// and the driver's expectations need not know the series), boots it with
+// the perf programs and checks them against the series' walker facts after
+// its last patch.
 func RunPerfSeries(ctx context.Context, s *series.Series, o PerfOptions) (*Report, error) {
+	logw := o.Log
+	if logw == nil {
+		logw = io.Discard
+	}
 	if err := CheckTools(ctx, true); err != nil {
 		return nil, err
 	}
+	if !s.Tree.IsGit() {
+		return nil, fmt.Errorf("%s is a plain directory: the boot test unpacks its base from git, give a git repository with --tree", s.Tree.Dir)
+	}
+	cfg, err := walkerConfig(s)
+	if err != nil {
+		return nil, err
+	}
 	if o.BuildDir == "" {
-		d, err := DefaultBuildDir()
-		if err != nil {
+		if o.BuildDir, err = PerfBuildDir(); err != nil {
 			return nil, err
 		}
-		o.BuildDir = d
 	}
-	unlock, err := Lock(ctx, o.BuildDir, o.Log)
+	unlock, err := Lock(ctx, o.BuildDir, logw)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
 	t0 := time.Now()
-	art, err := build(ctx, s, BuildOptions{BuildDir: o.BuildDir, Jobs: o.Jobs, Log: o.Log, Verbose: o.Verbose})
+	d := kbuild.NewDir(o.BuildDir)
+	fmt.Fprintf(logw, "kbuild: source tree %s (base %s of %s, no test driver)\n", d.Src, s.Tree.Base, s.Tree.Dir)
+	commit, err := d.UnpackBase(ctx, s.Tree.Dir, s.Tree.Base)
 	if err != nil {
+		return nil, err
+	}
+	base := kbuild.GitBaseFile(ctx, s.Tree.Dir, commit)
+	files := map[string][]byte{}
+	for k, v := range s.FinalFiles() {
+		files[k] = v
+	}
+	standIns, err := applyStandIns(s, files, base)
+	if err != nil {
+		return nil, err
+	}
+	changed, err := perfMake(ctx, d, files, base, o)
+	if err != nil {
+		var be *kbuild.BuildError
+		if errors.As(err, &be) {
+			pk := &BuildKernelError{Err: be, Patches: map[string][]int{}}
+			for _, ce := range be.Errors {
+				pk.Patches[ce.File] = s.PatchesTouching(ce.File)
+			}
+			return nil, pk
+		}
 		return nil, err
 	}
 	bt := time.Since(t0)
-	cfg, err := walkerConfig(s)
-	if err != nil {
-		return nil, err
-	}
-	rep, err := BootPerf(ctx, art.Kernel, cfg, o)
+	fmt.Fprintf(logw, "build: done in %s\n", bt.Round(100*time.Millisecond))
+	rep, err := BootPerf(ctx, filepath.Join(d.Obj, "arch/x86/boot/bzImage"), cfg, o)
 	if err != nil {
 		return nil, err
 	}
 	rep.Series = s.Revision.Name() + " (perf cases)"
-	rep.BuildTime, rep.Changed = bt, art.Changed
-	for _, n := range art.StandIns {
+	rep.BuildTime, rep.Changed = bt, changed
+	for _, n := range standIns {
 		rep.StandIns = append(rep.StandIns, n.String())
 	}
 	return rep, nil
+}
+
+// perfMake lays files over the unpacked base, configures with
+// PerfFragment and makes the bzImage.
+func perfMake(ctx context.Context, d *kbuild.Dir, files map[string][]byte, base kbuild.BaseFile, o PerfOptions) ([]string, error) {
+	logw := o.Log
+	if logw == nil {
+		logw = io.Discard
+	}
+	changed, err := d.Sync(files, base)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := d.Configure(ctx, Arch, PerfFragment, PerfRequired); err != nil {
+		return nil, err
+	}
+	return changed, d.Make(ctx, Arch, perfJobs(o.Jobs), perfProgress(logw, o.Verbose), perfMakeLog(logw, o.Verbose), "bzImage")
 }
 
 func perfJobs(j int) int {

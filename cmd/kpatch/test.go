@@ -52,7 +52,7 @@ func cmdTestQEMU(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	keep := fs.Bool("keep", false, "keep the initramfs and the programs in the build directory (they are removed otherwise)")
 	kernel := fs.String("kernel", "", "boot a kernel as shipped instead of a series: "+shippedNames()+", built unmodified, with the perf cases (build directory <cache>/build/x86_64-NAME)")
 	jobs := fs.Int("jobs", 0, "make -j of the kernel build (default: CPUs + 1)")
-	perf := fs.Bool("perf", false, "run the perf cases (deferred callchains, no test driver) instead of the driver's")
+	perf := fs.Bool("perf", false, "run the perf cases (deferred callchains) on the series built without the test driver (build directory <cache>/build/x86_64-perf)")
 	if _, err := fs.parse(args, 0, 0); err != nil {
 		return err
 	}
