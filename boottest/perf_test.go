@@ -17,6 +17,8 @@ import (
 	"kpatch/plumbing/kerneltree"
 	"kpatch/plumbing/ktap"
 	"kpatch/plumbing/qemu"
+	"kpatch/spec"
+	"kpatch/templates/linux"
 	"kpatch/unwind"
 	"kpatch/unwind/symtab"
 )
@@ -279,7 +281,7 @@ func TestQEMUShipped(t *testing.T) {
 	}
 	k := kerneltree.ShippedKernels["debian-7.3"]
 	if _, err := os.Stat(k.Tarball); err != nil {
-		t.Skipf("%v (opt-in: the full tier runs it after scripts/setup.sh --linux-source 7.3)", &kerneltree.MissingTarballError{Kernel: k})
+		t.Skipf("opt-in, not installed: %v (or KPATCH_LINUX_SOURCE=7.3 scripts/test.sh)", &kerneltree.MissingTarballError{Kernel: k})
 	}
 	rep, err := RunShipped(ctx, k, PerfOptions{Log: testLog{t}, Jobs: 2, Accel: qemu.AccelTCG, BootTimeout: 10 * time.Minute})
 	if err != nil {
@@ -300,4 +302,32 @@ func mergedWalker(t testing.TB) unwind.Config {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// TestMergedFacts: the walker's model of 7.3 is the x86-6.19 stack's
+// walker facts after its last patch (6.19 as merged), which the
+// differential tests of package unwind check against 6.19's user.c.
+func TestMergedFacts(t *testing.T) {
+	sp, err := spec.Load(linux.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := sp.Stack("x86-6.19", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	facts, err := r.Facts(unwind.WalkerFacts, len(r.Patches))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(facts, MergedFacts) {
+		t.Errorf("x86-6.19 after patch %d: %v\nMergedFacts: %v", len(r.Patches), facts, MergedFacts)
+	}
+	want, err := unwind.X86_64At(r, len(r.Patches))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := mergedWalker(t); !reflect.DeepEqual(got, want) {
+		t.Errorf("MergedWalker() = %+v, want %+v", got, want)
+	}
 }
