@@ -70,7 +70,7 @@ func cmdTestQEMU(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return badUsage("--verbose %d: must be 0, 1 or 2", *verbose)
 	}
 	if *kernel != "" || *perf {
-		return cmdTestQEMUPerf(ctx, perfRun{kernel: *kernel, sf: sf, buildDir: *buildDir, accel: a, timeout: *timeout,
+		return cmdTestQEMUPerf(ctx, perfRun{fs: fs, kernel: *kernel, sf: sf, buildDir: *buildDir, accel: a, timeout: *timeout,
 			verbose: *verbose, jobs: *jobs, json: *asJSON}, stdout, stderr)
 	}
 	sel, err := sf.selection(false)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -16,6 +17,7 @@ import (
 
 // perfRun is what kpatch test qemu --kernel or --perf was given.
 type perfRun struct {
+	fs       *flagSet
 	kernel   string
 	sf       *seriesFlags
 	buildDir string
@@ -31,6 +33,9 @@ func shippedNames() string { return strings.Join(kerneltree.ShippedNames(), ", "
 // cmdTestQEMUPerf runs the perf cases on a shipped kernel (--kernel) or on
 // the generated series (--perf).
 func cmdTestQEMUPerf(ctx context.Context, p perfRun, stdout, stderr io.Writer) error {
+	if err := perfConflicts(p); err != nil {
+		return err
+	}
 	o := boottest.PerfOptions{BuildDir: p.buildDir, Log: stderr, Verbose: p.verbose, Jobs: p.jobs, Accel: p.accel, BootTimeout: p.timeout}
 	if p.verbose >= 2 {
 		o.Console = stderr
@@ -70,4 +75,32 @@ func cmdTestQEMUPerf(ctx context.Context, p perfRun, stdout, stderr io.Writer) e
 		return ErrTestFailed
 	}
 	return nil
+}
+
+// perfConflicts refuses the flags that do not apply: a shipped kernel is
+// no series (--tree, --base, --spec, -v, --stack, --on), and the perf cases
+// have no extra cases and no debug kernel.
+func perfConflicts(p perfRun) error {
+	if p.fs == nil {
+		return nil
+	}
+	var bad []string
+	p.fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "extra", "debug":
+			bad = append(bad, "--"+f.Name)
+		case "tree", "base", "spec", "v", "stack", "on", "plain":
+			if p.kernel != "" {
+				bad = append(bad, "--"+f.Name)
+			}
+		}
+	})
+	if len(bad) == 0 {
+		return nil
+	}
+	what := "--perf"
+	if p.kernel != "" {
+		what = "--kernel " + p.kernel
+	}
+	return badUsage("%s does not take %s: a shipped kernel is no series, and the perf cases have no extra cases and no debug kernel", what, strings.Join(bad, ", "))
 }

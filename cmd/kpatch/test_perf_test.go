@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -24,5 +25,25 @@ func TestTestQEMUUnknownKernel(t *testing.T) {
 	var obj map[string]any
 	if err := json.Unmarshal(stdout.Bytes(), &obj); code != 2 || err != nil || obj["exit"] != float64(2) {
 		t.Errorf("--json: exit %d, %q (%v)", code, stdout.String(), err)
+	}
+}
+
+// --kernel boots no series, and the perf cases have no --extra or --debug:
+// those flags with them are bad usage, refused before anything is built.
+func TestTestQEMUPerfConflicts(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--kernel", "debian-7.3", "--stack", "x86-6.19"}, "--kernel debian-7.3 does not take --stack"},
+		{[]string{"--kernel", "debian-7.3", "--tree", "/nonexistent", "--base", "v6.12"}, "does not take --base, --tree"},
+		{[]string{"--perf", "--debug"}, "--perf does not take --debug"},
+	}
+	for _, tt := range tests {
+		var stdout, stderr bytes.Buffer
+		code := run(append([]string{"test", "qemu"}, tt.args...), &stdout, &stderr)
+		if code != 2 || !strings.Contains(stderr.String(), tt.want) {
+			t.Errorf("%v: exit %d, %q; want 2 and %q", tt.args, code, stderr.String(), tt.want)
+		}
 	}
 }
