@@ -16,10 +16,14 @@ const FactsName = "base"
 
 // Need is one thing a revision uses from its base tree.
 type Need struct {
-	Symbol  string   // what the revision uses: srcu_read_lock_lite
-	Header  string   // where a base that has it declares it: include/linux/srcu.h
-	Since   string   // the first release that has it: v6.13
-	Defines []string // the stand-in, NAME=REPLACEMENT: srcu_read_lock_lite=srcu_read_lock
+	Symbol string // what the revision uses: srcu_read_lock_lite
+	Header string // where a base that has it declares it: include/linux/srcu.h
+	Since  string // the first release that has it: v6.13
+	// Defines are the stand-in, NAME=REPLACEMENT: an identifier for an
+	// identifier (srcu_read_lock_lite=srcu_read_lock), or a function-like
+	// macro for an expression without blanks, where the base has the
+	// function under another form (f(a,b)=g((a),0,(b))).
+	Defines []string
 }
 
 // String says what a build that used the stand-in did, in one line.
@@ -51,8 +55,8 @@ func Needs(r *spec.Revision, step int) ([]Need, error) {
 		n := Need{Symbol: sym, Header: f[0], Since: f[1]}
 		for _, d := range f[2:] {
 			name, repl, ok := strings.Cut(d, "=")
-			if !ok || !isIdent(name) || !isIdent(repl) {
-				return nil, fmt.Errorf("facts/%s.tmpl for v%d: %s: want NAME=REPLACEMENT (C identifiers), got %q", FactsName, r.Version, sym, d)
+			if !ok || !validDefine(name, repl) {
+				return nil, fmt.Errorf("facts/%s.tmpl for v%d: %s: want NAME=REPLACEMENT (C identifiers, or f(a,b)=EXPRESSION), got %q", FactsName, r.Version, sym, d)
 			}
 			n.Defines = append(n.Defines, d)
 		}
@@ -65,6 +69,42 @@ func Needs(r *spec.Revision, step int) ([]Need, error) {
 var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 func isIdent(s string) bool { return identRE.MatchString(s) }
+
+// macroRE is a function-like macro's name and parameters: f(a,b).
+var macroRE = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*)\(([A-Za-z_][A-Za-z0-9_]*(?:,[A-Za-z_][A-Za-z0-9_]*)*)?\)$`)
+
+// validDefine reports whether name=repl is a stand-in Block can write: an
+// identifier for an identifier, or a function-like macro for an
+// expression whose parentheses balance and that holds no statement.
+func validDefine(name, repl string) bool {
+	if isIdent(name) {
+		return isIdent(repl)
+	}
+	if !macroRE.MatchString(name) || repl == "" || strings.ContainsAny(repl, ";{}\\\"'") {
+		return false
+	}
+	depth := 0
+	for _, c := range repl {
+		switch c {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		}
+		if depth < 0 {
+			return false
+		}
+	}
+	return depth == 0
+}
+
+// macroName returns the identifier a stand-in defines: f of f(a,b).
+func macroName(name string) string {
+	if m := macroRE.FindStringSubmatch(name); m != nil {
+		return m[1]
+	}
+	return name
+}
 
 // Apply adds to files (path to content, the series' files as a test build
 // syncs them) the stand-ins for what r needs after step patches and the
@@ -102,7 +142,7 @@ func Block(n Need) []byte {
 	fmt.Fprintf(&b, "/* kpatch test: stand-in for %s (Linux %s), which this base lacks */\n", n.Symbol, n.Since)
 	for _, d := range n.Defines {
 		name, repl, _ := strings.Cut(d, "=")
-		fmt.Fprintf(&b, "#ifndef %s\n#define %s %s\n#endif\n", name, name, repl)
+		fmt.Fprintf(&b, "#ifndef %s\n#define %s %s\n#endif\n", macroName(name), name, repl)
 	}
 	return []byte(b.String())
 }

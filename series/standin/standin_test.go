@@ -123,3 +123,80 @@ func TestApplyOnDebian612(t *testing.T) {
 		t.Errorf("on a base with srcu_read_lock_lite: used %v, header changed %v", used, !bytes.Equal(files["include/linux/srcu.h"], series))
 	}
 }
+
+// TestValidDefine: a stand-in is an identifier for an identifier or a
+// function-like macro for a blank-free expression; anything else (a
+// statement, unbalanced parentheses, an expression for a plain name) is
+// refused before it reaches a header.
+func TestValidDefine(t *testing.T) {
+	for _, tc := range []struct {
+		name, repl string
+		ok         bool
+	}{
+		{"srcu_read_lock_lite", "srcu_read_lock", true},
+		{"f(a,b)", "g((a),0,(b))", true},
+		{"f()", "g()", true},
+		{"f", "g(1)", false},
+		{"f(a,b)", "g((a)", false},
+		{"f(a,b)", "g(a);h(b)", false},
+		{"f(a,,b)", "g(a)", false},
+		{"f(a)", "", false},
+		{"1f(a)", "g(a)", false},
+	} {
+		if got := validDefine(tc.name, tc.repl); got != tc.ok {
+			t.Errorf("validDefine(%q, %q) = %v, want %v", tc.name, tc.repl, got, tc.ok)
+		}
+	}
+}
+
+// TestPerfHeaderInitIDOnDebian612: the x86 part as 6.19 merged it calls
+// perf_event_header__init_id(), which Linux 6.12 lacks; its stand-in at
+// the top of the base's perf_event.h makes gcc read the call as 6.12's
+// perf_event_header__init() given the header's own type, misc and size.
+func TestPerfHeaderInitIDOnDebian612(t *testing.T) {
+	tree := testenv.KernelTree(t)
+	s, err := spec.Load(linux.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Stack("x86-6.19", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	step := len(r.Patches)
+	base := kbuild.GitBaseFile(context.Background(), tree, "v6.12")
+	files := map[string][]byte{}
+	used, err := Apply(r, step, files, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var syms []string
+	for _, n := range used {
+		syms = append(syms, n.Symbol)
+	}
+	if strings.Join(syms, " ") != "perf_event_header__init_id" {
+		t.Fatalf("stand-ins used after patch %d: %v, want perf_event_header__init_id", step, syms)
+	}
+	h := files["include/linux/perf_event.h"]
+	i := bytes.Index(h, []byte("#endif\n"))
+	if i < 0 {
+		t.Fatalf("no stand-in block at the top of perf_event.h:\n%.300s", h)
+	}
+	src := string(h[:i+len("#endif\n")]) + "perf_event_header__init_id(&ev->event.header, &sample, event);\n"
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "x.c"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("gcc", "-E", "-P", filepath.Join(dir, "x.c")).CombinedOutput()
+	if err != nil {
+		t.Fatalf("gcc -E: %v\n%s", err, out)
+	}
+	want := "perf_event_header__init((&ev->event.header),(&sample),(&ev->event.header)->type,(&ev->event.header)->misc,(&ev->event.header)->size,(event));"
+	if got := strings.TrimSpace(string(out)); got != want {
+		t.Errorf("gcc reads the call as\n%s\nwant\n%s", got, want)
+	}
+	// Before the perf patch nothing is needed.
+	if needs, err := Needs(r, step-3); err != nil || len(needs) != 0 {
+		t.Errorf("after patch %d: %v %v, want no stand-in", step-3, needs, err)
+	}
+}
