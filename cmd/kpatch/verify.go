@@ -7,7 +7,6 @@ import (
 	"io"
 	"strings"
 
-	"kpatch/series"
 	"kpatch/verify"
 )
 
@@ -36,7 +35,6 @@ Exit status: 0 no errors (warnings only or clean), 1 errors found,
 		treeHelp: "kernel tree: a git repository or a plain directory with --plain (default \".\" without FILE)",
 		specHelp: "series description directory (an edited copy of templates/linux); with FILE, its series rules apply",
 	})
-	tree, base, specDir, plain := sf.tree, sf.base, sf.specDir, sf.plain
 	jsonOut := fs.jsonFlag()
 	ignore := fs.String("ignore", "", "comma-separated rule IDs (verify's or checkpatch's types) to leave out")
 	checkpatch := fs.Bool("checkpatch", false, "also run the tree's scripts/checkpatch.pl on every patch and merge its findings")
@@ -58,120 +56,29 @@ Exit status: 0 no errors (warnings only or clean), 1 errors found,
 	if len(cpArgs) > 0 {
 		*checkpatch = true
 	}
-	// Anything that stops verify before its report is bad input: exit 2
-	// with one line (and a JSON error under --json), as for usage errors.
-	refuse := func(err error) error { return badInput(err) }
-	var ids []string
-	for _, id := range strings.Split(*ignore, ",") {
-		if id = strings.TrimSpace(id); id != "" {
-			ids = append(ids, id)
-		}
-	}
-	if !*checkpatch { // checked before anything is read; with --checkpatch, once its types are known
-		if err := verify.CheckIgnore(ids, nil); err != nil {
-			return refuse(err)
-		}
-	}
-	var trees []*verify.BuildTree
-	var busyTrees []string // passed by: a kpatch test build is building in them
-	switch *buildDir {
-	case "":
-		trees, busyTrees = verify.DefaultBuildTrees()
-	case "none":
-	default:
-		if trees, busyTrees, err = verify.BuildTrees(*buildDir); err != nil {
-			return refuse(err)
-		}
-	}
-	defer verify.CloseBuildTrees(trees) // a test build waiting for them goes on
-	var s *verify.Series
-	var seriesRules *verify.SeriesRules
-	sel, err := sf.selection(false)
-	if err != nil {
-		return refuse(err)
+	sf.applyConfig() // kpatch.tree, kpatch.base, kpatch.stack
+	req := verify.Request{
+		SpecDir: *sf.specDir, Version: *sf.version, Stack: *sf.stack, On: int(*sf.on),
+		Tree: *sf.tree, Base: *sf.base, Plain: *sf.plain,
+		Checkpatch: *checkpatch, CheckpatchArgs: cpArgs, Coccicheck: *coccicheck, BuildDir: *buildDir,
+		Progress: stderr,
 	}
 	if len(files) == 1 {
-		if *tree != "" {
-			if err := sel.OpenTree(*tree, *base, *plain); err != nil {
-				return refuse(err)
-			}
-		}
-		err := interruptible(ctx, func() (err error) {
-			s, err = verify.ReadMail(files[0], sel.Tree)
-			return err
-		})
-		if errors.Is(err, context.Canceled) {
-			return err
-		}
-		if err != nil {
-			return refuse(err)
-		}
-		if *specDir != "" {
-			if seriesRules, err = verify.NewSeriesRules(sel.Spec.VerifyRules); err != nil {
-				return refuse(fmt.Errorf("--spec %s: %w", *specDir, err))
-			}
-		}
-	} else {
-		if err := sel.OpenTree(*tree, *base, *plain); err != nil {
-			return refuse(err)
-		}
-		g, err := series.Generate(ctx, sel)
-		if err != nil {
-			return refuse(err)
-		}
-		if s, err = verify.FromGenerated(g); err != nil {
-			return refuse(err)
-		}
-		if seriesRules, err = verify.NewSeriesRules(sel.Spec.VerifyRules); err != nil {
-			return refuse(fmt.Errorf("--spec %s: %w", *specDir, err))
+		req.File = files[0]
+	}
+	for _, id := range strings.Split(*ignore, ",") {
+		if id = strings.TrimSpace(id); id != "" {
+			req.Ignore = append(req.Ignore, id)
 		}
 	}
-	var cpTypes map[string]bool
-	if *checkpatch && s.Tree != nil {
-		var err error
-		if cpTypes, err = verify.CheckpatchTypes(s.Tree); err != nil {
-			return refuse(err)
-		}
+	rep, err := verify.Check(ctx, req)
+	// Anything that stops verify before its report is bad input: exit 2
+	// with one line (and a JSON error under --json), as for usage errors.
+	if ie := (*verify.InputError)(nil); errors.As(err, &ie) {
+		return badInput(ie.Err)
 	}
-	if err := verify.CheckIgnore(ids, cpTypes); err != nil {
-		return refuse(err)
-	}
-	if *checkpatch && s.Tree == nil {
-		return refuse(fmt.Errorf("--checkpatch runs the tree's scripts/checkpatch.pl: give the tree with --tree"))
-	}
-	if *coccicheck && s.Tree == nil {
-		return refuse(fmt.Errorf("--coccicheck runs the tree's scripts/coccinelle: give the tree with --tree"))
-	}
-	opt := verify.Options{Ignore: ids, Series: seriesRules, Context: ctx, BuildTrees: trees, PreprocessCache: verify.DefaultPreprocessCache(), CheckpatchArgs: cpArgs}
-	var findings []verify.Finding
-	err = interruptible(ctx, func() (err error) {
-		findings, err = verify.RunContext(s, opt)
-		return err
-	})
 	if err != nil {
 		return err
-	}
-	if *checkpatch {
-		fmt.Fprintf(stderr, "kpatch verify: running scripts/checkpatch.pl of %s on %d patches\n", s.Tree.Base, len(s.Patches))
-		if findings, err = verify.Checkpatch(ctx, s, findings, opt); err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return refuse(err)
-		}
-	}
-	if *coccicheck {
-		fmt.Fprintf(stderr, "kpatch verify: running the semantic patches of %s's scripts/coccinelle on %d patches\n", s.Tree.Base, len(s.Patches))
-		if findings, err = verify.Coccicheck(ctx, s, findings, opt); err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return refuse(err)
-		}
-	}
-	rep := verify.NewReport(s, findings)
-	for _, b := range busyTrees {
-		rep.Notes = append(rep.Notes, "build tree "+b+" passed by: a kpatch test build is building in it")
 	}
 	if *jsonOut {
 		err = rep.WriteJSON(stdout)
@@ -188,8 +95,8 @@ Exit status: 0 no errors (warnings only or clean), 1 errors found,
 }
 
 // interruptible runs f and returns its error, or ctx's as soon as ctx is
-// done (Ctrl-C): f's work is abandoned, which is safe because verify writes
-// nothing before its report.
+// done (Ctrl-C): f's work is abandoned, which is safe for work that
+// writes nothing before it returns.
 func interruptible(ctx context.Context, f func() error) error {
 	done := make(chan error, 1)
 	go func() { done <- f() }()
