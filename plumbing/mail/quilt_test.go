@@ -2,6 +2,7 @@ package mail_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -195,6 +196,54 @@ func TestReadsRealQuilt(t *testing.T) {
 				}
 				if am := gittest.Run(t, repo, "show", "am:"+f.NewName); !bytes.Equal(out.Bytes(), am) {
 					t.Errorf("%s: applied %q, git am committed %q", f.NewName, out.String(), am)
+				}
+			}
+		})
+	}
+}
+
+// TestReadsQuiltThreadGzip: the quilt forms of a series, as one mbox and
+// as that mbox gzip-compressed (lore's t.mbox.gz, read as a saved
+// thread), are read alike: the same patches with the same diffs. The
+// compressed one panicked ("slice bounds out of range [-1:]"), looking
+// for "diff --git" without checking it was found.
+func TestReadsQuiltThreadGzip(t *testing.T) {
+	repo := gitSeries(t)
+	if _, err := exec.LookPath("diff"); err != nil {
+		t.Skip("GNU diff not installed (apt-get install diffutils)")
+	}
+	for form, dir := range quiltForms(t, repo) {
+		t.Run(form, func(t *testing.T) {
+			var mbox []byte
+			for _, f := range filesIn(t, dir) {
+				data, err := os.ReadFile(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				mbox = append(mbox, data...)
+			}
+			plain := filepath.Join(t.TempDir(), "t.mbox")
+			os.WriteFile(plain, mbox, 0o644)
+			var gz bytes.Buffer
+			w := gzip.NewWriter(&gz)
+			w.Write(mbox)
+			w.Close()
+			packed := filepath.Join(t.TempDir(), "t.mbox.gz")
+			os.WriteFile(packed, gz.Bytes(), 0o644)
+			want, err := mail.Load(plain)
+			if err != nil {
+				t.Fatalf("plain mbox: %v", err)
+			}
+			got, err := mail.Load(packed)
+			if err != nil {
+				t.Fatalf("gzip mbox: %v", err)
+			}
+			if len(got.Patches) != len(want.Patches) {
+				t.Fatalf("%d patches from the gzip mbox, %d from the plain one", len(got.Patches), len(want.Patches))
+			}
+			for i := range want.Patches {
+				if g, w := got.Patches[i].Diff, want.Patches[i].Diff; g != w || g == "" {
+					t.Errorf("patch %d: diff %q, plain mbox %q", i+1, g, w)
 				}
 			}
 		})

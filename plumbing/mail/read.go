@@ -741,20 +741,10 @@ func fromThread(data []byte, file string) (*Series, error) {
 		if author == "" {
 			author = withAddress(op.Sender, op.Log)
 		}
-		body := op.Body
-		if strings.HasPrefix(body, "From: ") {
-			_, body, _ = strings.Cut(body, "\n")
-			body = strings.TrimLeft(body, "\n")
-		}
-		_, rest, _ := cutLine(body, "---")
-		diff := rest[strings.Index("\n"+rest, "\ndiff --git "):]
-		if i := strings.LastIndex(diff, "\n-- \n"); i >= 0 {
-			diff = diff[:i+1]
-		}
 		p := &Patch{
 			Message: msg(&op.ThreadMessage),
 			Number:  op.Number, Total: th.Total, Version: th.Version, Title: op.Title, Author: author,
-			Log: op.Log, Changelog: op.Changelog, Diffstat: op.Diffstat, Diff: diff, Files: op.Files,
+			Log: op.Log, Changelog: op.Changelog, Diffstat: op.Diffstat, Diff: op.Diff, Files: op.Files,
 		}
 		if err := p.check(); err != nil {
 			return nil, err

@@ -45,6 +45,9 @@ type ThreadPatch struct {
 	Changelog string // the text between "---" and the diffstat, if any
 	Diffstat  string // the diffstat block, summary and create-mode lines included
 	Files     []*gitdiff.File
+	// Diff is the diff as the mail carries it: from its first "diff --git"
+	// line, or a quilt diff's first header, to the signature.
+	Diff string
 }
 
 // ErrNoMessages is returned by ParseThread for text with no message of a thread
@@ -144,7 +147,7 @@ func parseThreadPatch(m *ThreadMessage, n, total, version int, title string) (*T
 	if err != nil {
 		return nil, err
 	}
-	p := &ThreadPatch{ThreadMessage: *m, Number: n, Title: mp.Title, Log: mp.Log, Changelog: mp.Changelog, Diffstat: mp.Diffstat, Files: mp.Files}
+	p := &ThreadPatch{ThreadMessage: *m, Number: n, Title: mp.Title, Log: mp.Log, Changelog: mp.Changelog, Diffstat: mp.Diffstat, Files: mp.Files, Diff: mp.Diff}
 	if mp.inBodyFrom {
 		p.Author = mp.Author
 	}
