@@ -200,7 +200,7 @@ func (r *Reader) TranslateWith(n int, e Env, noArch bool, name string, src []byt
 			ent.err = err
 			return
 		}
-		ent.ast, ent.err = cc.Translate(cfg, []cc.Source{
+		ent.ast, ent.err = ccTranslate(cfg, []cc.Source{
 			{Name: "<prelude>", Value: e.prelude()},
 			{Name: name, Value: body},
 			{Name: "<verify>", Value: tail},

@@ -541,7 +541,7 @@ func parsePreprocessed(path string, t *Tree, pp *ppUnit) (*cc.AST, []Failure, er
 				b.WriteString(l)
 			}
 		}
-		ast, err := cc.Parse(cfg, []cc.Source{{Name: "<builtin>", Value: pre}, {Name: "<unit>", Value: b.String()}})
+		ast, err := ccParse(cfg, []cc.Source{{Name: "<builtin>", Value: pre}, {Name: "<unit>", Value: b.String()}})
 		if err == nil {
 			return ast, failed, nil
 		}

@@ -30,7 +30,7 @@ func (r *Reader) parseChunks(path string, n int, e Env, text []byte, keep []Chun
 	var ast *cc.AST
 	for try := 0; ; try++ {
 		src := blankExcept(text, keep)
-		ast, err = cc.Parse(cfg, []cc.Source{
+		ast, err = ccParse(cfg, []cc.Source{
 			{Name: "<prelude>", Value: e.unitPrelude(sortedKeys(typedefs), sortedKeys(loops))},
 			{Name: path, Value: src},
 		})
