@@ -9,12 +9,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"regexp"
+	"kpatch/plumbing/gitapply"
 )
 
 // checkpatchSame returns the verify rule that reports what checkpatch.pl
@@ -118,6 +119,11 @@ func Checkpatch(ctx context.Context, s *Series, own []Finding, opt Options) ([]F
 	}
 	for _, p := range s.Patches {
 		for _, f := range p.Files {
+			// A path git refuses (PATCH_APPLY reports it) is neither read
+			// from the tree nor laid out: "../x" would be outside both.
+			if !gitapply.ValidPath(f.Path, 0) || !filepath.IsLocal(f.Path) {
+				continue
+			}
 			if c, err := s.Tree.ReadFile(f.Path); err == nil {
 				if err := write(f.Path, c); err != nil {
 					return nil, err
