@@ -31,6 +31,11 @@ var (
 	statePrefix    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^p(\d+)/`) })
 )
 
+// DefaultSpatchTimeout bounds one run of spatch (one semantic patch on a
+// series' files): the slowest of 6.12's 73 takes seconds on v16, so a run
+// still going after this is stuck, and is stopped and counted as failed.
+const DefaultSpatchTimeout = 3 * time.Minute
+
 // Coccicheck runs the semantic patches of the tree's scripts/coccinelle on
 // the C files of s as make coccicheck MODE=report runs them (each with the
 // Options its header gives, those whose Requires: spatch does not meet
@@ -38,7 +43,10 @@ var (
 // that patch, and returns own with what they report on the lines each patch
 // adds. A report verify's own rules make at the same place is left out;
 // the others are warnings named COCCI_ and the semantic patch's name
-// (COCCI_UNSIGNED_LESSER_THAN_ZERO).
+// (COCCI_UNSIGNED_LESSER_THAN_ZERO). A semantic patch spatch fails on
+// (or that runs longer than opt.SpatchTimeout) is named in the report's
+// note; when spatch fails on every one, no Coccinelle check ran and
+// that is a COCCI_FAILED error.
 func Coccicheck(ctx context.Context, s *Series, own []Finding, opt Options) ([]Finding, error) {
 	if s.Tree == nil {
 		return nil, errors.New("--coccicheck runs the tree's scripts/coccinelle: give the tree with --tree")
@@ -93,6 +101,10 @@ func Coccicheck(ctx context.Context, s *Series, own []Finding, opt Options) ([]F
 		wg      sync.WaitGroup
 	)
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	timeout := opt.SpatchTimeout
+	if timeout <= 0 {
+		timeout = DefaultSpatchTimeout
+	}
 	start := time.Now()
 	for _, rel := range sortedKeys(cocci) {
 		text := cocci[rel]
@@ -115,12 +127,18 @@ func Coccicheck(ctx context.Context, s *Series, own []Finding, opt Options) ([]F
 			args := []string{"-D", "report", "--no-show-diff", "--very-quiet", "--cocci-file", file}
 			args = append(args, strings.Fields(cocciHeader(text, "Options:"))...)
 			args = append(args, "--dir", filepath.Join(dir, "src"))
-			cmd := exec.CommandContext(ctx, spatch, args...)
+			runCtx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			cmd := exec.CommandContext(runCtx, spatch, args...)
 			cmd.Dir = filepath.Join(dir, "src")
+			cmd.WaitDelay = time.Second // a child holding the output open does not keep verify waiting
 			var out, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &stderr
 			err := cmd.Run()
-			if err != nil {
+			switch {
+			case err != nil && ctx.Err() == nil && runCtx.Err() != nil:
+				err = fmt.Errorf("stopped after %v", timeout)
+			case err != nil:
 				err = fmt.Errorf("%v: %s", err, firstLine(stderr.String()))
 			}
 			mu.Lock()
@@ -149,10 +167,14 @@ func Coccicheck(ctx context.Context, s *Series, own []Finding, opt Options) ([]F
 	}
 	all := append([]Finding{}, own...)
 	var failed []string
+	var firstErr error
 	srcDir := filepath.Join(dir, "src") + string(filepath.Separator)
 	for _, r := range results {
 		if r.err != nil {
 			failed = append(failed, r.rel)
+			if firstErr == nil {
+				firstErr = fmt.Errorf("%s: %w", r.rel, r.err)
+			}
 		}
 		id := "COCCI_" + strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(strings.TrimSuffix(path.Base(r.rel), ".cocci")))
 		if ignore[id] {
@@ -192,6 +214,11 @@ func Coccicheck(ctx context.Context, s *Series, own []Finding, opt Options) ([]F
 	}
 	if len(failed) > 0 {
 		note += fmt.Sprintf("; %d failed: %s", len(failed), strings.Join(failed, ", "))
+	}
+	if len(failed) > 0 && len(failed) == len(results) && !ignore["COCCI_FAILED"] {
+		all = append(all, Finding{ID: "COCCI_FAILED", Severity: Error,
+			Message: fmt.Sprintf("spatch %s failed on all %d semantic patches, so no Coccinelle check ran (first: %v): run spatch on one by hand to see why, or leave out --coccicheck", version, len(failed), firstErr),
+			Why:     "a check that did not run passes nothing: the series is not checked by Coccinelle", Source: "coccinelle"})
 	}
 	s.noteChecked(note)
 	return Sorted(all), nil

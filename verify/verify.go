@@ -117,6 +117,9 @@ type Options struct {
 	// CheckpatchTimeout bounds the run of checkpatch.pl (Checkpatch); 0:
 	// CheckpatchTimeout(number of patches).
 	CheckpatchTimeout time.Duration
+	// SpatchTimeout bounds each run of spatch, one semantic patch on the
+	// series' files (Coccicheck); 0: DefaultSpatchTimeout.
+	SpatchTimeout time.Duration
 	// BuildTrees are the kernel build trees the C files are read in (each
 	// preprocessed as kbuild compiles it there); none: verify's prelude
 	// stands in for the kernel headers.
