@@ -223,12 +223,12 @@ func checkMoveBody(c *checker) {
 			}
 			for _, fn := range c.funcsAt(p, f.Path, cunit.Before) {
 				if within(fn.Start, fn.End, f.Removed) {
-					removed = append(removed, movedFunc{fn.Name, f.Path, fn.Body()})
+					removed = append(removed, movedFunc{fn.Name, f.Path, stripComments(fn.Body())})
 				}
 			}
 			for _, fn := range c.funcsAt(p, f.Path, cunit.After) {
 				if within(fn.Start, fn.End, f.Added) {
-					added = append(added, movedFunc{fn.Name, f.Path, fn.Body()})
+					added = append(added, movedFunc{fn.Name, f.Path, stripComments(fn.Body())})
 				}
 			}
 		}
@@ -236,37 +236,88 @@ func checkMoveBody(c *checker) {
 			continue
 		}
 		renames := renamesOf(p)
-		for _, r := range removed {
-			for _, a := range added {
-				if !(a.name == r.name || renames[r.name] == a.name || similar(r.body, a.body) >= 0.6) {
-					continue
+		for _, m := range pairMoves(removed, added, renames) {
+			r, a := m.r, m.a
+			if a.file == r.file && a.name == r.name {
+				continue // an edit in place is not a move
+			}
+			extra := newLines(r.body, a.body, renames)
+			if len(extra) == 0 {
+				continue
+			}
+			what := "moves"
+			if a.name != r.name {
+				what = fmt.Sprintf("renames %s() to", r.name)
+			}
+			changed := fmt.Sprintf("%q", strings.TrimSpace(extra[0].Text))
+			if len(extra) > 1 {
+				changed = fmt.Sprintf("%d lines, %s to line %d", len(extra), changed, extra[len(extra)-1].N)
+			}
+			if describesChange(p, r.name, a.name) {
+				saved := c.rule
+				c.rule = moveDescribedRule
+				c.report(p, a.file, extra[0].N, "the patch %s %s() (from %s) and changes its body (%s), as its message says: reviewers may ask for the move in a patch of its own", what, a.name, r.file, changed)
+				c.rule = saved
+				continue
+			}
+			c.report(p, a.file, extra[0].N, "the patch %s %s() (from %s) and also changes its body (%s): make that a separate patch", what, a.name, r.file, changed)
+		}
+	}
+}
+
+// movePair is a function a patch removes and the one it adds in its place.
+type movePair struct{ r, a movedFunc }
+
+// pairMoves pairs the functions a patch removes whole with those it adds
+// whole, one to one: first by name (an edit in place, or a move), then by
+// a rename the patch applies to the callers, then by the most alike
+// bodies (at least 60% of the removed one's lines), earlier ones first on
+// a tie. A show() moved with its store() is paired with its own show().
+func pairMoves(removed, added []movedFunc, renames map[string]string) []movePair {
+	var out []movePair
+	usedR, usedA := make([]bool, len(removed)), make([]bool, len(added))
+	pair := func(i, j int) {
+		usedR[i], usedA[j] = true, true
+		out = append(out, movePair{removed[i], added[j]})
+	}
+	for _, sameFile := range []bool{true, false} { // an edit in place before a move of a same-named function
+		for i, r := range removed {
+			for j, a := range added {
+				if !usedR[i] && !usedA[j] && a.name == r.name && (a.file == r.file) == sameFile {
+					pair(i, j)
 				}
-				if a.file == r.file && a.name == r.name {
-					continue // an edit in place is not a move
-				}
-				extra := newLines(r.body, a.body, renames)
-				if len(extra) == 0 {
-					continue
-				}
-				what := "moves"
-				if a.name != r.name {
-					what = fmt.Sprintf("renames %s() to", r.name)
-				}
-				changed := fmt.Sprintf("%q", strings.TrimSpace(extra[0].Text))
-				if len(extra) > 1 {
-					changed = fmt.Sprintf("%d lines, %s to line %d", len(extra), changed, extra[len(extra)-1].N)
-				}
-				if describesChange(p, r.name, a.name) {
-					saved := c.rule
-					c.rule = moveDescribedRule
-					c.report(p, a.file, extra[0].N, "the patch %s %s() (from %s) and changes its body (%s), as its message says: reviewers may ask for the move in a patch of its own", what, a.name, r.file, changed)
-					c.rule = saved
-					continue
-				}
-				c.report(p, a.file, extra[0].N, "the patch %s %s() (from %s) and also changes its body (%s): make that a separate patch", what, a.name, r.file, changed)
 			}
 		}
 	}
+	for i, r := range removed {
+		for j, a := range added {
+			if !usedR[i] && !usedA[j] && renames[r.name] == a.name {
+				pair(i, j)
+			}
+		}
+	}
+	type cand struct {
+		i, j int
+		sim  float64
+	}
+	var cands []cand
+	for i, r := range removed {
+		for j, a := range added {
+			if usedR[i] || usedA[j] {
+				continue
+			}
+			if sim := similar(r.body, a.body); sim >= 0.6 {
+				cands = append(cands, cand{i, j, sim})
+			}
+		}
+	}
+	sort.SliceStable(cands, func(x, y int) bool { return cands[x].sim > cands[y].sim })
+	for _, c := range cands {
+		if !usedR[c.i] && !usedA[c.j] {
+			pair(c.i, c.j)
+		}
+	}
+	return out
 }
 
 // moveWordRE is a commit message's word for a move or a rename.
@@ -319,12 +370,75 @@ func renamesOf(p *Patch) map[string]string {
 	return out
 }
 
-func normLine(s string, renames map[string]string) string {
+// normLine is a line of a body as a move is judged: its spacing one
+// blank (comments are left out before, see stripComments), and with
+// rename (renameFunc) the renames the patch applies to its callers made.
+func normLine(s string, rename func(string) string) string {
 	s = strings.Join(strings.Fields(s), " ")
-	for from, to := range renames {
-		s = regexp.MustCompile(`\b`+regexp.QuoteMeta(from)+`\b`).ReplaceAllString(s, to)
+	if rename != nil {
+		s = rename(s)
 	}
 	return s
+}
+
+// renameFunc makes every rename of renames in a line at once, the same
+// way on every run (a map's order is not), or is nil for none.
+func renameFunc(renames map[string]string) func(string) string {
+	if len(renames) == 0 {
+		return nil
+	}
+	froms := make([]string, 0, len(renames))
+	for from := range renames {
+		froms = append(froms, regexp.QuoteMeta(from))
+	}
+	sort.Strings(froms)
+	re := regexp.MustCompile(`\b(?:` + strings.Join(froms, "|") + `)\b`)
+	return func(s string) string { return re.ReplaceAllStringFunc(s, func(w string) string { return renames[w] }) }
+}
+
+// stripComments returns lines with their C comments blanked, a comment
+// that runs over several lines included, and string and character
+// literals kept: a moved function whose only change is in a comment (a
+// typo fixed) is moved unchanged.
+func stripComments(lines []cunit.Line) []cunit.Line {
+	out := make([]cunit.Line, len(lines))
+	inBlock := false
+	for k, l := range lines {
+		var b strings.Builder
+		t := l.Text
+		for i := 0; i < len(t); i++ {
+			switch {
+			case inBlock:
+				if strings.HasPrefix(t[i:], "*/") {
+					inBlock = false
+					i++
+					b.WriteByte(' ')
+				}
+			case strings.HasPrefix(t[i:], "/*"):
+				inBlock = true
+				i++
+			case strings.HasPrefix(t[i:], "//"):
+				i = len(t)
+			case t[i] == '"' || t[i] == '\'':
+				q := t[i]
+				b.WriteByte(q)
+				for i++; i < len(t) && t[i] != q; i++ {
+					if t[i] == '\\' && i+1 < len(t) {
+						b.WriteByte(t[i])
+						i++
+					}
+					b.WriteByte(t[i])
+				}
+				if i < len(t) {
+					b.WriteByte(q)
+				}
+			default:
+				b.WriteByte(t[i])
+			}
+		}
+		out[k] = cunit.Line{N: l.N, Text: b.String()}
+	}
+	return out
 }
 
 // similar returns the share of a's non-blank lines that b has; 0 when a
@@ -355,13 +469,14 @@ func similar(a, b []cunit.Line) float64 {
 // newLines returns the non-blank lines of body a that body r lacks, by a
 // longest common subsequence of the normalized lines.
 func newLines(r, a []cunit.Line, renames map[string]string) []cunit.Line {
+	rename := renameFunc(renames)
 	x := make([]string, len(r))
 	for i, l := range r {
-		x[i] = normLine(l.Text, renames)
+		x[i] = normLine(l.Text, rename)
 	}
 	y := make([]string, len(a))
 	for i, l := range a {
-		y[i] = normLine(l.Text, renames)
+		y[i] = normLine(l.Text, rename)
 	}
 	// lcs[i][j] = LCS of x[i:], y[j:]
 	lcs := make([][]int, len(x)+1)

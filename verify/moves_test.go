@@ -1,0 +1,137 @@
+package verify
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"kpatch/internal/gittest"
+	"kpatch/plumbing/kernelsrc"
+)
+
+// treeMail writes, with the real git, the mail of a commit that edit
+// makes to files of the 6.12 tree (edit gets their content at v6.12 and
+// changes it in place), and reads it on that tree.
+func treeMail(t *testing.T, tree *kernelsrc.Tree, subject, body string, paths []string, edit func(files map[string]string)) *Series {
+	t.Helper()
+	gittest.Require(t)
+	files := map[string]string{}
+	for _, p := range paths {
+		c, err := tree.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[p] = string(c)
+	}
+	repo := t.TempDir()
+	gittest.Run(t, repo, "init", "-q")
+	write := func() {
+		for p, c := range files {
+			f := filepath.Join(repo, p)
+			os.MkdirAll(filepath.Dir(f), 0o755)
+			if err := os.WriteFile(f, []byte(c), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		gittest.Run(t, repo, "add", ".")
+	}
+	write()
+	gittest.Run(t, repo, "commit", "-q", "-m", "base")
+	edit(files)
+	write()
+	gittest.Run(t, repo, "commit", "-q", "-m", subject+"\n\n"+body+"\n\nSigned-off-by: A U Thor <author@example.org>")
+	mbox := filepath.Join(t.TempDir(), "change.mbox")
+	if err := os.WriteFile(mbox, gittest.Run(t, repo, "format-patch", "-1", "--stdout"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := ReadMail(mbox, tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// cutFunc removes the definition that starts with the line start (up to
+// its closing brace at the start of a line, and one blank line after it)
+// from text, and returns it and the rest.
+func cutFunc(t *testing.T, text, start string) (fn, rest string) {
+	t.Helper()
+	i := strings.Index(text, "\n"+start)
+	if i < 0 {
+		t.Fatalf("no %q", start)
+	}
+	j := strings.Index(text[i:], "\n}\n")
+	end := i + j + len("\n}\n")
+	if strings.HasPrefix(text[end:], "\n") {
+		end++
+	}
+	return text[i+1 : end], text[:i+1] + text[end:]
+}
+
+// TestMoveUnchanged: moves of real 6.12 functions that change nothing
+// a reviewer reads as code are no MOVE_CHANGES_BODY: a comment's word
+// fixed on the way, blank lines, and a show() moved with its store() (60%
+// alike, so the two were paired with each other as well as with their own
+// copies). The findings of every rule are the same on every run.
+func TestMoveUnchanged(t *testing.T) {
+	tree, err := kernelsrc.Open(debianTree(t), "v6.12", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ina = "drivers/hwmon/ina3221.c"
+	const other = "drivers/hwmon/ina2xx.c"
+	cases := []struct {
+		name  string
+		paths []string
+		edit  func(files map[string]string)
+	}{
+		{"show and store moved", []string{ina, other}, func(files map[string]string) {
+			show, rest := cutFunc(t, files[ina], "static ssize_t ina3221_shunt_show(")
+			store, rest := cutFunc(t, rest, "static ssize_t ina3221_shunt_store(")
+			files[ina] = rest
+			files[other] += "\n" + show + "\n" + store
+		}},
+		{"comment fixed", []string{ina, other}, func(files map[string]string) {
+			fn, rest := cutFunc(t, files[ina], "static int ina3221_write_enable(")
+			files[ina] = rest
+			fn = strings.Replace(fn, "/* Bypass if enable status is not being changed */", "/* Bypass if the enable status does not change */", 1)
+			files[other] += "\n" + fn
+		}},
+		{"blank lines", []string{ina, other}, func(files map[string]string) {
+			fn, rest := cutFunc(t, files[ina], "static int ina3221_write_enable(")
+			files[ina] = rest
+			fn = strings.Replace(fn, "\t/* Enable or disable the channel */\n", "\n\t/* Enable or disable the channel */\n\n", 1)
+			files[other] += "\n" + fn
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := treeMail(t, tree, "hwmon: ina3221: move code", "Move it.", c.paths, c.edit)
+			first := Run(s, Options{})
+			if got := only(first, "MOVE_CHANGES_BODY"); len(got) != 0 {
+				t.Errorf("MOVE_CHANGES_BODY on a move that changes no code: %v", got)
+			}
+			for i := 0; i < 4; i++ {
+				if again := Run(s, Options{}); !reflect.DeepEqual(again, first) {
+					t.Fatalf("run %d differs:\n%v\nfirst:\n%v", i+2, again, first)
+				}
+			}
+		})
+	}
+	t.Run("code changed", func(t *testing.T) {
+		// still found: a statement added to the moved function
+		s := treeMail(t, tree, "hwmon: ina3221: move code", "Move it.", []string{ina, other}, func(files map[string]string) {
+			fn, rest := cutFunc(t, files[ina], "static int ina3221_write_enable(")
+			files[ina] = rest
+			fn = strings.Replace(fn, "\t/* Enable or disable the channel */\n", "\t/* Enable or disable the channel */\n\tdev_dbg(dev, \"channel %d\\n\", channel);\n", 1)
+			files[other] += "\n" + fn
+		})
+		got := only(Run(s, Options{}), "MOVE_CHANGES_BODY")
+		if len(got) != 1 || !strings.Contains(got[0].Message, "dev_dbg") {
+			t.Errorf("MOVE_CHANGES_BODY %v, want the added dev_dbg", fmt.Sprint(got))
+		}
+	})
+}
