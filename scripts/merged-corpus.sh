@@ -80,7 +80,7 @@ if [ ! -e "$mails/.complete" ]; then
 		for f in "$old/$d"/*.[ch] "$old/$d"/Kconfig "$old/$d"/Makefile; do [ -f "$f" ] && cp "$f" "$tmp/a/$d/"; done
 		for f in "$new/$d"/*.[ch] "$new/$d"/Kconfig "$new/$d"/Makefile; do [ -f "$f" ] && cp "$f" "$tmp/b/$d/"; done
 		diff=$( (cd "$tmp" && git diff --no-index --no-renames --no-color a b || true) |
-			sed -e 's#^diff --git a/a/\(.*\) b/b/#diff --git a/\1 b/#' -e 's#^--- a/a/#--- a/#' -e 's#^+++ b/b/#+++ b/#')
+			sed -e 's#^diff --git a/[ab]/\(.*\) b/[ab]/#diff --git a/\1 b/#' -e 's#^--- a/a/#--- a/#' -e 's#^+++ b/b/#+++ b/#')
 		added=$(printf '%s\n' "$diff" | grep -c '^+[^+]' || true)
 		if [ "$added" -ge 20 ] && [ "$added" -le 2500 ]; then
 			k=$((k + 1))

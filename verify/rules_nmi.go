@@ -124,12 +124,26 @@ func nmiEvidence(fn *cunit.Func) string {
 	comments = append(comments, above...)
 	text := strings.Join(strings.Fields(strings.NewReplacer("/*", " ", "*/", " ", "//", " ", "*", " ").Replace(strings.Join(comments, "\n"))), " ")
 	for _, sentence := range sentenceRE().Split(text, -1) {
-		if nmiCommentRE().MatchString(sentence) && !negationRE().MatchString(sentence) {
+		if loc := nmiCommentRE().FindStringIndex(sentence); loc != nil && !negationRE().MatchString(sentence) && !aboutOtherFunc(sentence[:loc[0]], fn.Name) {
 			why = append(why, fmt.Sprintf("a comment says so (%q)", strings.TrimSpace(sentence)))
 			break
 		}
 	}
 	return strings.Join(why, "; ")
+}
+
+// otherFuncRE is a clause about a function, right before what it says of
+// it: "unlike foo(), which is", "uses irq_work_queue(), which is".
+var otherFuncRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\b(\w+)\(\)\s*,?\s*(?:which|that)\s+(?:is|are|can\s+be|may\s+be)\s*$`)
+})
+
+// aboutOtherFunc reports whether the text before a comment's NMI phrase
+// makes the phrase about another function than name ("unlike foo(),
+// which is NMI-safe" says nothing of name).
+func aboutOtherFunc(before, name string) bool {
+	m := otherFuncRE().FindStringSubmatch(before)
+	return m != nil && m[1] != name
 }
 
 // The uses of in_nmi() nmiTest tells apart.
@@ -167,12 +181,52 @@ func nmiTest(lines []string, n int) int {
 		if !strings.HasPrefix(strings.TrimSpace(code[end+1:]), "return") {
 			return nmiOther
 		}
-		if cond == "in_nmi()" {
-			return nmiReturns
+		for _, term := range orTerms(cond) {
+			if term == "in_nmi()" {
+				return nmiReturns // in NMI the condition holds whatever the rest is
+			}
 		}
 		return nmiGoesOn
 	}
 	return nmiOther
+}
+
+// orTerms splits a condition (spaces removed) at its top-level ||, each
+// term without the parentheses around it and WARN_ON()-like wrappers.
+func orTerms(cond string) []string {
+	var out []string
+	depth, start := 0, 0
+	add := func(t string) {
+		for {
+			if m := wrapRE().FindStringSubmatch(t); m != nil {
+				t = m[2]
+				continue
+			}
+			if len(t) > 1 && t[0] == '(' && matchParen(t, 0) == len(t)-1 {
+				t = t[1 : len(t)-1]
+				continue
+			}
+			break
+		}
+		out = append(out, t)
+	}
+	for i := 0; i < len(cond); i++ {
+		switch {
+		case cond[i] == '(':
+			depth++
+		case cond[i] == ')':
+			depth--
+		case depth == 0 && strings.HasPrefix(cond[i:], "||"):
+			add(cond[start:i])
+			start = i + 2
+			i++
+		}
+	}
+	add(cond[start:])
+	if len(out) == 1 && out[0] != cond && strings.Contains(out[0], "||") {
+		return orTerms(out[0]) // (a || b) unwrapped
+	}
+	return out
 }
 
 // assertNMIRE is an assertion that the code does not run in NMI.
@@ -258,10 +312,13 @@ func checkNMI(c *checker) {
 // follows its calls of functions the series defines.
 func (c *checker) nmiWalk(p *Patch, defs map[string][]*cunit.Func, root *cunit.Func, why string, chain []nmiLink, seen map[string]bool) {
 	last := chain[len(chain)-1]
-	for _, fn := range defs[last.name] {
-		if fn.UnitPath != last.file && len(chain) == 1 {
-			continue
-		}
+	var fns []*cunit.Func
+	if len(chain) == 1 {
+		fns = []*cunit.Func{root}
+	} else {
+		fns = calledDefs(defs[last.name], chain[len(chain)-2].file)
+	}
+	for _, fn := range fns {
 		lines := strings.Split(string(fn.UnitText), "\n")
 		nmiMode := fn.Start >= 1 && fn.End <= len(lines) && strings.Contains(strings.Join(lines[fn.Start-1:fn.End], "\n"), "TWA_NMI_CURRENT")
 		for _, r := range fn.Calls {
@@ -278,6 +335,27 @@ func (c *checker) nmiWalk(p *Patch, defs map[string][]*cunit.Func, root *cunit.F
 			}
 		}
 	}
+}
+
+// calledDefs returns the definitions of defs that a call from a file
+// named from reaches, as the compiler and linker resolve it: that file's
+// own static function if it has one, else the functions other files
+// export and the static inline ones of headers (a static function of
+// another .c file is that file's own).
+func calledDefs(defs []*cunit.Func, from string) []*cunit.Func {
+	var own, visible []*cunit.Func
+	for _, d := range defs {
+		switch {
+		case d.Static && d.UnitPath == from:
+			own = append(own, d)
+		case !d.Static || strings.HasSuffix(d.UnitPath, ".h"):
+			visible = append(visible, d)
+		}
+	}
+	if len(own) > 0 {
+		return own
+	}
+	return visible
 }
 
 // nmiCallUnsafe says whether call r (on lines of its unit) is unsafe in
