@@ -50,8 +50,8 @@ func checkTypeLimits(c *checker) {
 						if !ok || !writtenCompare(text, cmp) {
 							continue
 						}
-						typ, ok := declaredType(fn, cmp.Name)
-						if !ok {
+						typ := cmp.Type // the declaration in scope there
+						if typ == "" {
 							continue
 						}
 						k := fmt.Sprintf("%d:%d %s %s %s", cmp.Line, cmp.Col, cmp.Name, cmp.Op, cmp.Const)
@@ -84,29 +84,6 @@ type typeVerdict struct {
 	known, always bool
 	cmp           cunit.Compare
 	typ, fn, why  string
-}
-
-// declaredType returns the type fn declares name with: a local (all of
-// its declarations of that name of one type) or a parameter.
-func declaredType(fn *cunit.Func, name string) (string, bool) {
-	typ := ""
-	for _, l := range fn.Locals {
-		if l.Name == name {
-			if typ != "" && typ != l.Type {
-				return "", false // shadowed with another type
-			}
-			typ = l.Type
-		}
-	}
-	if typ != "" {
-		return typ, true
-	}
-	for _, p := range fn.Params {
-		if p.Name == name && !strings.Contains(p.Type, "*") && !strings.Contains(p.Type, "[") {
-			return p.Type, true
-		}
-	}
-	return "", false
 }
 
 // writtenCompare reports whether the comparison is written on its line as

@@ -91,6 +91,8 @@ func (u *Unit) collect(ast *cc.AST) {
 			}
 			return true
 		}, nil)
+		declTypes := map[*cc.Declarator]string{} // the function's integer objects
+		var resolved []*cc.Declarator            // what each of fn.Compares names
 		walk(fd.Declarator, func(n cc.Node) bool {
 			pd, ok := n.(*cc.ParameterDeclaration)
 			if !ok {
@@ -115,6 +117,11 @@ func (u *Unit) collect(ast *cc.AST) {
 			}
 			p.Type = strings.Join(parts, " ")
 			fn.Params = append(fn.Params, p)
+			if pd.Declarator != nil && pd.Declarator.Pointer == nil {
+				if dd := pd.Declarator.DirectDeclarator; dd != nil && dd.Case == cc.DirectDeclaratorIdent {
+					declTypes[pd.Declarator] = p.Type
+				}
+			}
 			return false
 		}, nil)
 		if len(fn.Params) == 1 && fn.Params[0].Name == "" && fn.Params[0].Type == "void" {
@@ -123,14 +130,14 @@ func (u *Unit) collect(ast *cc.AST) {
 		walk(fd.CompoundStatement, func(n cc.Node) bool {
 			switch x := n.(type) {
 			case *cc.Declaration:
-				fn.Locals = append(fn.Locals, u.locals(x)...)
+				fn.Locals = append(fn.Locals, u.locals(x, declTypes)...)
 			case *cc.RelationalExpression:
 				if x.Case != cc.RelationalExpressionShift {
-					u.compare(fn, x.Token, x.RelationalExpression, x.ShiftExpression)
+					u.compare(fn, &resolved, x.Token, x.RelationalExpression, x.ShiftExpression)
 				}
 			case *cc.EqualityExpression:
 				if x.Case != cc.EqualityExpressionRel {
-					u.compare(fn, x.Token, x.EqualityExpression, x.RelationalExpression)
+					u.compare(fn, &resolved, x.Token, x.EqualityExpression, x.RelationalExpression)
 				}
 			case *cc.PostfixExpression:
 				if x.Case != cc.PostfixExpressionCall {
@@ -150,6 +157,11 @@ func (u *Unit) collect(ast *cc.AST) {
 			}
 			return true
 		}, nil)
+		for i, d := range resolved {
+			if d != nil {
+				fn.Compares[i].Type = declTypes[d]
+			}
+		}
 		byPos := func(rs []Ref) {
 			sort.SliceStable(rs, func(i, j int) bool {
 				return rs[i].Line < rs[j].Line || rs[i].Line == rs[j].Line && rs[i].Col < rs[j].Col
@@ -235,7 +247,7 @@ func (u *Unit) ref(t cc.Token) (Ref, bool) {
 // locals returns the integer-like objects d declares in the unit's file:
 // each declarator that is neither a pointer, an array nor a function,
 // with the declaration's specifiers as its type ("unsigned long").
-func (u *Unit) locals(d *cc.Declaration) []Param {
+func (u *Unit) locals(d *cc.Declaration, types map[*cc.Declarator]string) []Param {
 	if p := d.Position(); p.Filename != u.Path {
 		return nil
 	}
@@ -259,6 +271,7 @@ func (u *Unit) locals(d *cc.Declaration) []Param {
 		}
 		if dd := id.Declarator.DirectDeclarator; dd != nil && dd.Case == cc.DirectDeclaratorIdent {
 			out = append(out, Param{Name: id.Declarator.Name(), Type: typ})
+			types[id.Declarator] = typ
 		}
 	}
 	return out
@@ -267,38 +280,66 @@ func (u *Unit) locals(d *cc.Declaration) []Param {
 // compare records in fn a comparison of an identifier with an integer
 // constant (op the operator token, a and b its operands), the identifier
 // first: 0 > x is recorded as x < 0.
-func (u *Unit) compare(fn *Func, op cc.Token, a, b cc.ExpressionNode) {
+func (u *Unit) compare(fn *Func, resolved *[]*cc.Declarator, op cc.Token, a, b cc.ExpressionNode) {
 	o := op.SrcStr()
-	name, c := identOperand(a), constOperand(b)
-	if name == "" || c == "" {
-		name, c = identOperand(b), constOperand(a)
+	id, c := identOperand(a), constOperand(b)
+	if id == nil || c == "" {
+		id, c = identOperand(b), constOperand(a)
 		o = flipped[o]
 	}
-	if name == "" || c == "" || o == "" {
+	if id == nil || c == "" || o == "" {
 		return
 	}
 	r, ok := u.ref(op)
 	if !ok {
 		return
 	}
-	fn.Compares = append(fn.Compares, Compare{Name: name, Op: o, Const: c, Line: r.Line, Col: r.Col})
+	fn.Compares = append(fn.Compares, Compare{Name: id.Token.SrcStr(), Op: o, Const: c, Line: r.Line, Col: r.Col})
+	*resolved = append(*resolved, inScope(id))
+}
+
+// inScope returns the declarator the identifier id names where it is
+// used, as C's scopes resolve it: the innermost scope that declares the
+// name before the use; nil when none does (a macro's name, an
+// enumerator, an object of a header cc/v4 was not given).
+func inScope(id *cc.PrimaryExpression) *cc.Declarator {
+	name, seq := id.Token.SrcStr(), id.Token.Seq()
+	for s := id.LexicalScope(); s != nil; s = s.Parent {
+		var found *cc.Declarator
+		for _, n := range s.Nodes[name] {
+			if d, ok := n.(*cc.Declarator); ok {
+				if t := d.NameTok(); t.Seq() <= seq {
+					found = d // the last declaration before the use
+				}
+			}
+		}
+		if found != nil {
+			return found
+		}
+		for _, n := range s.Nodes[name] {
+			if _, ok := n.(*cc.Declarator); !ok {
+				return nil // an enumerator or a parameter of a prototype: no object of the function
+			}
+		}
+	}
+	return nil
 }
 
 // flipped is the operator with its operands swapped.
 var flipped = map[string]string{"<": ">", ">": "<", "<=": ">=", ">=": "<=", "==": "==", "!=": "!="}
 
-// identOperand returns the identifier e is (parentheses aside), or "".
-func identOperand(e cc.ExpressionNode) string {
+// identOperand returns the identifier e is (parentheses aside), or nil.
+func identOperand(e cc.ExpressionNode) *cc.PrimaryExpression {
 	switch x := e.(type) {
 	case *cc.PrimaryExpression:
 		switch x.Case {
 		case cc.PrimaryExpressionIdent:
-			return x.Token.SrcStr()
+			return x
 		case cc.PrimaryExpressionExpr:
 			return identOperand(x.ExpressionList)
 		}
 	}
-	return ""
+	return nil
 }
 
 // constOperand returns the integer constant e is, as written ("0",

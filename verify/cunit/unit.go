@@ -66,6 +66,12 @@ type Param struct{ Name, Type string }
 type Compare struct {
 	Name, Op, Const string
 	Line, Col       int
+	// Type is the type the declaration of Name in scope at the
+	// comparison gives it, as cc/v4's scopes resolve the name (a
+	// parameter, or a local of this or an enclosing block, with its
+	// declaration's specifiers); "" when that declaration is no integer
+	// object of the function (a global, a pointer, an array).
+	Type string
 }
 
 // Ref is a use of an identifier (or a call of it) in a body.
