@@ -11,7 +11,7 @@ import (
 // type, so that a run with --checkpatch reports each once.
 var checkpatchRules = []Rule{
 	{ID: "IS_ENABLED_CONFIG", Severity: Warning,
-		Why:   "IS_ENABLED() takes a CONFIG_ symbol: IS_ENABLED(FOO) is always false, so the code it guards never runs (checkpatch's IS_ENABLED_CONFIG)",
+		Why:   "IS_ENABLED() takes a CONFIG_ symbol: IS_ENABLED(FOO) is false unless FOO is a macro defined to 1, so the code it guards may never run (checkpatch's IS_ENABLED_CONFIG)",
 		check: checkIsEnabledConfig},
 	{ID: "COMMIT_MESSAGE", Severity: Warning,
 		Why:   "a patch without a commit description tells its reviewers and later readers of git log nothing of why (checkpatch's COMMIT_MESSAGE)",
@@ -26,9 +26,16 @@ var checkpatchRules = []Rule{
 
 var isEnabledRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\bIS_ENABLED\s*\(\s*(\w+)\s*\)`) })
 
+// buildMacros are macros the compiler or kbuild defines for kernel code
+// (DEBUG by a Makefile's ccflags): IS_ENABLED() of them is true there.
+var buildMacros = map[string]bool{"__KERNEL__": true, "MODULE": true, "DEBUG": true, "__CHECKER__": true, "__GENKSYMS__": true}
+
 // checkIsEnabledConfig reports IS_ENABLED(X) without CONFIG_ on the lines
-// patches add to C files (comments included, as checkpatch.pl reads them):
-// preempt-lazy 02's IS_ENABLED(PREEMPT_LAZY) is always false.
+// patches add to C files (comments included, as checkpatch.pl reads them),
+// in checkpatch's words. Only when X is no macro the file defines nor one
+// the build defines does it say the test is false (preempt-lazy 02's
+// IS_ENABLED(PREEMPT_LAZY)); IS_ENABLED(DEBUG) or of a macro defined to 1
+// works, and CONFIG_X would make it dead code.
 func checkIsEnabledConfig(c *checker) {
 	for _, p := range c.s.Patches {
 		c.stopped()
@@ -38,8 +45,19 @@ func checkIsEnabledConfig(c *checker) {
 			}
 			for _, l := range f.Added {
 				for _, m := range isEnabledRE().FindAllStringSubmatch(l.Text, -1) {
-					if !strings.HasPrefix(m[1], "CONFIG_") {
-						c.report(p, f.Path, l.N, "IS_ENABLED(%s) is always false: write IS_ENABLED(CONFIG_%s)", m[1], m[1])
+					x := m[1]
+					if strings.HasPrefix(x, "CONFIG_") {
+						continue
+					}
+					content, _ := c.s.FileAt(f.Path, p.Number)
+					defined := regexp.MustCompile(`(?m)^\s*#\s*define\s+` + regexp.QuoteMeta(x) + `\b`).Match(content)
+					switch {
+					case buildMacros[x]:
+						c.report(p, f.Path, l.N, "IS_ENABLED(%s) is normally used as IS_ENABLED(CONFIG_%s); %s is a macro the build defines, so this tests it (write it as #ifdef %s if that is meant)", x, x, x, x)
+					case defined:
+						c.report(p, f.Path, l.N, "IS_ENABLED(%s) is normally used as IS_ENABLED(CONFIG_%s); %s is a macro of this file, so this tests it (true when defined to 1)", x, x, x)
+					default:
+						c.report(p, f.Path, l.N, "IS_ENABLED(%s) is normally used as IS_ENABLED(CONFIG_%s): %s is no macro of this file, so unless a header defines it to 1 this is false", x, x, x)
 					}
 				}
 			}
