@@ -245,6 +245,9 @@ func checkStubParity(c *checker) {
 						st, ok := off[n]
 						switch {
 						case !ok:
+							if !c.calledWithout(f.Path, n, b) {
+								continue // every caller is under the option: no stub is needed
+							}
 							if c.once(fmt.Sprintf("stub %s %s missing", f.Path, n)) {
 								c.report(p, f.Path, ft.Line, "%s() is declared under %s but the #else branch (line %d) has no stub: add \"static inline\" %s with the same type", n, b.option, b.elseLine, n)
 							}
@@ -263,6 +266,93 @@ func checkStubParity(c *checker) {
 			}
 		}
 	}
+}
+
+// calledWithout reports whether a C file of the series at its end (a
+// later patch may add the caller that needs the stub) calls
+// name where b's option may be off: outside the branch of header that
+// declares it, and outside any #if or #ifdef whose condition names the
+// option (before its #else). A line that starts with no indentation
+// declares or defines name and is no call. When the series calls it and
+// every call is under the option, the declaration needs no stub (6.12's
+// kernel/sched/ext.h declares init_scx_entity() only under
+// CONFIG_SCHED_CLASS_EXT: core.c calls it under the same #ifdef); a
+// function the series never calls is an interface for code outside it,
+// which may call it with the option off.
+func (c *checker) calledWithout(header, name string, b condBlock) bool {
+	n := len(c.s.Patches)
+	called := false // seen a call under the option
+	call := regexp.MustCompile(`\b` + regexp.QuoteMeta(name) + `\s*\(`)
+	for _, path := range c.seriesCode() {
+		content, ok := c.s.FileAt(path, n)
+		if !ok || !call.Match(content) {
+			continue
+		}
+		hb := b // the header's branch, where it is at the end
+		if path == header {
+			hb = condBlock{}
+			for _, x := range condBlocks(content) {
+				if x.option == b.option {
+					hb = x
+				}
+			}
+		}
+		under := optionLines(content, b.option)
+		for i, l := range strings.Split(string(cunit.CodeOnly(content)), "\n") {
+			if !call.MatchString(l) || l == "" || (l[0] != ' ' && l[0] != '\t') {
+				continue
+			}
+			if path == header && i+1 > hb.ifLine && i+1 < hb.elseLine || under[i+1] {
+				called = true
+				continue
+			}
+			return true
+		}
+	}
+	return !called
+}
+
+// optionLines returns the lines of c that are compiled only with option
+// on: inside an #if or #ifdef whose condition names it (and not negated),
+// up to its #else, #elif or #endif.
+func optionLines(c []byte, option string) map[int]bool {
+	out := map[int]bool{}
+	var stack []bool // whether each open conditional's current branch needs the option
+	needs := func() bool {
+		for _, s := range stack {
+			if s {
+				return true
+			}
+		}
+		return false
+	}
+	word := regexp.MustCompile(`\b` + regexp.QuoteMeta(option) + `\b`)
+	for i, l := range strings.Split(string(c), "\n") {
+		t := strings.TrimSpace(l)
+		if strings.HasPrefix(t, "#") {
+			d := strings.TrimSpace(strings.TrimPrefix(t, "#"))
+			switch {
+			case strings.HasPrefix(d, "ifndef"):
+				stack = append(stack, false)
+			case strings.HasPrefix(d, "if"):
+				cond := d[2:]
+				stack = append(stack, word.MatchString(cond) && !strings.Contains(cond, "!") && !strings.Contains(cond, "||"))
+			case strings.HasPrefix(d, "el"):
+				if len(stack) > 0 {
+					stack[len(stack)-1] = false
+				}
+			case strings.HasPrefix(d, "endif"):
+				if len(stack) > 0 {
+					stack = stack[:len(stack)-1]
+				}
+			}
+			continue
+		}
+		if needs() {
+			out[i+1] = true
+		}
+	}
+	return out
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -72,6 +72,18 @@ func (e Env) preludeDefines() string {
 		fmt.Fprintf(&b, "#define %s 1\n", d)
 	}
 	fmt.Fprintf(&b, "#define BITS_PER_LONG %d\n", e.Bits)
+	// include/linux/kconfig.h's tests of an option, which headers use in
+	// #if as often as #ifdef
+	b.WriteString(`#define __ARG_PLACEHOLDER_1 0,
+#define __take_second_arg(__ignored, val, ...) val
+#define __is_defined(x) ___is_defined(x)
+#define ___is_defined(val) ____is_defined(__ARG_PLACEHOLDER_##val)
+#define ____is_defined(arg1_or_junk) __take_second_arg(arg1_or_junk 1, 0)
+#define IS_ENABLED(option) __is_defined(option)
+#define IS_BUILTIN(option) __is_defined(option)
+#define IS_MODULE(option) 0
+#define IS_REACHABLE(option) __is_defined(option)
+`)
 	b.WriteString(`#define BIT(nr) (1UL << (nr))
 #define NULL ((void *)0)
 #define ENOSYS 38

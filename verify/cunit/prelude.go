@@ -22,15 +22,7 @@ func (e Env) unitPrelude(typedefs, loops []string) string {
 	var b strings.Builder
 	b.WriteString(e.preludeDefines())
 	b.WriteString(ktypes.Prelude(true))
-	b.WriteString(`#define __ARG_PLACEHOLDER_1 0,
-#define __take_second_arg(__ignored, val, ...) val
-#define __is_defined(x) ___is_defined(x)
-#define ___is_defined(val) ____is_defined(__ARG_PLACEHOLDER_##val)
-#define ____is_defined(arg1_or_junk) __take_second_arg(arg1_or_junk 1, 0)
-#define IS_ENABLED(option) __is_defined(option)
-#define IS_BUILTIN(option) __is_defined(option)
-#define IS_MODULE(option) 0
-#define __packed
+	b.WriteString(`#define __packed
 #define __aligned(x)
 #define for_each_process_thread(p, t) for (p = 0, t = 0; p; p = 0)
 #define list_for_each_entry(pos, head, member) for (pos = (void *)(head); pos; pos = 0)
