@@ -190,6 +190,8 @@ var acceptedErrors = []acceptedError{
 	{"clearlinux-mbox", "AUTHOR_SIGN_OFF", 5, "clearlinux.mbox", noSignOff},
 	{"clearlinux-mbox", "AUTHOR_SIGN_OFF", 6, "clearlinux.mbox", noSignOff},
 	{"clearlinux-mbox", "AUTHOR_SIGN_OFF", 8, "clearlinux.mbox", noSignOff},
+	{"hh-misc", "TRAILER_EMAIL", 11, "workqueue-20241219-do-not-warn-when-cancelling-WQ_MEM_RECLAIM-work-from-WQ_MEM_RECLAIM-worker.patch",
+		"\"Cc: Christian König <christian.koenig@amd.com\" lacks its \">\": checkpatch.pl 6.12 reports ERROR:BAD_SIGN_OFF \"Unrecognized email address\" on the same line"},
 }
 
 const noSignOff = "the patch has no Signed-off-by at all: no maintainer can take it without the author's DCO (checkpatch.pl: MISSING_SIGN_OFF, an error); Clear Linux carries it as a distribution patch, never posted"

@@ -29,7 +29,9 @@ type Series struct {
 	created map[string]bool           // the files the series creates
 	changes map[string][]int          // path -> the patches that change it, in order
 	cRead   atomic.Pointer[cReadInfo] // how the last Run read the C files
-
+	// unreadable are the mails of the series git am would stop at (see
+	// mail.LoadAll): left out, each a PATCH_APPLY error.
+	unreadable []mail.Unreadable
 }
 
 // Patch is one patch of a series.
@@ -188,7 +190,7 @@ const mailHint = "give an mbox (git format-patch --stdout, b4 mbox), a directory
 // files, or a saved thread such as the seed. tree, when not nil, is the
 // base the edits to existing files are applied to.
 func ReadMail(path string, tree *kernelsrc.Tree) (*Series, error) {
-	ps, err := mail.Load(path)
+	ps, unreadable, err := mail.LoadAll(path)
 	if errors.Is(err, mail.ErrNotMail) || errors.Is(err, mail.ErrNoPatches) || errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w: %s", err, mailHint)
 	}
@@ -203,9 +205,12 @@ func ReadMail(path string, tree *kernelsrc.Tree) (*Series, error) {
 	} else if ps.Thread {
 		s.Sender = ps.Patches[0].From
 	}
-	for _, mp := range ps.Patches {
-		s.Patches = append(s.Patches, fromMail(mp))
+	for i, mp := range ps.Patches {
+		p := fromMail(mp)
+		p.Number = i + 1 // the patches verify reads, in order (an unreadable one left out)
+		s.Patches = append(s.Patches, p)
 	}
+	s.unreadable = unreadable
 	if err := s.rebuild(); err != nil {
 		return nil, err
 	}

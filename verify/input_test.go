@@ -212,6 +212,40 @@ func mailOffset(data []byte, n int) int {
 	return off
 }
 
+// TestBadPatchSkipped: a patch of an mbox that cannot be read (a hunk
+// that miscounts its lines, a body not in UTF-8) is one PATCH_APPLY
+// error at its place, saying why and what to do, and the other patches
+// are checked, as git am --skip goes on (the series was refused whole).
+func TestBadPatchSkipped(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		line int
+		want []string // substrings of the message: the cause, what to do
+	}{
+		{"truncated-diff.mbox", 56, []string{"patch 2 of 2", "miscounts lines", "cut short", "as git format-patch or b4 wrote it", "git am --skip"}},
+		{"latin1.mbox", 45, []string{"patch 2 of 2", "not UTF-8", "iconv"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := ReadMail(filepath.Join("testdata/mail", tc.name), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(s.Patches) != 1 {
+				t.Errorf("%d patches checked, want the readable one", len(s.Patches))
+			}
+			got := only(Run(s, Options{}), "PATCH_APPLY")
+			if len(got) != 1 || got[0].File != tc.name || got[0].Line != tc.line {
+				t.Fatalf("PATCH_APPLY %+v, want one at %s:%d", got, tc.name, tc.line)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(got[0].Message, w) {
+					t.Errorf("%q lacks %q", got[0].Message, w)
+				}
+			}
+		})
+	}
+}
+
 // TestBadMail: input that is not a series gets one line naming the cause
 // and what to do, and no Series.
 func TestBadMail(t *testing.T) {
@@ -223,10 +257,8 @@ func TestBadMail(t *testing.T) {
 		{"nopatches", []string{"nopatches: ", "without .patch", "give an mbox"}},
 		{"missing.mbox", []string{"missing.mbox", "no such file", "give an mbox"}},
 		{"truncated-headers.mbox", []string{"truncated-headers.mbox:38: ", "without a Subject", "give whole mails"}},
-		{"truncated-diff.mbox", []string{"truncated-diff.mbox:56: ", "patch 2 of 2", "miscounts lines", "cut short", "as git format-patch or b4 wrote it"}},
 		{"truncated-series.mbox", []string{"truncated-series.mbox: ", "patch 2 of 2 missing", "give every patch"}},
 		{"truncated-thread.txt", []string{"truncated-thread.txt: ", "patch 2 of 2 missing", "give every patch"}},
-		{"latin1.mbox", []string{"latin1.mbox:45: ", "patch 2 of 2", "not UTF-8", "iconv"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := ReadMail(filepath.Join("testdata/mail", tc.name), nil)

@@ -1,7 +1,9 @@
 package verify
 
 import (
+	"fmt"
 	"path"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -195,6 +197,16 @@ func checkMakefileSpace(c *checker) {
 // patch (ReadMail applies them as git apply --reject does: a hunk, a file,
 // the whole patch), and the patches the tree already has.
 func checkPatchApply(c *checker) {
+	if c.rule.ID == "PATCH_APPLY" {
+		for _, u := range c.s.unreadable {
+			what := "this mail"
+			if u.Subject != "" {
+				what = fmt.Sprintf("%q", u.Subject)
+			}
+			msg, _, _ := strings.Cut(u.Err.Error(), "\n")
+			c.report(nil, filepath.Base(u.File), u.Line, "git am stops at %s (mail %d of the series) and verify cannot read it: %s; it is left out and the other patches are checked, as after git am --skip", what, u.Position, msg)
+		}
+	}
 	for _, p := range c.s.Patches {
 		switch c.rule.ID {
 		case "PATCH_APPLY":
