@@ -699,6 +699,7 @@ func invocationArgs(code []byte, withKnown bool) map[string]bool {
 	// a declaration macro written without its semicolon (static
 	// DEF_SCSI_QCMD(x)) runs into what follows, so lines, not chunks
 	depth := 0
+	inInit := false // in the braces of a file-scope initializer ("... = {")
 	for i := 0; i < len(code); {
 		j := bytes.IndexByte(code[i:], '\n')
 		if j < 0 {
@@ -706,7 +707,21 @@ func invocationArgs(code []byte, withKnown bool) map[string]bool {
 		}
 		line := code[i : i+j]
 		if depth == 0 {
-			if m := macroCallRE().FindSubmatchIndex(line); m != nil {
+			if k := bytes.IndexByte(line, '{'); k >= 0 {
+				inInit = bytes.Contains(line[:k], []byte("="))
+			}
+		}
+		// an entry of an initializer made by a macro (amdgpu_pm.c's
+		// AMDGPU_DEVICE_ATTR_RW(pp_dpm_vclk1, ...) in its attribute table
+		// pastes amdgpu_get_pp_dpm_vclk1) counts as a file-scope invocation
+		var m []int
+		if depth == 0 {
+			m = macroCallRE().FindSubmatchIndex(line)
+		} else if inInit {
+			m = initMacroRE().FindSubmatchIndex(line)
+		}
+		{
+			if m != nil {
 				name := string(line[m[2]:m[3]])
 				if !known[name] && !defined[name] && !nonPasting[name] && !declKeywords[name] {
 					open := i + m[1] - 1
@@ -729,6 +744,10 @@ func invocationArgs(code []byte, withKnown bool) map[string]bool {
 	}
 	return out
 }
+
+// initMacroRE is an initializer's entry that is a macro's invocation, in
+// capitals as the kernel names macros that make table entries.
+var initMacroRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*([A-Z][A-Z0-9_]*)\s*\(`) })
 
 // fnDefineRE is a function-like macro's #define.
 var fnDefineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\(`) })
