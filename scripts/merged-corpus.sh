@@ -114,7 +114,8 @@ for m in "$mails"/*.mbox; do
 	if [ "$rc" -gt 1 ]; then
 		echo "merged-corpus: verify exit $rc on $b: $(head -c 300 "$out/$b.err")" >&2
 	fi
-	perl "$new/scripts/checkpatch.pl" --root="$new" --no-color --terse --show-types --no-summary "$m" >"$out/$b.cp" 2>/dev/null || true
+	# (in $out: checkpatch.pl leaves its .checkpatch-camelcase cache in the current directory)
+	(cd "$out" && perl "$new/scripts/checkpatch.pl" --root="$new" --no-color --terse --show-types --no-summary "$m" >"$out/$b.cp" 2>/dev/null) || true
 	t2=$(date +%s.%N)
 	vtime=$(echo "$vtime + $t1 - $t0" | bc)
 	ctime=$(echo "$ctime + $t2 - $t1" | bc)
