@@ -15,8 +15,8 @@ var hookRules = []Rule{
 	{ID: "ARCH_HOOK", Severity: Error,
 		Why:   "an override that does not #define the hook name, or has another type, silently gets the generic default or breaks only that architecture's build",
 		check: checkArchHooks},
-	{ID: "MACRO_CASE", Severity: Warning,
-		Why:   "coding-style.rst: macros that act like functions are named like functions, so readers know they evaluate like one",
+	{ID: "MACRO_CASE", Severity: Warning, Scope: SeriesScope,
+		Why:   "this series names its function-like macros in lower case, as the arch hooks beside them (in_compat_mode()); coding-style.rst allows either (\"CAPITALIZED macro names are appreciated\"), so it is the series' rule, not the kernel's",
 		check: checkMacroCase},
 }
 
@@ -186,7 +186,7 @@ func checkMacroCase(c *checker) {
 					body = strings.TrimSpace(strings.TrimSuffix(f.Added[i+1].Text, "\\"))
 				}
 				if actsLikeFn().MatchString(body) {
-					c.report(p, f.Path, l.N, "%s() is a function-like macro that acts as a function: name it in lower case, %s()", m[1], strings.ToLower(m[1]))
+					c.report(p, f.Path, l.N, "%s() is a function-like macro that acts as a function: this series names those in lower case, %s()", m[1], strings.ToLower(m[1]))
 				}
 			}
 		}
