@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"kpatch/series"
 )
@@ -43,6 +44,8 @@ type Request struct {
 	BuildDir string
 	// Progress receives one line as each long phase starts.
 	Progress io.Writer
+	// Stdin is what File "-" reads (nil: os.Stdin).
+	Stdin io.Reader
 }
 
 // InputError is input verify could not read or use, or a request it
@@ -90,15 +93,26 @@ func Check(ctx context.Context, req Request) (*Report, error) {
 		return nil, refuse(err)
 	}
 	if req.File != "" {
-		if req.Tree != "" {
-			if err := sel.OpenTree(req.Tree, req.Base, req.Plain); err != nil {
+		file := req.File
+		if file == "-" {
+			path, dir, err := readStdin(req.Stdin)
+			if err != nil {
 				return nil, refuse(err)
 			}
+			defer os.RemoveAll(dir)
+			file = path
+		}
+		open := func(dir, base string) error { return sel.OpenTree(dir, base, req.Plain) }
+		if _, err := openMailTree(open, file, req.Tree, req.Base, req.Plain, req.Progress); err != nil {
+			return nil, refuse(err)
 		}
 		err := interruptible(ctx, func() (err error) {
-			s, err = ReadMail(req.File, sel.Tree)
+			s, err = ReadMail(file, sel.Tree)
 			return err
 		})
+		if s != nil && req.File == "-" {
+			s.Source = "standard input"
+		}
 		if errors.Is(err, context.Canceled) {
 			return nil, err
 		}
@@ -143,10 +157,16 @@ func Check(ctx context.Context, req Request) (*Report, error) {
 	}
 	opt := Options{Ignore: ids, Series: seriesRules, Context: ctx, BuildTrees: trees, PreprocessCache: DefaultPreprocessCache(), CheckpatchArgs: req.CheckpatchArgs}
 	var findings []Finding
+	how := "with verify's prelude"
+	if len(trees) > 0 {
+		how = fmt.Sprintf("through %d build trees (the first run preprocesses every C file they build)", len(trees))
+	}
+	stop := slowPhase(req.Progress, fmt.Sprintf("kpatch verify: checking %d patches, the C files read %s", len(s.Patches), how))
 	err = interruptible(ctx, func() (err error) {
 		findings, err = RunContext(s, opt)
 		return err
 	})
+	stop()
 	if err != nil {
 		return nil, err
 	}

@@ -25,9 +25,12 @@ i386 with the series' options on and off, at every patch. Rules of scope
 the spec directory); --rules lists every rule.
 
 Without FILE, the series kpatch gen would write (same flags) is checked.
-With FILE (an mbox, a directory of .patch files, or a saved thread), the
-posted series is; --tree/--base then give the base that edits to existing
-files are applied to.
+With FILE (an mbox, a directory of .patch files, a saved thread, or "-"
+for standard input), the posted series is, as git am reads it: a mail it
+cannot read is one PATCH_APPLY error and the rest is checked. Edits to
+existing files are applied to --tree (default: the kernel tree the
+working directory is in, if any) at --base (default: the mail's
+base-commit:, else the tree's HEAD).
 
 Exit status: 0 no errors (warnings only or clean), 1 errors found,
 2 usage or input verify could not read (nothing was checked).`)
