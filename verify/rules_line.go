@@ -53,27 +53,81 @@ func isCode(path string) bool {
 	return strings.HasSuffix(path, ".c") || strings.HasSuffix(path, ".h") || strings.HasSuffix(path, ".S")
 }
 
+// checkLongLines reports the added lines over 100 columns of the files
+// checkpatch.pl measures (.c, .h, .rs, .s, .S, .sh, .dts, .dtsi), with its
+// exemptions (longLineExempt): its LONG_LINE, LONG_LINE_COMMENT and
+// LONG_LINE_STRING in one.
 func checkLongLines(c *checker) {
 	for _, p := range c.s.Patches {
 		c.stopped()
 		for _, f := range p.Files {
-			if !isCode(f.Path) && !isMakefile(f.Path) && !strings.Contains(f.Path, "Kconfig") {
+			if !longLineFileRE().MatchString(f.Path) {
 				continue
 			}
 			for _, l := range f.Added {
 				n := columns(l.Text)
-				if n <= 100 {
-					continue
-				}
-				// checkpatch's exceptions: a quoted string or a URL
-				// that cannot be split.
-				if strings.Contains(l.Text, "://") || (strings.Count(l.Text, `"`) >= 2 && !strings.Contains(l.Text, ";")) {
+				if n <= 100 || longLineExempt(l.Text) {
 					continue
 				}
 				c.report(p, f.Path, l.N, "line is %d columns, over 100: break it (one parameter per line, or a shorter type name)", n)
 			}
 		}
 	}
+}
+
+var (
+	// longLineFileRE is the files checkpatch.pl measures lines of.
+	longLineFileRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\.(h|c|rs|s|S|sh|dtsi|dts)$`) })
+	// logFunctionsRE is checkpatch.pl's $logFunctions.
+	logFunctionsRE = `(?:printk(?:_ratelimited|_once|_deferred_once|_deferred|)|(?:[a-z0-9]+_){1,2}(?:printk|emerg|alert|crit|err|warning|warn|notice|info|debug|dbg|vdbg|devel|cont|WARN)(?:_ratelimited|_once|)|TP_printk|WARN(?:_RATELIMIT|_ONCE|)|panic|MODULE_[A-Z_]+|seq_vprintf|seq_printf|seq_puts)`
+	// stringRE is checkpatch.pl's $String on a line whose strings are
+	// blanked (see blankStrings).
+	stringRE        = `(?:\b[Lu])?"[X\t]*"`
+	logEndsInString = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^\s*` + logFunctionsRE + `\s*\(\s*(?:(?:KERN_\S+\s*|[^"]*))?(` + stringRE + `\s*(?:|,|\)\s*;)\s*)$`)
+	})
+	onlyString   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*` + stringRE + `\s*(?:\s*|,|\)\s*;)\s*$`) })
+	defineString = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*#\s*define\s+\w+\s+` + stringRE + `$`) })
+	specialLong  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\bEFI_GUID\s*\(|^\s*(?:\w+)?\s*DEFINE_PER_CPU`) })
+	longURLRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\b[a-z][\w.+\-]*://\S+`) })
+)
+
+// longLineExempt reports whether checkpatch.pl lets a long line be: a
+// logging function's call (or a MODULE_* line) that ends in a string
+// starting within 100 columns, a line of a string alone, a #define of a
+// string, an EFI_GUID or DEFINE_PER_CPU line, a line with a URL.
+func longLineExempt(text string) bool {
+	line := blankStrings(text)
+	if m := logEndsInString().FindStringSubmatchIndex(line); m != nil && columns(text[:m[2]]) <= 100 {
+		return true
+	}
+	return onlyString().MatchString(line) || defineString().MatchString(line) || specialLong().MatchString(line) || longURLRE().MatchString(text)
+}
+
+// blankStrings returns line with the characters of its string literals
+// replaced by X, as checkpatch.pl's sanitized line has them (the length
+// kept, the quotes left).
+func blankStrings(line string) string {
+	b := []byte(line)
+	in := false
+	for i := 0; i < len(b); i++ {
+		switch {
+		case !in && b[i] == '\'' && i+2 < len(b): // a character constant: '"' is no string
+			if b[i+1] == '\\' && i+3 < len(b) {
+				i += 3
+			} else {
+				i += 2
+			}
+		case b[i] == '"':
+			in = !in
+		case in && b[i] == '\\' && i+1 < len(b):
+			b[i], b[i+1] = 'X', 'X'
+			i++
+		case in && b[i] != '\t':
+			b[i] = 'X'
+		}
+	}
+	return string(b)
 }
 
 func checkTrailingWhitespace(c *checker) {
