@@ -92,6 +92,7 @@ func kconfigSymbols(t *kernelsrc.Tree) (map[string]bool, error) {
 }
 
 var (
+	ifWordRE     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\bif\b`) })
 	kconfigRefRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[ \t]*(select|imply|depends on)[ \t]+(.*)$`) })
 	symbolRE     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b[A-Z][A-Z0-9_]*\b`) })
 )
@@ -161,9 +162,20 @@ func checkKconfigSymbols(c *checker) {
 				if m == nil {
 					continue
 				}
-				for _, sym := range symbolRE().FindAllString(m[2], -1) {
+				target, cond := m[2], ""
+				if m[1] == "depends on" {
+					target, cond = "", m[2]
+				} else if i := ifWordRE().FindStringIndex(m[2]); i != nil {
+					target, cond = m[2][:i[0]], m[2][i[1]:]
+				}
+				for _, sym := range symbolRE().FindAllString(target, -1) {
 					if !defined[sym] && !known(sym) {
 						c.report(p, f.Path, l.N, "%s %s: no Kconfig file defines %s at this patch: fix the name, or add its \"config %s\" in this or an earlier patch", m[1], sym, sym, sym)
+					}
+				}
+				for _, sym := range symbolRE().FindAllString(cond, -1) {
+					if !defined[sym] && !known(sym) {
+						c.report(p, f.Path, l.N, "%q tests %s, which no Kconfig file defines at this patch (so it is n): fix the name, or add its \"config %s\" in this or an earlier patch", strings.TrimSpace(l.Text), sym, sym)
 					}
 				}
 			}

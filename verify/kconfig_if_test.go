@@ -1,0 +1,40 @@
+package verify
+
+import (
+	"strings"
+	"testing"
+
+	"kpatch/plumbing/kernelsrc"
+)
+
+// TestKconfigSelectIf: in "select X if Y" X is what is selected and Y a
+// condition. wireguard's "select CRYPTO_CHACHA_MIPS if CPU_MIPS32_R2"
+// (6.12's drivers/net/Kconfig) with its condition misspelled was
+// reported as "select CPU_MIPS32_R3: no Kconfig file defines ...": the
+// message now says the line tests an unknown symbol; a misspelled
+// target is still "select X".
+func TestKconfigSelectIf(t *testing.T) {
+	tree, err := kernelsrc.Open(debianTree(t), "v6.12", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const path = "drivers/net/Kconfig"
+	const line = "\tselect CRYPTO_CHACHA_MIPS if CPU_MIPS32_R2\n"
+	for _, c := range []struct{ name, to, want string }{
+		{"condition", "\tselect CRYPTO_CHACHA_MIPS if CPU_MIPS32_R3\n", `"select CRYPTO_CHACHA_MIPS if CPU_MIPS32_R3" tests CPU_MIPS32_R3`},
+		{"target", "\tselect CRYPTO_CHACHA_MIPZ if CPU_MIPS32_R2\n", "select CRYPTO_CHACHA_MIPZ: no Kconfig file defines CRYPTO_CHACHA_MIPZ"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := treeMail(t, tree, "wireguard: rename", "Rename it.", []string{path}, func(files map[string]string) {
+				if !strings.Contains(files[path], line) {
+					t.Fatalf("%s has changed", path)
+				}
+				files[path] = strings.Replace(files[path], line, c.to, 1)
+			})
+			got := only(Run(s, Options{}), "KCONFIG_SYMBOL")
+			if len(got) != 1 || !strings.Contains(got[0].Message, c.want) {
+				t.Errorf("KCONFIG_SYMBOL %v, want one saying %q", got, c.want)
+			}
+		})
+	}
+}
