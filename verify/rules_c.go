@@ -654,9 +654,11 @@ func (c *checker) unusedInFile(p *Patch, f *File, units []*cunit.Unit) {
 		}
 	}
 	macros := map[int]string{} // cc/v4's function-like macros of the file, by line, in any build
+	fields := map[int]bool{}   // of those, the register-field accessors
 	for _, u := range units {
 		for _, m := range u.Macros {
 			macros[m.Line] = m.Name
+			fields[m.Line] = registerField(m)
 		}
 	}
 	saved := c.rule
@@ -668,10 +670,36 @@ func (c *checker) unusedInFile(p *Patch, f *File, units []*cunit.Unit) {
 	pasted := invocationArgs(code, true)
 	for _, line := range sortedInts(macros) {
 		name := macros[line]
-		if addedAt(f, line) && wordLines(code, name, line) == 0 && !headerHooks[name] && !pastedFrom(name, pasted) {
+		if addedAt(f, line) && wordLines(code, name, line) == 0 && !headerHooks[name] && !pastedFrom(name, pasted) && !fields[line] {
 			c.report(p, f.Path, line, "macro %s() is not used at this patch: add it in the patch that first uses it", name)
 		}
 	}
+}
+
+// bitHelpers are the kernel's macros that describe a register's fields.
+var bitHelpers = map[string]bool{"BIT": true, "BIT_ULL": true, "GENMASK": true, "GENMASK_ULL": true, "FIELD_PREP": true,
+	"FIELD_GET": true, "FIELD_FIT": true, "FIELD_MAX": true, "u32_encode_bits": true, "u32_get_bits": true,
+	"u16_encode_bits": true, "u8_encode_bits": true, "le32_encode_bits": true}
+
+// registerField reports whether m is a register-field accessor, as
+// drivers define a register map whole (cxgb3's vsc8211.c:
+// "#define V_ACSR_ACTIPHY_TMR(x) ((x) << S_ACSR_ACTIPHY_TMR)"): a name in
+// capitals whose replacement uses the bit helpers or other register
+// constants (capitals), and otherwise only its short parameters. Reviewers take such a map whole, used or not.
+func registerField(m cunit.Macro) bool {
+	if strings.ToUpper(m.Name) != m.Name {
+		return false
+	}
+	regs := false // names a bit helper or another register constant
+	for _, id := range m.Idents {
+		switch {
+		case bitHelpers[id] || strings.ToUpper(id) == id && len(id) > 1:
+			regs = true
+		case len(id) > 3:
+			return false
+		}
+	}
+	return regs
 }
 
 // macroStems returns the identifiers given, at file scope, to a macro
