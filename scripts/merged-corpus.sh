@@ -24,8 +24,9 @@
 # --json` and the 6.12 tree's scripts/checkpatch.pl (--terse --show-types),
 # and prints one table: for each rule and each checkpatch type, its
 # findings, findings per 1000 added lines, and in how many mails; then
-# the added lines and the time the run took. Set KPATCH_BIN to use an
-# existing binary. Run it under nice on a shared machine.
+# the added lines and the time the run took (checkpatch.pl's verdicts are
+# kept with the mails: a second run times verify alone). Set KPATCH_BIN
+# to use an existing binary. Run it under nice on a shared machine.
 set -euo pipefail
 command -v go >/dev/null || export PATH="$PATH:/usr/local/go/bin"
 cd "$(dirname "$0")/.."
@@ -114,8 +115,14 @@ for m in "$mails"/*.mbox; do
 	if [ "$rc" -gt 1 ]; then
 		echo "merged-corpus: verify exit $rc on $b: $(head -c 300 "$out/$b.err")" >&2
 	fi
-	# (in $out: checkpatch.pl leaves its .checkpatch-camelcase cache in the current directory)
-	(cd "$out" && perl "$new/scripts/checkpatch.pl" --root="$new" --no-color --terse --show-types --no-summary "$m" >"$out/$b.cp" 2>/dev/null) || true
+	# checkpatch.pl's verdict on a mail does not change: kept beside the
+	# mail (run in $mails: it leaves its .checkpatch-camelcase cache in the
+	# current directory)
+	if [ ! -e "$mails/$b.cp" ]; then
+		(cd "$mails" && perl "$new/scripts/checkpatch.pl" --root="$new" --no-color --terse --show-types --no-summary "$m" >"$mails/$b.cp.tmp" 2>/dev/null) || true
+		mv "$mails/$b.cp.tmp" "$mails/$b.cp"
+	fi
+	cp "$mails/$b.cp" "$out/$b.cp"
 	t2=$(date +%s.%N)
 	vtime=$(echo "$vtime + $t1 - $t0" | bc)
 	ctime=$(echo "$ctime + $t2 - $t1" | bc)
