@@ -658,7 +658,11 @@ func (c *checker) unusedInFile(p *Patch, f *File, units []*cunit.Unit) {
 	for _, u := range units {
 		for _, m := range u.Macros {
 			macros[m.Line] = m.Name
-			fields[m.Line] = registerField(m)
+			text := ""
+			if m.Line >= 1 && m.Line <= len(lines) {
+				text = lines[m.Line-1]
+			}
+			fields[m.Line] = registerField(m, text)
 		}
 	}
 	saved := c.rule
@@ -681,26 +685,31 @@ var bitHelpers = map[string]bool{"BIT": true, "BIT_ULL": true, "GENMASK": true, 
 	"FIELD_GET": true, "FIELD_FIT": true, "FIELD_MAX": true, "u32_encode_bits": true, "u32_get_bits": true,
 	"u16_encode_bits": true, "u8_encode_bits": true, "le32_encode_bits": true}
 
-// registerField reports whether m is a register-field accessor, as
-// drivers define a register map whole (cxgb3's vsc8211.c:
-// "#define V_ACSR_ACTIPHY_TMR(x) ((x) << S_ACSR_ACTIPHY_TMR)"): a name in
-// capitals whose replacement uses the bit helpers or other register
-// constants (capitals), and otherwise only its short parameters. Reviewers take such a map whole, used or not.
-func registerField(m cunit.Macro) bool {
-	if strings.ToUpper(m.Name) != m.Name {
-		return false
-	}
-	regs := false // names a bit helper or another register constant
+// registerField reports whether m, #defined on the line text, is a
+// register-field accessor, as drivers define a register map whole (cxgb3's
+// vsc8211.c: "#define V_ACSR_ACTIPHY_TMR(x) ((x) << S_ACSR_ACTIPHY_TMR)";
+// extcon-rtk-type-c.c: "#define code_rp4pk(val) (((val) >> 22) & 0x1f)"):
+// its replacement shifts or masks (or uses a bit helper) and names
+// nothing but the bit helpers, constants in capitals and its short
+// parameters. Reviewers take such a map whole, used or not.
+func registerField(m cunit.Macro, text string) bool {
 	for _, id := range m.Idents {
-		switch {
-		case bitHelpers[id] || strings.ToUpper(id) == id && len(id) > 1:
-			regs = true
-		case len(id) > 3:
+		if !bitHelpers[id] && strings.ToUpper(id) != id && len(id) > 3 {
 			return false
 		}
 	}
-	return regs
+	for _, id := range m.Idents {
+		if bitHelpers[id] {
+			return true
+		}
+	}
+	return bitOpRE().MatchString(text)
 }
+
+// bitOpRE is a shift, or a mask with a constant.
+var bitOpRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`<<|>>|&\s*\(?\s*0[xX][0-9a-fA-F]+|0[xX][0-9a-fA-F]+\s*\)?\s*&`)
+})
 
 // macroStems returns the identifiers given, at file scope, to a macro
 // whose expansion verify does not see: one the prelude does not define,
