@@ -65,9 +65,15 @@ func checkIsEnabledConfig(c *checker) {
 	}
 }
 
+// sobLineRE is the line at which checkpatch.pl stops counting a commit
+// message's lines.
+var sobLineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)^\s*signed-off-by:`) })
+
 // checkCommitDescription reports a patch whose commit message has fewer
-// than two lines besides its subject, trailers counted, as checkpatch.pl
-// counts them: a sign-off alone is no description.
+// than two lines besides its subject, as checkpatch.pl counts them: the
+// non-blank lines up to the first Signed-off-by, that line included (a
+// sign-off alone, or followed by other trailers such as a distribution's
+// "Patchset:", is no description).
 func checkCommitDescription(c *checker) {
 	for _, p := range c.s.Patches {
 		c.stopped()
@@ -75,6 +81,9 @@ func checkCommitDescription(c *checker) {
 		for _, l := range strings.Split(p.Log, "\n") {
 			if strings.TrimSpace(l) != "" {
 				n++
+			}
+			if sobLineRE().MatchString(l) {
+				break
 			}
 		}
 		if n < 2 {
