@@ -19,7 +19,7 @@ import (
 
 // factsVersion is part of every key: change it when what a unit is made
 // into changes (the cut, the parse, what collect reads).
-const factsVersion = "facts-4"
+const factsVersion = "facts-5"
 
 // unitFacts is a Unit as kept on disk.
 type unitFacts struct {

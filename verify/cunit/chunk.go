@@ -154,17 +154,54 @@ func blankExcept(src []byte, keep []Chunk) []byte {
 			kept[i] = true
 		}
 	}
-	// the preprocessor lines, with their continuations
-	lineStart := true
+	// the preprocessor lines, with their continuations: a directive
+	// ends at the first newline outside a comment that no backslash
+	// escapes ("#define X 1 /* a comment that goes on" keeps the lines
+	// up to its "*/"); a '#' inside a comment starts none
+	lineStart, inComment := true, false
 	for i := 0; i < len(src); i++ {
 		ch := src[i]
 		switch {
+		case inComment:
+			if ch == '*' && i+1 < len(src) && src[i+1] == '/' {
+				inComment = false
+				i++
+			}
+		case ch == '/' && i+1 < len(src) && src[i+1] == '*':
+			inComment, lineStart = true, false
+			i++
+		case ch == '"' || ch == '\'': // a literal: "/*" in it opens nothing
+			for i++; i < len(src) && src[i] != ch && src[i] != '\n'; i++ {
+				if src[i] == '\\' {
+					i++
+				}
+			}
+			lineStart = false
 		case ch == '\n':
 			lineStart = true
 		case ch == ' ' || ch == '\t':
 		case ch == '#' && lineStart:
-			j := i
-			for j < len(src) && !(src[j] == '\n' && src[j-1] != '\\') {
+			j, in := i, false
+			for j < len(src) {
+				if !in && src[j] == '\n' && src[j-1] != '\\' {
+					break
+				}
+				switch {
+				case in && src[j] == '*' && j+1 < len(src) && src[j+1] == '/':
+					kept[j] = true
+					j++
+					in = false
+				case !in && src[j] == '/' && j+1 < len(src) && src[j+1] == '*':
+					kept[j] = true
+					j++
+					in = true
+				case !in && src[j] == '/' && j+1 < len(src) && src[j+1] == '/':
+					for j < len(src) && src[j] != '\n' { // a line comment ends the directive's line
+						kept[j] = true
+						j++
+					}
+					continue
+				}
 				kept[j] = true
 				j++
 			}
