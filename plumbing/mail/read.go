@@ -564,14 +564,39 @@ func parsePatch(m *Message, n, total, v int, title string) (*Patch, error) {
 		}
 		return nil, p.errorAt(at, "patch %d of %d (%q): the diff does not parse (%s; the mail cut short?): %s", n, total, p.Title, msg, hint)
 	}
-	if quilt {
-		// git apply -p1: the names lose their first directory (a/, b/)
-		for _, f := range files {
+	// git apply -p1: the names of a section without git's header (all of
+	// a quilt diff's, or one such section among git's) lose their first
+	// directory (a/, b/); go-gitdiff strips those of git's headers itself
+	kinds := sectionKinds(p.Diff)
+	for i, f := range files {
+		if quilt || len(kinds) == len(files) && !kinds[i] {
 			f.OldName, f.NewName = stripFirst(f.OldName), stripFirst(f.NewName)
 		}
 	}
 	p.Files = files
 	return p, nil
+}
+
+// sectionKinds returns, for each file section of diff in order, whether
+// it has git's header ("diff --git") or only the "--- "/"+++ " lines of
+// diff -u.
+func sectionKinds(diff string) []bool {
+	var kinds []bool
+	lines := strings.Split(diff, "\n")
+	inGit := false // in a git header, before its hunks
+	for i, l := range lines {
+		switch {
+		case strings.HasPrefix(l, "diff --git "):
+			kinds = append(kinds, true)
+			inGit = true
+		case strings.HasPrefix(l, "@@ "):
+			inGit = false
+		case strings.HasPrefix(l, "--- ") && !inGit && i+1 < len(lines) && strings.HasPrefix(lines[i+1], "+++ ") &&
+			i+2 < len(lines) && strings.HasPrefix(lines[i+2], "@@ "):
+			kinds = append(kinds, false)
+		}
+	}
+	return kinds
 }
 
 // cutPatchBreak cuts a patch's body where git mailinfo ends the commit

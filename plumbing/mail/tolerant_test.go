@@ -97,3 +97,38 @@ func TestLoadAllAsGitAm(t *testing.T) {
 		}
 	})
 }
+
+// TestPlainSectionInGitPatch: a section of diff -u's form ("--- /dev/null",
+// "+++ b/new.h") inside a patch of git's form creates new.h, as the real
+// git am applies it with -p1; it was read as b/new.h.
+func TestPlainSectionInGitPatch(t *testing.T) {
+	repo := gitSeries(t)
+	src := filepath.Join(t.TempDir(), "src")
+	gittest.Run(t, repo, "format-patch", "-q", "--no-numbered", "-o", src, "base..master")
+	f := filesIn(t, src)[0]
+	b, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	i := strings.LastIndex(text, "\n-- \n")
+	text = text[:i+1] + "--- /dev/null\n+++ b/plain.h\n@@ -0,0 +1 @@\n+#define PLAIN 1\n" + text[i+1:]
+	dir := t.TempDir()
+	one := filepath.Join(dir, "0001.patch")
+	os.WriteFile(one, []byte(text), 0o644)
+	gitAm(t, repo, one)
+	if out := gittest.Run(t, repo, "ls-tree", "--name-only", "am"); !strings.Contains(string(out), "plain.h") {
+		t.Fatalf("git am did not create plain.h: %s", out)
+	}
+	s, err := mail.Load(one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, fl := range s.Patches[0].Files {
+		names = append(names, fl.NewName)
+	}
+	if len(names) != 2 || names[1] != "plain.h" {
+		t.Errorf("files %q, want a.c and plain.h as git am applies them", names)
+	}
+}
