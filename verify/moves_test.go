@@ -135,3 +135,30 @@ func TestMoveUnchanged(t *testing.T) {
 		}
 	})
 }
+
+// TestMoveStatedPurpose: a moved function changed as the commit message
+// says ("log each channel it enables", the added line logs the channel)
+// is a described change, MOVE_AND_CHANGE (a warning), as when the message
+// names the function; it was the error MOVE_CHANGES_BODY. The same change
+// under a message that says nothing of it stays the error
+// (TestMoveUnchanged's "code changed").
+func TestMoveStatedPurpose(t *testing.T) {
+	tree, err := kernelsrc.Open(debianTree(t), "v6.12", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ina, other = "drivers/hwmon/ina3221.c", "drivers/hwmon/ina2xx.c"
+	s := treeMail(t, tree, "hwmon: share the enable routine and log it", "Put the enable routine beside ina2xx's, and log each channel it enables.", []string{ina, other}, func(files map[string]string) {
+		fn, rest := cutFunc(t, files[ina], "static int ina3221_write_enable(")
+		files[ina] = rest
+		fn = strings.Replace(fn, "\t/* Enable or disable the channel */\n", "\t/* Enable or disable the channel */\n\tdev_dbg(dev, \"channel %d\\n\", channel);\n", 1)
+		files[other] += "\n" + fn
+	})
+	fs := Run(s, Options{})
+	if got := only(fs, "MOVE_CHANGES_BODY"); len(got) != 0 {
+		t.Errorf("MOVE_CHANGES_BODY on the stated change: %v", got)
+	}
+	if got := only(fs, "MOVE_AND_CHANGE"); len(got) != 1 || got[0].Severity != Warning {
+		t.Errorf("MOVE_AND_CHANGE %v, want one warning", got)
+	}
+}

@@ -253,7 +253,7 @@ func checkMoveBody(c *checker) {
 			if len(extra) > 1 {
 				changed = fmt.Sprintf("%d lines, %s to line %d", len(extra), changed, extra[len(extra)-1].N)
 			}
-			if describesChange(p, r.name, a.name) {
+			if describesChange(p, r.name, a.name) || statesChange(p, extra) {
 				saved := c.rule
 				c.rule = moveDescribedRule
 				c.report(p, a.file, extra[0].N, "the patch %s %s() (from %s) and changes its body (%s), as its message says: reviewers may ask for the move in a patch of its own", what, a.name, r.file, changed)
@@ -340,6 +340,49 @@ func describesChange(p *Patch, from, to string) bool {
 	}
 	return false
 }
+
+// statesChange reports whether p's commit message says what the changed
+// lines of a moved function do: a name those lines use (or a part of one,
+// five letters or more, "probe" of xxx_probe_yyy) is a word of the
+// message ("separate the probes"), beyond the words every C function has,
+// and the subject does not present the patch as a move. The change is
+// then the patch's stated purpose: MOVE_AND_CHANGE.
+func statesChange(p *Patch, extra []cunit.Line) bool {
+	if moveWordRE().MatchString(p.Subject) {
+		return false // presented as a move: the change rides along (v11's x86 patch 13)
+	}
+	words := map[string]bool{}
+	for _, w := range msgWordRE().FindAllString(strings.ToLower(p.Subject+"\n"+p.Log), -1) {
+		words[w] = true
+		words[strings.TrimSuffix(w, "s")] = true
+	}
+	for _, l := range extra {
+		for _, id := range identRE().FindAllString(l.Text, -1) {
+			if words[strings.ToLower(id)] && len(id) >= 4 && !commonCWords[strings.ToLower(id)] {
+				return true
+			}
+			for _, part := range strings.Split(strings.ToLower(id), "_") {
+				if len(part) >= 5 && words[part] && !commonCWords[part] {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+var (
+	msgWordRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[a-z][a-z0-9_]*`) })
+	identRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[A-Za-z_]\w*`) })
+)
+
+// commonCWords are words of C code and of commit messages alike, which
+// say nothing of what a change does.
+var commonCWords = map[string]bool{"return": true, "struct": true, "static": true, "const": true, "unsigned": true,
+	"void": true, "char": true, "long": true, "sizeof": true, "while": true, "break": true, "else": true, "goto": true,
+	"error": true, "data": true, "device": true, "value": true, "count": true, "index": true, "false": true, "true": true,
+	"null": true, "this": true, "that": true, "with": true, "from": true, "into": true, "when": true, "there": true,
+	"which": true, "function": true, "functions": true, "move": true, "moves": true, "moved": true, "code": true}
 
 // renamesOf finds renames a patch applies to call sites: a removed line and
 // an added line that differ in one identifier.
