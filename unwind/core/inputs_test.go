@@ -139,8 +139,8 @@ func TestTruncatedRealCore(t *testing.T) {
 			}
 			want = append(want, fmt.Sprintf("but the file has %#x (%d bytes)", c.size, c.size), "dump the process again")
 			stdout, stderr, code := runKpatch(t, "unwind", "--core", path, "--exe", prog)
-			if code != 1 || stdout != "" {
-				t.Errorf("exit %d, stdout %q; want 1 and nothing", code, stdout)
+			if code != 2 || stdout != "" {
+				t.Errorf("exit %d, stdout %q; want 2 (bad input, docs/cli.md) and nothing", code, stdout)
 			}
 			oneLine(t, stderr, "kpatch unwind: "+path+": core truncated: ", want...)
 		})
@@ -261,8 +261,8 @@ func TestCheckExe(t *testing.T) {
 				}
 				oneLine(t, stderr, "kpatch unwind: warning: cannot tell whether executable "+exe, "function names may be wrong")
 			default:
-				if code != 1 || stdout != "" {
-					t.Errorf("exit %d, stdout %q; want 1 and nothing", code, stdout)
+				if code != 2 || stdout != "" {
+					t.Errorf("exit %d, stdout %q; want 2 (bad input, docs/cli.md) and nothing", code, stdout)
 				}
 				oneLine(t, stderr, "kpatch unwind: --exe: executable "+exe+" is not the program of this core: ", tc.want, "give the program that dumped the core")
 				if mis.CoreExe != prog || !strings.Contains(stderr, "("+prog+")") {
@@ -319,8 +319,8 @@ func TestWriteSnapshotRefusesInputs(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			stdout, stderr, code := runKpatch(t, "unwind", "--core", corePath, "--exe", exe, "--write-snapshot", tc.out)
-			if code != 1 || stdout != "" {
-				t.Errorf("exit %d, stdout %q; want 1 and nothing", code, stdout)
+			if code != 2 || stdout != "" {
+				t.Errorf("exit %d, stdout %q; want 2 (bad input, docs/cli.md) and nothing", code, stdout)
 			}
 			want := "is an input of this run"
 			if tc.input != "" {
