@@ -145,7 +145,7 @@ func TestKbuildUnitReal(t *testing.T) {
 	for _, r := range u.Uses {
 		uses = append(uses, fmt.Sprintf("%s:%d", r.Name, r.Line))
 	}
-	for _, want := range []string{"foo_init:89", "foo_exit:90"} {
+	for _, want := range []string{"foo_init:96", "foo_exit:97"} {
 		if !slices.Contains(uses, want) {
 			t.Errorf("file-scope uses %q lack %s (module_init's initcall)", uses, want)
 		}

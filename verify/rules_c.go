@@ -20,6 +20,7 @@ var cRules = []Rule{
 	guardNameRule, // reported by checkHeaderGuards
 	taskCurrentRule,
 	unusedStaticRule,
+	unusedConstRule,  // reported by checkUnusedStatic
 	unusedInlineRule, // reported by checkUnusedStatic
 	unusedMacroRule,  // reported by checkUnusedStatic
 	noinstrRule,
@@ -586,8 +587,11 @@ func checkTaskCurrent(c *checker) {
 }
 
 var unusedStaticRule = Rule{ID: "UNUSED_STATIC", Severity: Error,
-	Why:   "the kernel build warns about a static function or variable its file does not use (-Wunused-function, -Wunused-variable; const variables with W=1): with -Werror the step does not build and bisection breaks",
+	Why:   "the kernel build warns about a static function or variable its file does not use (-Wunused-function, -Wunused-variable): with -Werror the step does not build and bisection breaks",
 	check: checkUnusedStatic}
+
+var unusedConstRule = Rule{ID: "UNUSED_CONST", Severity: Warning,
+	Why: "gcc reports a static const variable its file does not use only with W=1 (-Wunused-const-variable), which the kernel test robot builds: reviewers ask for it in the patch that first uses it"}
 
 var unusedInlineRule = Rule{ID: "UNUSED_INLINE", Severity: Warning,
 	Why: "a helper introduced before its use is reviewed without its caller: reviewers ask for it in the patch that first calls it (the compiler does not warn about an unused static inline function)"}
@@ -691,9 +695,17 @@ func (c *checker) unusedInFile(p *Patch, f *File, units []*cunit.Unit) {
 				continue
 			}
 			seen[k] = true
-			if unused(v.Name, v.Line, v.Line) {
-				c.report(p, f.Path, v.Line, "static variable %s is not used in this file at this patch (the build warns: defined but not used): add it in the patch that first uses it", v.Name)
+			if !unused(v.Name, v.Line, v.Line) {
+				continue
 			}
+			if v.Const {
+				saved := c.rule
+				c.rule = unusedConstRule
+				c.report(p, f.Path, v.Line, "static const variable %s is not used in this file at this patch (W=1 warns: -Wunused-const-variable): add it in the patch that first uses it", v.Name)
+				c.rule = saved
+				continue
+			}
+			c.report(p, f.Path, v.Line, "static variable %s is not used in this file at this patch (the build warns: defined but not used): add it in the patch that first uses it", v.Name)
 		}
 	}
 	macros := map[int]string{} // cc/v4's function-like macros of the file, by line, in any build

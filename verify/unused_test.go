@@ -47,7 +47,9 @@ func unusedSeries(t *testing.T) *Series {
 }
 
 // TestUnusedStatic: UNUSED_STATIC is an error only where the build warns
-// (a static, not inline, function or variable its file does not use); a
+// (a static, not inline, function or variable its file does not use); an
+// unused static const object is UNUSED_CONST, a warning, since only W=1
+// warns about it (a pointer to const is no const object); a
 // use through module_init(), inside a kernel iterator loop, or in a
 // definition cc/v4 cannot read counts; __maybe_unused silences it; an
 // unused static inline of a header is advice naming the patch that first
@@ -59,7 +61,7 @@ func TestUnusedStatic(t *testing.T) {
 	var got []string
 	for _, f := range fs {
 		switch f.ID {
-		case "UNUSED_STATIC", "UNUSED_INLINE", "UNUSED_MACRO", "C_EVAL":
+		case "UNUSED_STATIC", "UNUSED_CONST", "UNUSED_INLINE", "UNUSED_MACRO", "C_EVAL":
 			line, _ := textAt(s, f)
 			got = append(got, fmt.Sprintf("%d %s %s %s %q", f.Patch, f.Severity, f.ID, f.Where(), strings.TrimSpace(line)))
 		}
@@ -68,7 +70,10 @@ func TestUnusedStatic(t *testing.T) {
 	want := []string{
 		`1 error UNUSED_STATIC drivers/misc/foo.c:15 "static int foo_unused_counter;"`,
 		`1 error UNUSED_STATIC drivers/misc/foo.c:30 "static void foo_never_called(void)"`,
+		`1 error UNUSED_STATIC drivers/misc/foo.c:94 "static const char *foo_unused_name = \"foo\";"`,
 		`1 warning C_EVAL drivers/misc/foo.c:71 "static void foo_walk_unknown(struct foo_table *t)"`,
+		`1 warning UNUSED_CONST drivers/misc/foo.c:92 "static const unsigned int foo_rtt_shift = 9;"`,
+		`1 warning UNUSED_CONST drivers/misc/foo.c:93 "static const unsigned char foo_levels[] = { 1, 2, 3 };"`,
 		`1 warning UNUSED_INLINE include/linux/foo.h:10 "static inline int foo_count(const struct foo_dev *fd)"`,
 		`1 warning UNUSED_INLINE include/linux/foo.h:16 "static inline void foo_reset(struct foo_dev *fd)"`,
 		`1 warning UNUSED_MACRO drivers/misc/foo.c:7 "#define FOO_UNUSED_MACRO(x) ((x) + 1)"`,

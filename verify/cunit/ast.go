@@ -199,11 +199,14 @@ func (u *Unit) collect(ast *cc.AST) {
 // declaration records the function declarations of d that are in the
 // unit's file, and the identifiers its initializers use.
 func (u *Unit) declaration(d *cc.Declaration) {
-	static, typedef := false, false
+	static, typedef, isConst := false, false, false
 	walk(d.DeclarationSpecifiers, func(n cc.Node) bool {
-		if x, ok := n.(*cc.StorageClassSpecifier); ok {
+		switch x := n.(type) {
+		case *cc.StorageClassSpecifier:
 			static = static || x.Case == cc.StorageClassSpecifierStatic
 			typedef = typedef || x.Case == cc.StorageClassSpecifierTypedef
+		case *cc.TypeQualifier:
+			isConst = isConst || x.Case == cc.TypeQualifierConst
 		}
 		return true
 	}, nil)
@@ -219,7 +222,7 @@ func (u *Unit) declaration(d *cc.Declaration) {
 			}
 		} else if dd != nil && !typedef && (dd.Case == cc.DirectDeclaratorIdent || dd.Case == cc.DirectDeclaratorArr) {
 			if p := id.Declarator.Position(); p.Filename == u.Path {
-				u.Vars = append(u.Vars, Decl{Name: id.Declarator.Name(), Line: p.Line, Static: static})
+				u.Vars = append(u.Vars, Decl{Name: id.Declarator.Name(), Line: p.Line, Static: static, Const: isConst && id.Declarator.Pointer == nil})
 			}
 		}
 		if id.Initializer != nil {

@@ -19,7 +19,7 @@ import (
 
 // factsVersion is part of every key: change it when what a unit is made
 // into changes (the cut, the parse, what collect reads).
-const factsVersion = "facts-5"
+const factsVersion = "facts-6"
 
 // unitFacts is a Unit as kept on disk.
 type unitFacts struct {
@@ -44,9 +44,9 @@ type funcFacts struct {
 }
 
 type cDeclFacts struct {
-	Name   string
-	Line   int
-	Static bool
+	Name          string
+	Line          int
+	Static, Const bool
 }
 
 type cRefFacts struct {
@@ -82,11 +82,11 @@ func refsOf(fs []cRefFacts) []Ref {
 }
 
 func declsFacts(ds []Decl) []cDeclFacts {
-	return convert(ds, func(d Decl) cDeclFacts { return cDeclFacts{d.Name, d.Line, d.Static} })
+	return convert(ds, func(d Decl) cDeclFacts { return cDeclFacts{d.Name, d.Line, d.Static, d.Const} })
 }
 
 func declsOf(fs []cDeclFacts) []Decl {
-	return convert(fs, func(d cDeclFacts) Decl { return Decl{d.Name, d.Line, d.Static} })
+	return convert(fs, func(d cDeclFacts) Decl { return Decl{d.Name, d.Line, d.Static, d.Const} })
 }
 
 func factsOf(u *Unit) *unitFacts {

@@ -54,6 +54,10 @@ type Decl struct {
 	Name   string
 	Line   int
 	Static bool
+	// Const says the object itself is const (const int x, const char
+	// s[]; not const char *p), whose being unused gcc reports only with
+	// -Wunused-const-variable, which W=1 enables.
+	Const bool
 }
 
 // Param is a parameter: its name and its type as written (tokens joined

@@ -86,6 +86,13 @@ static void __exit foo_exit(void)
 {
 }
 
+/* As net/ipv4/tcp_bbr.c declares its parameters: a const one nothing
+ * reads is for W=1 only (-Wunused-const-variable); a pointer to const is
+ * itself a variable (-Wunused-variable). */
+static const unsigned int foo_rtt_shift = 9;
+static const unsigned char foo_levels[] = { 1, 2, 3 };
+static const char *foo_unused_name = "foo";
+
 module_init(foo_init);
 module_exit(foo_exit);
 MODULE_LICENSE("GPL");
