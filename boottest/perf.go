@@ -221,7 +221,7 @@ func RunPerfSeries(ctx context.Context, s *series.Series, o PerfOptions) (*Repor
 	if !s.Tree.IsGit() {
 		return nil, fmt.Errorf("%s is a plain directory: the boot test unpacks its base from git, give a git repository with --tree", s.Tree.Dir)
 	}
-	cfg, err := walkerConfig(s)
+	cfg, err := unwind.X86_64At(s.Revision, len(s.Revision.Patches))
 	if err != nil {
 		return nil, err
 	}
@@ -344,7 +344,7 @@ func BootPerf(ctx context.Context, kernel string, cfg unwind.Config, o PerfOptio
 	defer logf.Close()
 	opts := []qemu.Option{
 		qemu.WithKernel(kernel), qemu.WithInitrd(initrd),
-		qemu.WithAppend(Cmdline(false)), qemu.WithAccel(o.Accel),
+		qemu.WithAppend(Cmdline(Guest{})), qemu.WithAccel(o.Accel),
 		qemu.WithTimeout(o.BootTimeout), qemu.WithConsole(logf), qemu.WithLog(logw),
 	}
 	if o.Console != nil {

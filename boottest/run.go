@@ -16,7 +16,6 @@ import (
 	"kpatch/plumbing/cache"
 	"kpatch/plumbing/qemu"
 	"kpatch/series"
-	"kpatch/unwind"
 	"kpatch/unwind/symtab"
 )
 
@@ -61,6 +60,9 @@ type Report struct {
 	// the case it failed.
 	Debug  bool    `json:"debug,omitempty"`
 	Splats []Splat `json:"splats,omitempty"`
+	// Rechecked says the report is of a saved console checked again
+	// (Recheck, kpatch test qemu --console), not of a boot.
+	Rechecked bool `json:"rechecked,omitempty"`
 }
 
 // DefaultBuildDir is the build directory used when none is given:
@@ -104,11 +106,24 @@ func hostTSCkHz() int {
 	return 0
 }
 
-// Cmdline is the guest's kernel command line; extra passes KPATCH_EXTRA=1
-// to init (and so to the programs).
-func Cmdline(extra bool) string {
+// Guest is what the guest's command line tells it besides the kernel's
+// own parameters (Cmdline).
+type Guest struct {
+	// Extra passes KPATCH_EXTRA=1 to init (and so to the programs):
+	// the extra cases run.
+	Extra bool
+	// Series names what was booted (SeriesTag of spec.Revision.Name),
+	// so that a saved console says which walker checks it (Recheck).
+	Series string
+}
+
+// Cmdline is the guest's kernel command line.
+func Cmdline(g Guest) string {
 	c := "console=ttyS0 panic=-1 oops=panic loglevel=7"
-	if extra {
+	if g.Series != "" {
+		c += " kpatch.series=" + g.Series
+	}
+	if g.Extra {
 		c += " KPATCH_EXTRA=1"
 	}
 	if khz := hostTSCkHz(); khz > 0 {
@@ -117,10 +132,23 @@ func Cmdline(extra bool) string {
 	return c
 }
 
-// walkerConfig is the Go walker's model of the kernel the series built:
-// the spec's walker facts after its last patch.
-func walkerConfig(s *series.Series) (unwind.Config, error) {
-	return unwind.X86_64At(s.Revision, len(s.Revision.Patches))
+// SeriesTag is a series' name as one word of a kernel command line:
+// "x86 v2 on v16" is x86_v2_on_v16.
+func SeriesTag(name string) string {
+	var b strings.Builder
+	under := false
+	for _, r := range name {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '-' || r == '+'
+		switch {
+		case ok:
+			b.WriteRune(r)
+			under = false
+		case !under && b.Len() > 0:
+			b.WriteByte('_')
+			under = true
+		}
+	}
+	return strings.TrimRight(b.String(), "_")
 }
 
 // RevisionRunsExtra reports whether the series' revision must pass, by
@@ -184,7 +212,7 @@ func Run(ctx context.Context, s *series.Series, o Options) (*Report, error) {
 	defer logf.Close()
 	opts := []qemu.Option{
 		qemu.WithKernel(art.Kernel), qemu.WithInitrd(art.Initramfs),
-		qemu.WithAppend(Cmdline(extra)), qemu.WithAccel(o.Accel),
+		qemu.WithAppend(Cmdline(Guest{Extra: extra, Series: SeriesTag(rep.Series)})), qemu.WithAccel(o.Accel),
 		qemu.WithTimeout(o.BootTimeout), qemu.WithConsole(logf), qemu.WithLog(logw),
 	}
 	if o.Console != nil {
@@ -212,15 +240,10 @@ func Run(ctx context.Context, s *series.Series, o Options) (*Report, error) {
 		}
 		syms[m.Subtest] = tab
 	}
-	cfg, err := walkerConfig(s)
+	an, err := analyse(s.Revision, res.Console, syms, Cases())
 	if err != nil {
 		return nil, err
 	}
-	exp, err := ExpectationsOf(s.Revision)
-	if err != nil {
-		return nil, err
-	}
-	an := CheckRevision(res.Console, syms, Cases(), cfg, exp)
 	if qerr != nil {
 		var qe *qemu.Error
 		if errors.As(qerr, &qe) {
@@ -229,14 +252,8 @@ func Run(ctx context.Context, s *series.Series, o Options) (*Report, error) {
 			an.Problems = append([]string{"booting QEMU: " + qerr.Error()}, an.Problems...)
 		}
 	}
-	rep.Cases, rep.Problems, rep.Splats = an.Cases, an.Problems, an.Splats
 	rep.Debug = o.Debug
-	rep.Passed = an.Passed()
-	for _, c := range an.Cases {
-		if c.Bench != "" {
-			rep.Bench = append(rep.Bench, c.Bench)
-		}
-	}
+	rep.fill(an)
 	if !rep.Passed && rep.QEMU != "" {
 		rep.Problems = append(rep.Problems, "reproduce the boot with: "+rep.QEMU)
 	}
@@ -317,6 +334,11 @@ func (r *Report) WriteText(w io.Writer) {
 	}
 	if r.Debug {
 		verdict += " (debug kernel: KASAN, PROVE_LOCKING, DEBUG_ATOMIC_SLEEP)"
+	}
+	if r.Rechecked {
+		fmt.Fprintf(w, "\n%s: %d passed, %d failed, %d skipped; checked again without booting; console log: %s\n",
+			verdict, pass, fail, skip, r.ConsoleLog)
+		return
 	}
 	fmt.Fprintf(w, "\n%s: %d passed, %d failed, %d skipped; build %s, boot %s (%s); console log: %s\n",
 		verdict, pass, fail, skip, r.BuildTime.Round(100*time.Millisecond), r.BootTime.Round(100*time.Millisecond), r.Accel, r.ConsoleLog)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"path/filepath"
 	"time"
 
 	"kpatch/boottest"
@@ -33,12 +35,20 @@ unwind_reset_info() returns early when no deferred request was made (fixed
 in v12 by the UNWIND_USED bit).
 
 The build directory (default <cache>/build/x86_64-unwind) is reused: a
-second run rebuilds only what changed. The console log is kept there.
+second run rebuilds only what changed. The console log, the initramfs and
+the programs are kept there.
+
+--console FILE checks a saved console log again without building or
+booting, as kunit.py parse reads a saved log: the same KTAP, the same
+comparison of every trace with the walker of the revision the flags
+select (give the -v/--stack of the boot that wrote it), the same table
+and exit status. The programs' symbols are read from --progs DIR (default:
+the log's directory, or its progs/, as the build directory keeps them).
 Exit status 1 when a case fails or the kernel does not build.`
 
 // cmdTestQEMU implements "kpatch test qemu" (and "kpatch test --qemu").
 func cmdTestQEMU(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("test qemu", "[--tree DIR] [--base REV] [--spec DIR] [-v N] [--stack NAME] [--build-dir DIR] [--accel auto|tcg|kvm] [--timeout D] [--json] [--keep] [--extra] [--verbose N]", testQEMUAbout)
+	fs := newFlags("test qemu", "[--tree DIR] [--base REV] [--spec DIR] [-v N] [--stack NAME] [--build-dir DIR] [--accel auto|tcg|kvm] [--timeout D] [--json] [--keep] [--extra] [--verbose N] [--console FILE [--progs DIR]]", testQEMUAbout)
 	fs.Bool("qemu", true, "this command (kpatch test --qemu is kpatch test qemu)")
 	fs.hide("qemu")
 	sf := fs.seriesFlags(seriesFlagSpec{tree: ".", noPlain: true})
@@ -53,8 +63,16 @@ func cmdTestQEMU(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	kernel := fs.String("kernel", "", "boot a kernel as shipped instead of a series: "+shippedNames()+", built unmodified, with the perf cases (build directory <cache>/build/x86_64-NAME)")
 	jobs := fs.Int("jobs", 0, "make -j of the kernel build (default: CPUs + 1)")
 	perf := fs.Bool("perf", false, "run the perf cases (deferred callchains) on the series built without the test driver (build directory <cache>/build/x86_64-perf)")
+	console := fs.String("console", "", "check this saved console log again instead of booting (as kunit.py parse)")
+	progs := fs.String("progs", "", "with --console: the directory of the test programs (or their nm symbol tables NAME.syms) of the boot that wrote the log; default: the log's directory")
 	if _, err := fs.parse(args, 0, 0); err != nil {
 		return err
+	}
+	if *console != "" {
+		return recheckConsole(sf, *console, *progs, *asJSON, stdout)
+	}
+	if *progs != "" {
+		return badUsage("--progs %s: only with --console FILE", *progs)
 	}
 	if err := absFlag("--build-dir", buildDir); err != nil {
 		return err
@@ -118,6 +136,54 @@ func cmdTestQEMU(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return ErrTestFailed
 	}
 	return nil
+}
+
+// recheckConsole is kpatch test qemu --console: a saved console checked
+// again against the walker of the selected revision, without a boot.
+func recheckConsole(sf *seriesFlags, console, progs string, asJSON bool, stdout io.Writer) error {
+	sel, err := sf.selection(false)
+	if err != nil {
+		return err
+	}
+	log, err := boottest.ReadConsole(console)
+	if err != nil {
+		return badUsage("--console %s: %v: give a console log a boot saved (console.log in its build directory)", console, unwrapPath(err))
+	}
+	if progs == "" {
+		progs = filepath.Dir(console)
+	}
+	syms, err := boottest.ProgramSymbols(progs)
+	if errors.Is(err, boottest.ErrNoPrograms) {
+		return badUsage("--console %s: %v: give --progs DIR, the progs/ of the build directory of the boot that wrote the log", console, err)
+	}
+	if err != nil {
+		return err
+	}
+	rep, err := boottest.Recheck(sel.Revision, log, syms, console)
+	var other *boottest.OtherSeriesError
+	if errors.As(err, &other) {
+		return badUsage("--console %s: %v", console, err)
+	}
+	if err != nil {
+		return err
+	}
+	if err := printReport(stdout, rep, asJSON); err != nil {
+		return err
+	}
+	if !rep.Passed {
+		return ErrTestFailed
+	}
+	return nil
+}
+
+// unwrapPath drops the operation and path of a *fs.PathError, which the
+// refusal names already.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // ErrTestFailed is returned by cmdTest when the self-tests ran and a case
