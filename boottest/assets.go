@@ -31,7 +31,7 @@ var Modes = []struct{ Subtest, Program string }{
 	{"unwind_ia32", "unwind_test32"},
 }
 
-var caseRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{ "([a-z0-9_]+)", case_[a-z0-9_]+ \}`) })
+var caseRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{ "([a-z0-9_]+)", case_[a-z0-9_]+[ ,]`) })
 
 // Cases returns the names of the cases in the order the programs run them,
 // read from the program's own table so the two cannot disagree.

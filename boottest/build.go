@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"debug/elf"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -90,6 +91,37 @@ type BuildOptions struct {
 	// Debug builds the kernel with DebugFragment (KASAN, PROVE_LOCKING,
 	// DEBUG_ATOMIC_SLEEP), in DefaultDebugBuildDir unless BuildDir says.
 	Debug bool
+	// Exec is a shell command the guest runs instead of the cases, with
+	// a static busybox (Busybox) as its shell and commands; its output
+	// goes to the console, its exit status to Report.Exec.
+	Exec string
+}
+
+// Busybox is the static busybox that Exec puts in the initramfs, with the
+// Debian package that has it.
+var Busybox = Tool{"busybox", "busybox-static", "to run a command in the guest (--exec)"}
+
+// ErrNoBusybox is the error of a build with Exec where no static busybox
+// is installed.
+var ErrNoBusybox = errors.New("no static busybox")
+
+// staticBusybox returns the path of a statically linked busybox in $PATH.
+func staticBusybox() (string, error) {
+	p, err := exec.LookPath(Busybox.Name)
+	if err != nil {
+		return "", fmt.Errorf("%w: %s %s (Debian package %s): apt-get install %s", ErrNoBusybox, Busybox.Name, Busybox.Why, Busybox.Package, Busybox.Package)
+	}
+	f, err := elf.Open(p)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", p, err)
+	}
+	defer f.Close()
+	for _, ph := range f.Progs {
+		if ph.Type == elf.PT_INTERP {
+			return "", fmt.Errorf("%w: %s is linked dynamically and the guest has no libc: apt-get install %s", ErrNoBusybox, p, Busybox.Package)
+		}
+	}
+	return p, nil
 }
 
 // Artifacts are the products of Build.
@@ -298,7 +330,7 @@ func build(ctx context.Context, s *series.Series, o BuildOptions) (*Artifacts, e
 	}
 	a.Kernel = filepath.Join(d.Obj, "arch/x86/boot/bzImage")
 	a.Vmlinux = filepath.Join(d.Obj, "vmlinux")
-	if err := buildUserland(ctx, o.BuildDir, a, exp.Header()); err != nil {
+	if err := buildUserland(ctx, o.BuildDir, a, exp.Header(), o.Exec); err != nil {
 		return nil, err
 	}
 	return a, nil
@@ -317,7 +349,7 @@ var CFlags = []string{"-static", "-O0", "-g", "-fno-omit-frame-pointer", "-fno-i
 
 // buildUserland compiles the programs (only when their sources or flags
 // changed) and writes the initramfs.
-func buildUserland(ctx context.Context, dir string, a *Artifacts, factsHeader []byte) error {
+func buildUserland(ctx context.Context, dir string, a *Artifacts, factsHeader []byte, execCmd string) error {
 	pdir := filepath.Join(dir, "progs")
 	if err := os.MkdirAll(pdir, 0o755); err != nil {
 		return err
@@ -390,6 +422,22 @@ func buildUserland(ctx context.Context, dir string, a *Artifacts, factsHeader []
 			path = "init"
 		}
 		if err := w.File(path, 0o755, data); err != nil {
+			return err
+		}
+	}
+	if execCmd != "" {
+		bb, err := staticBusybox()
+		if err != nil {
+			return err
+		}
+		data, err := os.ReadFile(bb)
+		if err != nil {
+			return err
+		}
+		if err := w.File("bin/busybox", 0o755, data); err != nil {
+			return err
+		}
+		if err := w.File("kpatch-exec", 0o644, []byte(execCmd+"\n")); err != nil {
 			return err
 		}
 	}

@@ -17,6 +17,10 @@ import (
 	"kpatch/unwind/symtab"
 )
 
+// NotSelected is the reason of the skip of a case the filter did not
+// select (Options.Filter).
+const NotSelected = "not selected"
+
 // ErrNoPrograms is the error of ProgramSymbols when a directory holds
 // neither the test programs nor their symbol tables.
 var ErrNoPrograms = errors.New("no test programs")
@@ -111,9 +115,17 @@ func Recheck(r *spec.Revision, console []byte, syms map[string]*symtab.Table, co
 	return rep, nil
 }
 
-// fill sets the report's verdict from the analysis of its console.
+// fill sets the report's verdict from the analysis of its console. The
+// cases the guest did not select (kpatch test qemu --filter) are left out.
 func (r *Report) fill(an *Analysis) {
-	r.Cases, r.Problems, r.Splats = an.Cases, an.Problems, an.Splats
+	r.Cases = nil
+	for _, c := range an.Cases {
+		if c.Status == Skip && c.Reason == NotSelected {
+			continue
+		}
+		r.Cases = append(r.Cases, c)
+	}
+	r.Problems, r.Splats = an.Problems, an.Splats
 	r.Passed = an.Passed()
 	for _, c := range an.Cases {
 		if c.Bench != "" {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -25,11 +26,23 @@ type Options struct {
 	Accel       qemu.Accel    // default qemu.AccelAuto
 	BootTimeout time.Duration // default 3 minutes
 	Console     io.Writer     // also gets the guest console live (e.g. with -v 2)
-	// Extra also runs the extra cases when the revision does not name
-	// them (RevisionRunsExtra): faultable_sync, a tracer calling
-	// unwind_user_faultable() directly in two system calls, which fails
-	// on v11 (see the package doc).
+	// Extra also runs the extra cases the revision does not name
+	// (ExtraCases; the facts' extra-cases always run): faultable_sync,
+	// a tracer calling unwind_user_faultable() directly in two system
+	// calls, which fails on v11 (see the package doc), nmi_current and
+	// func_start.
 	Extra bool
+	// Filter runs only the cases its globs select (SelectCases, as
+	// kunit.py's --filter_glob); the report leaves the others out.
+	Filter []string
+	// GDB makes QEMU wait, CPU stopped, for gdb on a free loopback port
+	// (qemu.WithGDB) with KASLR off; the gdb command line that loads
+	// vmlinux's symbols and attaches is printed on Log and kept in
+	// Report.GDB. The boot has no time limit then, and runs under TCG
+	// unless Accel is qemu.AccelKVM.
+	GDB bool
+	// Stdin is typed on the guest's console (an interactive --exec sh).
+	Stdin io.Reader
 }
 
 // Report is the outcome of a run.
@@ -63,6 +76,12 @@ type Report struct {
 	// Rechecked says the report is of a saved console checked again
 	// (Recheck, kpatch test qemu --console), not of a boot.
 	Rechecked bool `json:"rechecked,omitempty"`
+	// GDB is the gdb command line that attached to the boot (Options.GDB).
+	GDB string `json:"gdb,omitempty"`
+	// Exec is the exit status of BuildOptions.Exec's command in the guest,
+	// -1 when the guest never said (it crashed or timed out); nil when no
+	// command ran. The cases did not run then.
+	Exec *int `json:"exec_status,omitempty"`
 }
 
 // DefaultBuildDir is the build directory used when none is given:
@@ -109,12 +128,17 @@ func hostTSCkHz() int {
 // Guest is what the guest's command line tells it besides the kernel's
 // own parameters (Cmdline).
 type Guest struct {
-	// Extra passes KPATCH_EXTRA=1 to init (and so to the programs):
-	// the extra cases run.
-	Extra bool
+	// Extra are the extra cases to run (KPATCH_EXTRA=a,b), or all of them
+	// with AllExtra.
+	Extra    []string
+	AllExtra bool
+	// Filter are the globs that select the cases (KPATCH_FILTER).
+	Filter []string
 	// Series names what was booted (SeriesTag of spec.Revision.Name),
 	// so that a saved console says which walker checks it (Recheck).
 	Series string
+	// NoKASLR boots the kernel where its symbols say (for gdb).
+	NoKASLR bool
 }
 
 // Cmdline is the guest's kernel command line.
@@ -123,8 +147,17 @@ func Cmdline(g Guest) string {
 	if g.Series != "" {
 		c += " kpatch.series=" + g.Series
 	}
-	if g.Extra {
+	switch {
+	case g.AllExtra:
 		c += " KPATCH_EXTRA=1"
+	case len(g.Extra) > 0:
+		c += " KPATCH_EXTRA=" + strings.Join(g.Extra, ",")
+	}
+	if len(g.Filter) > 0 {
+		c += " KPATCH_FILTER=" + strings.Join(g.Filter, ",")
+	}
+	if g.NoKASLR {
+		c += " nokaslr"
 	}
 	if khz := hostTSCkHz(); khz > 0 {
 		c += fmt.Sprintf(" tsc_early_khz=%d tsc=reliable", khz)
@@ -160,6 +193,52 @@ func RevisionRunsExtra(s *series.Series) bool {
 	return err == nil && len(e.ExtraCases) > 0
 }
 
+// ErrBadFilter is the error of SelectCases for a glob that is malformed
+// or selects no case.
+var ErrBadFilter = errors.New("bad case filter")
+
+// SelectCases returns the cases of Cases() that the globs select, in
+// their order, as the guest selects them: a glob with a dot matches
+// MODE.CASE (x86_64.depth_1, ia32.*), one without matches CASE. No globs
+// select every case. A glob that is malformed or selects nothing is an
+// error wrapping ErrBadFilter that lists the cases.
+func SelectCases(globs []string) ([]string, error) {
+	all := Cases()
+	if len(globs) == 0 {
+		return all, nil
+	}
+	picked := map[string]bool{}
+	for _, g := range globs {
+		n := 0
+		for _, c := range all {
+			for _, m := range Modes {
+				name := c
+				if strings.Contains(g, ".") {
+					name = strings.TrimPrefix(m.Subtest, "unwind_") + "." + c
+				}
+				ok, err := path.Match(g, name)
+				if err != nil || strings.ContainsAny(g, " \t") {
+					return nil, fmt.Errorf("%w: %q is not a glob", ErrBadFilter, g)
+				}
+				if ok {
+					picked[c] = true
+					n++
+				}
+			}
+		}
+		if n == 0 {
+			return nil, fmt.Errorf("%w: %q selects none of the cases: %s (MODE.CASE with MODE x86_64 or ia32)", ErrBadFilter, g, strings.Join(all, " "))
+		}
+	}
+	var out []string
+	for _, c := range all {
+		if picked[c] {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
 // Run checks that every tool it needs is installed (CheckTools), builds
 // everything, boots the guest and checks the console. The error is for
 // missing tools and failures to build or boot; a run whose tests fail returns
@@ -185,6 +264,24 @@ func Run(ctx context.Context, s *series.Series, o Options) (*Report, error) {
 	if o.BootTimeout == 0 {
 		o.BootTimeout = 3 * time.Minute
 	}
+	cases, err := SelectCases(o.Filter)
+	if err != nil {
+		return nil, err
+	}
+	if o.Exec != "" {
+		if _, err := staticBusybox(); err != nil {
+			return nil, err
+		}
+	}
+	if o.GDB {
+		// No time limit: gdb holds the guest as long as the user likes.
+		// Under auto, KVM's watch for the boot marker would take a guest
+		// waiting for gdb for a hung one.
+		o.BootTimeout = 24 * time.Hour
+		if o.Accel == qemu.AccelAuto {
+			o.Accel = qemu.AccelTCG
+		}
+	}
 	unlock, err := Lock(ctx, o.BuildDir, logw)
 	if err != nil {
 		return nil, err
@@ -195,7 +292,10 @@ func Run(ctx context.Context, s *series.Series, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	extra := o.Extra || RevisionRunsExtra(s)
+	exp, err := ExpectationsOf(s.Revision)
+	if err != nil {
+		return nil, err
+	}
 	rep := &Report{Changed: art.Changed, BuildTime: time.Since(t0), BuildDir: o.BuildDir}
 	rep.BuildSeconds = rep.BuildTime.Seconds()
 	rep.Series = s.Revision.Name()
@@ -212,8 +312,20 @@ func Run(ctx context.Context, s *series.Series, o Options) (*Report, error) {
 	defer logf.Close()
 	opts := []qemu.Option{
 		qemu.WithKernel(art.Kernel), qemu.WithInitrd(art.Initramfs),
-		qemu.WithAppend(Cmdline(Guest{Extra: extra, Series: SeriesTag(rep.Series)})), qemu.WithAccel(o.Accel),
-		qemu.WithTimeout(o.BootTimeout), qemu.WithConsole(logf), qemu.WithLog(logw),
+		qemu.WithAppend(Cmdline(Guest{Extra: exp.ExtraCases, AllExtra: o.Extra, Filter: o.Filter, Series: SeriesTag(rep.Series), NoKASLR: o.GDB})),
+		qemu.WithAccel(o.Accel), qemu.WithTimeout(o.BootTimeout), qemu.WithConsole(logf), qemu.WithLog(logw),
+	}
+	if o.Stdin != nil {
+		opts = append(opts, qemu.WithStdin(o.Stdin))
+	}
+	if o.GDB {
+		addr, err := qemu.FreeAddr()
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, qemu.WithGDB(addr))
+		rep.GDB = qemu.ShellQuote(qemu.GDBCommand(art.Vmlinux, addr))
+		fmt.Fprintf(logw, "gdb: QEMU waits for gdb, the CPU stopped before the firmware; attach with:\n  %s\n", rep.GDB)
 	}
 	if o.Console != nil {
 		opts = append(opts, qemu.WithConsole(o.Console))
@@ -232,6 +344,15 @@ func Run(ctx context.Context, s *series.Series, o Options) (*Report, error) {
 	if qerr != nil && (res == nil || len(res.Console) == 0) {
 		return nil, qerr
 	}
+	if o.Exec != "" {
+		st := execStatus(res.Console)
+		rep.Exec = &st
+		rep.Passed = st == 0
+		if qerr != nil {
+			rep.Problems = append(rep.Problems, qerr.Error())
+		}
+		return rep, nil
+	}
 	syms := map[string]*symtab.Table{}
 	for _, m := range Modes {
 		tab := new(symtab.Table)
@@ -240,7 +361,7 @@ func Run(ctx context.Context, s *series.Series, o Options) (*Report, error) {
 		}
 		syms[m.Subtest] = tab
 	}
-	an, err := analyse(s.Revision, res.Console, syms, Cases())
+	an, err := analyse(s.Revision, res.Console, syms, cases)
 	if err != nil {
 		return nil, err
 	}
@@ -270,6 +391,14 @@ func (r *Report) WriteJSON(w io.Writer) error {
 // WriteText writes the table of cases, the mismatches with the kernel's,
 // the walker's and the expected frames side by side, and the problems.
 func (r *Report) WriteText(w io.Writer) {
+	if r.Exec != nil {
+		for _, p := range r.Problems {
+			fmt.Fprintf(w, "PROBLEM: %s\n", p)
+		}
+		fmt.Fprintf(w, "exec: exit status %d; build %s, boot %s (%s); console log: %s\n", *r.Exec,
+			r.BuildTime.Round(100*time.Millisecond), r.BootTime.Round(100*time.Millisecond), r.Accel, r.ConsoleLog)
+		return
+	}
 	fmt.Fprintf(w, "%-14s %-22s %-5s %6s  %s\n", "MODE", "CASE", "RES", "TRACES", "REASON")
 	for _, c := range r.Cases {
 		reason := c.Reason
@@ -344,23 +473,23 @@ func (r *Report) WriteText(w io.Writer) {
 		verdict, pass, fail, skip, r.BuildTime.Round(100*time.Millisecond), r.BootTime.Round(100*time.Millisecond), r.Accel, r.ConsoleLog)
 }
 
+// execStatus reads the exit status of the command the guest ran
+// ("kpatch-exec: exit N" from init), -1 when it never said.
+func execStatus(console []byte) int {
+	st := -1
+	for _, l := range strings.Split(string(console), "\n") {
+		if _, v, ok := strings.Cut(l, "kpatch-exec: exit "); ok {
+			if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
+				st = n
+			}
+		}
+	}
+	return st
+}
+
 func cell(f []Frame, i int) string {
 	if i < len(f) {
 		return f[i].String()
 	}
 	return ""
-}
-
-// Clean removes the initramfs and the compiled programs from the build
-// directory dir ("" = the default), keeping the kernel build and the
-// console log.
-func Clean(dir string) {
-	if dir == "" {
-		var err error
-		if dir, err = DefaultBuildDir(); err != nil {
-			return
-		}
-	}
-	os.Remove(filepath.Join(dir, "initramfs.cpio"))
-	os.RemoveAll(filepath.Join(dir, "progs"))
 }

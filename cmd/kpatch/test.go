@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"kpatch/boottest"
@@ -36,7 +38,14 @@ in v12 by the UNWIND_USED bit).
 
 The build directory (default <cache>/build/x86_64-unwind) is reused: a
 second run rebuilds only what changed. The console log, the initramfs and
-the programs are kept there.
+the programs are kept there, so that the printed "reproduce the boot
+with" command runs as it is.
+
+As a debugging tool: --filter runs a subset of the cases by glob
+(kunit.py's --filter_glob), --exec CMD runs a command (or, with --exec
+sh, a shell) in the booted guest instead of the cases, with the console
+on standard output and the command's exit status as kpatch's, and --gdb
+starts QEMU stopped, waiting for the gdb command it prints.
 
 --console FILE checks a saved console log again without building or
 booting, as kunit.py parse reads a saved log: the same KTAP, the same
@@ -48,7 +57,7 @@ Exit status 1 when a case fails or the kernel does not build.`
 
 // cmdTestQEMU implements "kpatch test qemu" (and "kpatch test --qemu").
 func cmdTestQEMU(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("test qemu", "[--tree DIR] [--base REV] [--spec DIR] [-v N] [--stack NAME] [--build-dir DIR] [--accel auto|tcg|kvm] [--timeout D] [--json] [--keep] [--extra] [--verbose N] [--console FILE [--progs DIR]]", testQEMUAbout)
+	fs := newFlags("test qemu", "[--tree DIR] [--base REV] [--spec DIR] [-v N] [--stack NAME] [--build-dir DIR] [--jobs N] [--accel auto|tcg|kvm] [--timeout D] [--json] [--extra] [--filter GLOBS] [--exec CMD] [--gdb] [--verbose N] [--console FILE [--progs DIR]]", testQEMUAbout)
 	fs.Bool("qemu", true, "this command (kpatch test --qemu is kpatch test qemu)")
 	fs.hide("qemu")
 	sf := fs.seriesFlags(seriesFlagSpec{tree: ".", noPlain: true})
@@ -59,10 +68,13 @@ func cmdTestQEMU(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	asJSON := fs.jsonFlag()
 	extra := fs.Bool("extra", false, "also run the extra cases the revision does not name (faultable_sync, which fails on v11)")
 	debug := fs.Bool("debug", false, "boot a kernel with KASAN, PROVE_LOCKING and DEBUG_ATOMIC_SLEEP (build directory <cache>/build/x86_64-unwind-debug); any splat on the console fails the case that was running")
-	keep := fs.Bool("keep", false, "keep the initramfs and the programs in the build directory (they are removed otherwise)")
 	kernel := fs.String("kernel", "", "boot a kernel as shipped instead of a series: "+shippedNames()+", built unmodified, with the perf cases (build directory <cache>/build/x86_64-NAME)")
 	jobs := fs.Int("jobs", 0, "make -j of the kernel build (default: CPUs + 1)")
 	perf := fs.Bool("perf", false, "run the perf cases (deferred callchains) on the series built without the test driver (build directory <cache>/build/x86_64-perf)")
+	fs.Bool("keep", false, "no effect: the initramfs and the programs always stay in the build directory (accepted for scripts that give it)")
+	filter := fs.String("filter", "", "run only the cases these comma-separated globs select, as kunit.py's --filter_glob: CASE (depth_*) or MODE.CASE (ia32.nmi*)")
+	execCmd := fs.String("exec", "", "run this shell command in the booted guest instead of the cases (busybox's sh, from busybox-static; the test programs are in /bin), show the console and exit with its status; --exec sh is a shell on the console")
+	gdb := fs.Bool("gdb", false, "start QEMU stopped, waiting for gdb on a free local port (-gdb tcp:ADDR -S), KASLR off, no time limit; prints the gdb command line that loads vmlinux's symbols and attaches")
 	console := fs.String("console", "", "check this saved console log again instead of booting (as kunit.py parse)")
 	progs := fs.String("progs", "", "with --console: the directory of the test programs (or their nm symbol tables NAME.syms) of the boot that wrote the log; default: the log's directory")
 	if _, err := fs.parse(args, 0, 0); err != nil {
@@ -84,12 +96,24 @@ func cmdTestQEMU(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	switch {
 	case *timeout <= 0:
 		return badUsage("--timeout %v: must be more than 0, e.g. 3m", *timeout)
+	case *jobs < 0:
+		return badUsage("--jobs %d: must be 1 or more", *jobs)
 	case *verbose < 0 || *verbose > 2:
 		return badUsage("--verbose %d: must be 0, 1 or 2", *verbose)
 	}
 	if *kernel != "" || *perf {
 		return cmdTestQEMUPerf(ctx, perfRun{fs: fs, kernel: *kernel, sf: sf, buildDir: *buildDir, accel: a, timeout: *timeout,
 			verbose: *verbose, jobs: *jobs, json: *asJSON}, stdout, stderr)
+	}
+	var globs []string
+	if *filter != "" {
+		globs = strings.Split(*filter, ",")
+		if _, err := boottest.SelectCases(globs); err != nil {
+			return badUsage("--filter %s: %v", *filter, err)
+		}
+	}
+	if *execCmd != "" && *filter != "" {
+		return badUsage("--exec runs a command instead of the cases: give --exec or --filter, not both")
 	}
 	sel, err := sf.selection(false)
 	if err != nil {
@@ -111,31 +135,55 @@ func cmdTestQEMU(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return fmt.Errorf("generating the series: %w", err)
 	}
 	o := boottest.Options{
-		BuildOptions: boottest.BuildOptions{BuildDir: *buildDir, Log: stderr, Verbose: *verbose, Debug: *debug, Jobs: *jobs},
+		BuildOptions: boottest.BuildOptions{BuildDir: *buildDir, Jobs: *jobs, Log: stderr, Verbose: *verbose, Debug: *debug, Exec: *execCmd},
 		Accel:        a,
 		BootTimeout:  *timeout,
 		Extra:        *extra,
+		Filter:       globs,
+		GDB:          *gdb,
 	}
-	if *verbose >= 2 {
+	switch {
+	case *execCmd != "":
+		// The command's output is what the user asked for: the console,
+		// live; what is typed goes to the guest's shell.
+		o.Console, o.Stdin = stdout, os.Stdin
+		if *asJSON {
+			o.Console = stderr
+		}
+	case *verbose >= 2 || *gdb:
 		o.Console = stderr
 	}
 	rep, err := boottest.Run(ctx, s, o)
+	if errors.Is(err, boottest.ErrNoBusybox) {
+		return fmt.Errorf("--exec: %w", err)
+	}
 	if err != nil {
 		return err
 	}
 	if ctx.Err() != nil {
 		return errInterrupted // the report is of work cut short: none is printed
 	}
-	if !*keep {
-		boottest.Clean(rep.BuildDir)
-	}
 	if err := printReport(stdout, rep, *asJSON); err != nil {
 		return err
+	}
+	if rep.Exec != nil && *rep.Exec != 0 {
+		return &execFailed{status: *rep.Exec}
 	}
 	if !rep.Passed {
 		return ErrTestFailed
 	}
 	return nil
+}
+
+// execFailed is a --exec command that exited non-zero in the guest.
+type execFailed struct{ status int }
+
+// Error implements the error interface.
+func (e *execFailed) Error() string {
+	if e.status < 0 {
+		return "--exec: the guest never said how the command ended (see the console above)"
+	}
+	return fmt.Sprintf("--exec: the command exited %d in the guest", e.status)
 }
 
 // recheckConsole is kpatch test qemu --console: a saved console checked

@@ -133,3 +133,23 @@ func TestTestQEMUConsoleJSON(t *testing.T) {
 		t.Errorf("report %+v", rep)
 	}
 }
+
+// --filter names what it does not select and the cases there are, before
+// anything is looked for (no QEMU or gcc in $PATH here).
+func TestTestQEMUFilterRefused(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--filter", "depth_2"}, `kpatch test qemu: --filter depth_2: bad case filter: "depth_2" selects none of the cases: depth_1 depth_8 `},
+		{[]string{"--filter", "ia32.[", "--stack", "x86"}, `kpatch test qemu: --filter ia32.[: bad case filter: "ia32.[" is not a glob`},
+		{[]string{"--filter", "depth_*", "--exec", "ls"}, "kpatch test qemu: --exec runs a command instead of the cases: give --exec or --filter, not both"},
+	} {
+		t.Setenv("PATH", t.TempDir())
+		var stdout, stderr bytes.Buffer
+		code := run(append([]string{"test", "qemu", "--tree", "/nonexistent"}, tc.args...), &stdout, &stderr)
+		if code != 2 || !strings.HasPrefix(stderr.String(), tc.want) || strings.Count(stderr.String(), "\n") != 1 {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and one line %q", tc.args, code, stderr.String(), tc.want)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -54,6 +55,8 @@ type config struct {
 	log        io.Writer
 	marker     string
 	accelCache string
+	gdb        string
+	stdin      io.Reader
 }
 
 // Option configures a run.
@@ -116,6 +119,35 @@ func WithBootMarker(s string) Option { return func(c *config) { c.marker = s } }
 // fails" skips KVM until the file is removed or the key changes.
 func WithAccelCache(dir string) Option { return func(c *config) { c.accelCache = dir } }
 
+// WithGDB makes QEMU open its gdb stub on the TCP address addr
+// ("127.0.0.1:1234") and wait with the CPU stopped until gdb continues it
+// (-gdb tcp:ADDR -S, as -s -S does on port 1234). GDBCommand is the gdb
+// command line that attaches to it.
+func WithGDB(addr string) Option { return func(c *config) { c.gdb = addr } }
+
+// WithStdin connects r to the guest's serial console: what is read from
+// it is typed on the console (an interactive shell in the guest).
+// Default: nothing is typed.
+func WithStdin(r io.Reader) Option { return func(c *config) { c.stdin = r } }
+
+// FreeAddr returns a TCP address on the loopback interface that no one
+// listens on now, for WithGDB: a fixed port (QEMU's -s takes 1234) is
+// taken when two runs debug at once.
+func FreeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+// GDBCommand returns the command line of gdb that loads the symbols of the
+// ELF kernel vmlinux and attaches to QEMU's stub at addr (WithGDB).
+func GDBCommand(vmlinux, addr string) []string {
+	return []string{"gdb", "-ex", "target remote " + addr, vmlinux}
+}
+
 // WithLog sets where the runner reports what it does (accelerator choice,
 // probe result). Default: discarded.
 func WithLog(w io.Writer) Option { return func(c *config) { c.log = w } }
@@ -168,6 +200,9 @@ func (c *config) args(accel Accel) ([]string, error) {
 		a = append(a, "-initrd", c.initrd)
 	}
 	a = append(a, "-append", c.appendLine)
+	if c.gdb != "" {
+		a = append(a, "-gdb", "tcp:"+c.gdb, "-S")
+	}
 	a = append(a, c.extra...)
 	return a, nil
 }
@@ -323,6 +358,7 @@ func (c *config) run(ctx context.Context, accel Accel, watch time.Duration) (*Re
 	cmd := exec.CommandContext(runCtx, args[0], args[1:]...)
 	cmd.Stdout = g
 	cmd.Stderr = &stderr
+	cmd.Stdin = c.stdin
 	cmd.WaitDelay = 2 * time.Second
 	start := time.Now()
 	err = cmd.Run()

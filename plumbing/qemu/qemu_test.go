@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -165,5 +166,64 @@ func TestProbeFirmware(t *testing.T) {
 	}
 	if !bytes.Equal(fw[len(fw)-16:len(fw)-12], []byte{0xb0, probeExitValue, 0xe6, 0xf4}) {
 		t.Errorf("reset vector does not write to isa-debug-exit: % x", fw[len(fw)-16:])
+	}
+}
+
+// WithGDB: QEMU waits, CPU stopped, for the gdb that GDBCommand starts;
+// tried with the real QEMU and gdb on the probe firmware, which gdb finds
+// at the reset vector and continues to its exit.
+func TestGDBStub(t *testing.T) {
+	bin := testenv.Tool(t, DefaultBinary, "qemu-system-x86")
+	gdb := testenv.Tool(t, "gdb", "gdb")
+	dir := t.TempDir()
+	fw, kernel := filepath.Join(dir, "probe.rom"), filepath.Join(dir, "kernel")
+	if err := os.WriteFile(fw, ProbeFirmware(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(kernel, make([]byte, 4096), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addr, err := FreeAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := []Option{WithBinary(bin), WithKernel(kernel), WithGDB(addr), WithTimeout(time.Minute),
+		WithExtraArgs("-bios", fw, "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04")}
+	a, err := Args(AccelTCG, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(ShellQuote(a), " -gdb tcp:"+addr+" -S") {
+		t.Errorf("command line %s lacks -gdb tcp:%s -S", ShellQuote(a), addr)
+	}
+	done := make(chan *Result, 1)
+	go func() {
+		res, _ := Run(context.Background(), opts...)
+		done <- res
+	}()
+	cmd := GDBCommand(os.Args[0], addr)
+	if cmd[0] != "gdb" || cmd[len(cmd)-1] != os.Args[0] {
+		t.Fatalf("GDBCommand = %q", cmd)
+	}
+	args := append([]string{"-batch", "-nx"}, cmd[1:len(cmd)-1]...)
+	args = append(args, "-ex", "p/x $pc", "-ex", "continue", os.Args[0])
+	var out []byte
+	for i := 0; i < 50; i++ { // until QEMU listens
+		out, _ = exec.Command(gdb, args...).CombinedOutput()
+		if !strings.Contains(string(out), "Connection refused") {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !strings.Contains(string(out), "= 0xfff0") {
+		t.Errorf("gdb did not find the CPU stopped at the reset vector:\n%s", out)
+	}
+	select {
+	case res := <-done:
+		if res == nil || res.ExitCode != probeExitValue<<1|1 {
+			t.Errorf("QEMU did not run the firmware to its exit after gdb continued: %+v", res)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("QEMU still waiting after gdb continued")
 	}
 }
