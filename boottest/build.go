@@ -77,6 +77,7 @@ var Required = map[string]string{
 	"SERIAL_8250_CONSOLE":    "y",
 	"BLK_DEV_INITRD":         "y",
 	"PROC_FS":                "y",
+	"UPROBES":                "y",
 }
 
 // BuildOptions configures Build.

@@ -175,7 +175,7 @@ func CheckRevision(console []byte, syms map[string]*symtab.Table, cases []string
 				a.Cases = append(a.Cases, CaseResult{Mode: m.Subtest, Name: c, Status: Fail, Reason: "never reported"})
 				continue
 			}
-			a.Cases = append(a.Cases, checkCase(m.Subtest, t, syms[m.Subtest], cfg, exp))
+			a.Cases = append(a.Cases, checkTraced(checkCase(m.Subtest, t, syms[m.Subtest], cfg, exp), exp))
 		}
 	}
 	for _, s := range a.Splats {
@@ -270,9 +270,17 @@ func checkCase(mode string, t *ktap.Test, syms *symtab.Table, cfg unwind.Config,
 			r = fail(r, fmt.Sprintf("trace id=%s: tracer %s got a deferred trace of a compat task, which the revision refuses", id, tracer))
 			continue
 		}
+		if want := mode == "unwind_ia32"; s.Regs.Compat != want {
+			r = fail(r, fmt.Sprintf("trace id=%s: a snapshot of a %s task in %s", id, map[bool]string{true: "compat", false: "64-bit"}[s.Regs.Compat], mode))
+			continue
+		}
 		tr, err := cfg.Walk(s.Memory(), s.Regs)
 		if err != nil {
 			return fail(r, "walker: "+err.Error())
+		}
+		if exp.CompatUnwind && s.Regs.Compat && tr.Kind != unwind.KindCompatFP {
+			r = fail(r, fmt.Sprintf("trace id=%s: the walker walked the compat task as %s, not with 4-byte frames", id, tr.Kind))
+			continue
 		}
 		walker := tr.IPs()
 		mm := Mismatch{ID: id, Tracer: s.Fields["tracer"], Kernel: symbolize(syms, s.Kernel), Walker: symbolize(syms, walker), Stop: tr.Stop.String()}
@@ -297,6 +305,37 @@ func checkCase(mode string, t *ktap.Test, syms *symtab.Table, cfg unwind.Config,
 	}
 	return r
 }
+
+// checkTraced fails a case that passed without the traces it is there
+// for: every case but those of NoTraceCases delivers at least one trace,
+// except a deferred request of a compat task where the revision refuses
+// them (CompatRefused). So no case passes by refusal where the revision
+// unwinds compat tasks.
+func checkTraced(r CaseResult, exp Expectations) CaseResult {
+	if r.Status != Pass || r.Traces > 0 || NoTraceCases[r.Name] {
+		return r
+	}
+	if r.Mode == "unwind_ia32" && exp.CompatRefused && !SyncCases[r.Name] {
+		return r
+	}
+	why := "passed without a trace"
+	if r.Mode == "unwind_ia32" {
+		why += ": the revision unwinds compat tasks (no compat-deferral: refused in its walker facts)"
+	}
+	if len(r.Info) > 0 {
+		why += " (guest: " + strings.Join(r.Info, "; ") + ")"
+	}
+	return fail(r, why)
+}
+
+// NoTraceCases are the cases that check what the API returns and get no
+// trace (ebusy, kthread_einval) or time it (bench).
+var NoTraceCases = map[string]bool{"ebusy": true, "kthread_einval": true, "bench": true}
+
+// SyncCases are the cases whose traces come from unwind_user_faultable()
+// called directly (tracer F), which compat tasks get even where their
+// deferred requests are refused.
+var SyncCases = map[string]bool{"faultable_sync": true, "func_start": true}
 
 func guestReason(t *ktap.Test) string {
 	for i := len(t.Log) - 1; i >= 0; i-- {

@@ -71,6 +71,10 @@ func casesWithout(names ...string) []string {
 	return out
 }
 
+// savedCases are the cases of the saved consoles: those before the cases
+// of 6.19's code paths (nmi_current, func_start) were added.
+func savedCases() []string { return casesWithout("nmi_current", "func_start") }
+
 func alterFrame(s string) string {
 	// The first kernel: line of the x86_64 depth_8 snapshot (id=2).
 	i := strings.Index(s, "id=2 tracer=A")
@@ -99,14 +103,14 @@ func TestCheckSavedConsole(t *testing.T) {
 		{
 			name:  "all pass",
 			dir:   "pass",
-			cases: Cases(),
+			cases: savedCases(),
 			edit:  func(s string) string { return s },
 			skips: []string{"faultable_sync"},
 		},
 		{
 			name:  "exit hunk after exit_mm",
 			dir:   "exitbug",
-			cases: casesWithout("faultable_sync"),
+			cases: casesWithout("faultable_sync", "nmi_current", "func_start"),
 			edit:  func(s string) string { return s },
 			fails: map[string]string{
 				"unwind_x86_64/exit_pending": "trace has 0 entries",
@@ -116,7 +120,7 @@ func TestCheckSavedConsole(t *testing.T) {
 		{
 			name:  "kernel frame altered",
 			dir:   "pass",
-			cases: Cases(),
+			cases: savedCases(),
 			edit:  alterFrame,
 			fails: map[string]string{"unwind_x86_64/depth_8": "differs from the walker"},
 			skips: []string{"faultable_sync"},
@@ -127,7 +131,7 @@ func TestCheckSavedConsole(t *testing.T) {
 			// deferred trace fails; faultable_sync is skipped there.
 			name:  "deferred compat traces where the revision refuses them",
 			dir:   "pass",
-			cases: Cases(),
+			cases: savedCases(),
 			edit:  func(s string) string { return s },
 			exp:   Expectations{CompatRefused: true, CompatUnwind: true},
 			fails: refusedFails(),
@@ -139,7 +143,7 @@ func TestCheckSavedConsole(t *testing.T) {
 			// at depth 600, every ia32 request refused.
 			name:   "x86 series on v16: compat tasks refused",
 			dir:    "stack-x86",
-			cases:  Cases(),
+			cases:  savedCases(),
 			edit:   func(s string) string { return s },
 			exp:    expectationsX86(),
 			walker: walkerX86,
@@ -150,7 +154,7 @@ func TestCheckSavedConsole(t *testing.T) {
 			// compat task's: a deferred compat trace fails the case.
 			name:   "x86 series on v16: a deferred compat trace",
 			dir:    "stack-x86",
-			cases:  Cases(),
+			cases:  savedCases(),
 			edit:   func(s string) string { return strings.Replace(s, "mode=64 ", "mode=compat ", 1) },
 			exp:    expectationsX86(),
 			walker: walkerX86,
@@ -158,9 +162,22 @@ func TestCheckSavedConsole(t *testing.T) {
 			skips:  []string{"unwind_ia32/bench"},
 		},
 		{
+			// The same log checked as a revision that unwinds compat
+			// tasks (6.19): a case that gets a refusal instead of
+			// traces fails, so none passes by refusal.
+			name:   "x86 series' refusals where the revision unwinds compat tasks",
+			dir:    "stack-x86",
+			cases:  savedCases(),
+			edit:   func(s string) string { return s },
+			exp:    unwindsCompat(expectationsX86()),
+			walker: walkerX86,
+			fails:  refusedWhereUnwound(),
+			skips:  []string{"unwind_ia32/bench"},
+		},
+		{
 			name:  "warning and truncated console",
 			dir:   "pass",
-			cases: Cases(),
+			cases: savedCases(),
 			edit: func(s string) string {
 				i := strings.Index(s, "# case: timer_irq")
 				return s[:i] + "[    1.0] WARNING: CPU: 0 PID: 1 at kernel/unwind/deferred.c:150\n"
@@ -377,6 +394,25 @@ func refusedFails() map[string]string {
 		"broken_fp_unmapped", "broken_fp_down"} {
 		m["unwind_ia32/"+c] = "which the revision refuses"
 	}
+	return m
+}
+
+// unwindsCompat is e for a revision whose compat tasks get deferred traces.
+func unwindsCompat(e Expectations) Expectations {
+	e.CompatRefused, e.CompatUnwind = false, true
+	return e
+}
+
+// refusedWhereUnwound are the ia32 cases of the x86 series' log that pass
+// by refusal, each failing for a revision that unwinds compat tasks.
+func refusedWhereUnwound() map[string]string {
+	m := map[string]string{}
+	for k := range refusedFails() {
+		m[k] = "passed without a trace: the revision unwinds compat tasks"
+	}
+	// The x86 series' walker has no compat frame: its walk of the
+	// compat task's direct unwinds is not one in 32-bit mode.
+	m["unwind_ia32/faultable_sync"] = "the walker walked the compat task as fp, not with 4-byte frames"
 	return m
 }
 

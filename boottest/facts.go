@@ -30,6 +30,16 @@ type Expectations struct {
 	// facts: compat-fp); without it a compat stack is walked as 64-bit
 	// frames, which only the walker comparison can check.
 	CompatUnwind bool
+	// FuncStart: at a function's first instruction under a uprobe the
+	// kernel takes the return address at the stack pointer (walker
+	// facts: function-start, Linux 6.19's ae25884ad749); without it the
+	// trace misses the caller (case func_start).
+	FuncStart bool
+	// NMICurrent: a deferred request from NMI queues its task work with
+	// TWA_NMI_CURRENT, which raises an irq_work interrupt (nmi-request:
+	// twa-nmi-current, Linux 6.19's a38a64712e74), not with TWA_RESUME
+	// (case nmi_current).
+	NMICurrent bool
 	// MaxEntries is the most entries a trace has (walker facts:
 	// max-entries): 511 up to v13, 510 once unwind_completed shares the
 	// cache's page.
@@ -77,6 +87,11 @@ func ExpectationsOf(r *spec.Revision) (Expectations, error) {
 			}
 		case "extra-cases":
 			e.ExtraCases = strings.Fields(strings.ReplaceAll(v, ",", " "))
+		case "nmi-request":
+			if v != "twa-nmi-current" {
+				errs = append(errs, fmt.Sprintf("nmi-request: want twa-nmi-current, got %q", v))
+			}
+			e.NMICurrent = true
 		default:
 			errs = append(errs, fmt.Sprintf("unknown fact %q", k))
 		}
@@ -101,6 +116,7 @@ func ExpectationsOf(r *spec.Revision) (Expectations, error) {
 	}
 	e.MaxEntries = wc.MaxEntries
 	_, e.CompatUnwind = w["compat-fp"]
+	_, e.FuncStart = w["function-start"]
 	c, err := r.Facts("configs", step)
 	if err != nil {
 		return e, err
@@ -150,8 +166,10 @@ func (e Expectations) Header() []byte {
 #define KU_COMPAT_REFUSED	%d	/* compat tasks' requests fail with -EINVAL */
 #define KU_COMPAT_UNWIND	%d	/* compat tasks are unwound with 4-byte frames */
 #define KU_MAX_ENTRIES		%d	/* the most entries a trace has */
+#define KU_FUNC_START		%d	/* at a function's first instruction the return address is at sp */
+#define KU_NMI_CURRENT		%d	/* a request from NMI uses TWA_NMI_CURRENT */
 #endif
-`, b(e.Cookie), e.Pending, e.Done, e.ReservedBits, b(e.CompatRefused), b(e.CompatUnwind), e.MaxEntries))
+`, b(e.Cookie), e.Pending, e.Done, e.ReservedBits, b(e.CompatRefused), b(e.CompatUnwind), e.MaxEntries, b(e.FuncStart), b(e.NMICurrent)))
 }
 
 // required is Required with the unwinder's symbols the revision's

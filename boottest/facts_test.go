@@ -1,8 +1,12 @@
 package boottest
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"kpatch/templates/linux"
 
 	"kpatch/series"
 	"kpatch/spec"
@@ -25,6 +29,7 @@ func TestExpectationsFollowTheRevision(t *testing.T) {
 		refused, compatUnwnd bool
 		compatFP             string
 		max                  int
+		funcStart, nmiCur    bool
 	}
 	for _, tc := range []struct {
 		name    string
@@ -60,7 +65,7 @@ func TestExpectationsFollowTheRevision(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := want{e.Cookie, e.Done, e.ReservedBits, strings.Join(e.ExtraCases, ","), e.CompatRefused, e.CompatUnwind, e.Config["HAVE_UNWIND_USER_COMPAT_FP"], e.MaxEntries}
+			got := want{e.Cookie, e.Done, e.ReservedBits, strings.Join(e.ExtraCases, ","), e.CompatRefused, e.CompatUnwind, e.Config["HAVE_UNWIND_USER_COMPAT_FP"], e.MaxEntries, e.FuncStart, e.NMICurrent}
 			if got != tc.want || e.Pending != 1 {
 				t.Errorf("got %+v (pending %d), want %+v (pending 1)", got, e.Pending, tc.want)
 			}
@@ -68,11 +73,54 @@ func TestExpectationsFollowTheRevision(t *testing.T) {
 				t.Errorf("config %v: want UNWIND_USER=y HAVE_UNWIND_USER_FP=y", e.Config)
 			}
 			h := string(e.Header())
-			for _, l := range []string{"#define KU_REQ_DONE\t\t" + string(rune('0'+tc.want.done))} {
+			b := map[bool]string{false: "0", true: "1"}
+			for _, l := range []string{"#define KU_REQ_DONE\t\t" + string(rune('0'+tc.want.done)),
+				"#define KU_FUNC_START\t\t" + b[tc.want.funcStart], "#define KU_NMI_CURRENT\t\t" + b[tc.want.nmiCur]} {
 				if !strings.Contains(h, l) {
 					t.Errorf("header lacks %q:\n%s", l, h)
 				}
 			}
 		})
+	}
+}
+
+// nmi-request: twa-nmi-current in a revision's self-test facts makes
+// nmi_current expect the irq_work TWA_NMI_CURRENT raises (KU_NMI_CURRENT);
+// another value is refused.
+func TestExpectationsNMIRequest(t *testing.T) {
+	for _, tc := range []struct{ line, err string }{
+		{"nmi-request: twa-nmi-current", ""},
+		{"nmi-request: resume", `nmi-request: want twa-nmi-current, got "resume"`},
+	} {
+		dir := filepath.Join(t.TempDir(), "spec")
+		if err := linux.Export(dir); err != nil {
+			t.Fatal(err)
+		}
+		f := filepath.Join(dir, "facts", "selftest.tmpl")
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, append(b, "\n"+tc.line+"\n"...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		sp, err := series.LoadSpec(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := sp.Stack("x86", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := ExpectationsOf(r)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%s: error %v, want %q", tc.line, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || !e.NMICurrent || !strings.Contains(string(e.Header()), "#define KU_NMI_CURRENT\t\t1") {
+			t.Errorf("%s: NMICurrent %v, %v", tc.line, e.NMICurrent, err)
+		}
 	}
 }

@@ -13,7 +13,7 @@ func TestSelectCases(t *testing.T) {
 	}{
 		{nil, strings.Join(Cases(), " ")},
 		{[]string{"depth_*"}, "depth_1 depth_8 depth_64 depth_600"},
-		{[]string{"nmi*", "ebusy"}, "nmi ebusy"},
+		{[]string{"nmi*", "func_start"}, "nmi nmi_current func_start"},
 		{[]string{"ia32.broken_*"}, "broken_fp_unmapped broken_fp_down"},
 		{[]string{"*.ebusy"}, "ebusy"},
 		{[]string{"x86_64.depth_[18]"}, "depth_1 depth_8"},

@@ -48,7 +48,7 @@ func TestSplatsOnRealConsoles(t *testing.T) {
 // reports appeared in fail, named; every other case passes.
 func TestCheckDebugSplats(t *testing.T) {
 	console := readGz(t, filepath.Join("debug-splats", "console.log.gz"))
-	a := CheckRevision(console, testSyms(t, "debug-splats"), Cases(), walkerX86(t), expectationsX86())
+	a := CheckRevision(console, testSyms(t, "debug-splats"), savedCases(), walkerX86(t), expectationsX86())
 	checkSplatCases(t, a.Cases, a.Splats)
 	if len(a.Problems) > 0 {
 		t.Errorf("run-level problems: %q", a.Problems)

@@ -20,6 +20,8 @@
 #define KU_TIMER	0x6b750006 /* arg: struct ku_timer_arg *; arm a timer that requests in user mode */
 #define KU_BENCH	0x6b750007 /* arg: loops; time unwind_user() of the current stack */
 #define KU_FAULTABLE	0x6b750008 /* unwind_user_faultable() in this system call; ret[0], nr[0] */
+#define KU_UPROBE	0x6b750009 /* arg: address of a function's first instruction: a uprobe there unwinds (tracer F) */
+#define KU_UPROBE_OFF	0x6b75000a /* remove KU_UPROBE's uprobe */
 
 #define KU_F_A		0x01 /* request with tracer A */
 #define KU_F_B		0x02 /* request with tracer B */
@@ -31,6 +33,7 @@
 
 #define KU_T_IRQ	1 /* request from the timer interrupt */
 #define KU_T_NMI	2 /* request from an NMI sent by the timer interrupt */
+#define KU_T_NMI_IRQ_WORK 3 /* KU_T_NMI, and see whether the request raised an irq_work interrupt */
 
 #define KU_SLOTS	4 /* tracer slots: 0 = A, 1 = B, 2 = C, 3 = D */
 
@@ -57,6 +60,10 @@ struct ku_result {
 	unsigned long long prev_id;		/* the KU_REQ before this one ... */
 	unsigned long long prev_ts_req;		/* ... and its first timestamp */
 	unsigned long long prev_calls;		/* ... and its callbacks with A */
+	long long irq_work_before;		/* KU_T_NMI_IRQ_WORK: irq_work vector pending before the request ... */
+	long long irq_work_after;		/* ... and after it (TWA_NMI_CURRENT raises one) */
+	long long uprobe_hits;			/* KU_UPROBE: handler runs in this task */
+	unsigned long long uprobe_insn;		/* KU_UPROBE: first bytes of the probed instruction */
 };
 
 #endif

@@ -34,6 +34,9 @@
 #include <linux/hardirq.h>
 #include <linux/unwind_deferred.h>
 #include <linux/unwind_user.h>
+#include <linux/uprobes.h>
+#include <linux/mman.h>
+#include <linux/fs.h>
 #include <asm/ptrace.h>
 #include <asm/insn.h>
 #include <asm/insn-eval.h>
@@ -41,6 +44,8 @@
 #include <asm/nmi.h>
 #include <asm/apic.h>
 #include <asm/irq_vectors.h>
+#include <asm/apic.h>
+#include <asm/apicdef.h>
 
 #include "kpatch_unwind.h"
 #include "kpatch_unwind_facts.h"
@@ -58,6 +63,13 @@ static u8 *stackbuf;
 /* Tracer names in snapshots; F is a synchronous unwind_user_faultable(). */
 static const char slot_name[KU_SLOTS + 1] = { 'A', 'B', 'C', 'D', 'F' };
 #define KU_SLOT_FAULTABLE KU_SLOTS
+
+/*
+ * Set while the uprobe handler unwinds: the snapshot then says so with
+ * the probed instruction's first four bytes (uprobe=55488989), which the
+ * kernel's unwind_user_at_function_start() of 6.19 looks at.
+ */
+static const u8 *ku_uprobe_insn;
 
 static void ku_print_snapshot(int slot, struct unwind_stacktrace *trace, u64 ts)
 {
@@ -104,9 +116,14 @@ static void ku_print_snapshot(int slot, struct unwind_stacktrace *trace, u64 ts)
 			break;
 	}
 
-	pr_info("snapshot: v=1 mode=%s ip=0x%lx sp=0x%lx bp=0x%lx cs_base=0x%lx ss_base=0x%lx id=%llu tracer=%c ts=%llu pid=%d\n",
-		compat ? "compat" : "64", regs->ip, regs->sp, regs->bp, cs_base, ss_base,
-		res.id, slot_name[slot], ts, task_pid_nr(current));
+	if (ku_uprobe_insn)
+		pr_info("snapshot: v=1 mode=%s ip=0x%lx sp=0x%lx bp=0x%lx cs_base=0x%lx ss_base=0x%lx id=%llu tracer=%c ts=%llu pid=%d uprobe=%4phN\n",
+			compat ? "compat" : "64", regs->ip, regs->sp, regs->bp, cs_base, ss_base,
+			res.id, slot_name[slot], ts, task_pid_nr(current), ku_uprobe_insn);
+	else
+		pr_info("snapshot: v=1 mode=%s ip=0x%lx sp=0x%lx bp=0x%lx cs_base=0x%lx ss_base=0x%lx id=%llu tracer=%c ts=%llu pid=%d\n",
+			compat ? "compat" : "64", regs->ip, regs->sp, regs->bp, cs_base, ss_base,
+			res.id, slot_name[slot], ts, task_pid_nr(current));
 	for (i = 0; i < n; i += KU_CHUNK)
 		pr_info("stack: 0x%lx %*phN\n", sp + i, (int)min_t(unsigned long, KU_CHUNK, n - i), stackbuf + i);
 	for (i = 0; i < trace->nr; i += 8) {
@@ -226,6 +243,18 @@ static struct task_struct *ku_target;
 static int ku_tmode, ku_tries, ku_nmi_armed;
 static unsigned long ku_lo, ku_hi;
 
+/*
+ * Whether the irq_work vector is pending in this CPU's local APIC (its
+ * IRR): task_work_add(TWA_NMI_CURRENT) raises it, from the NMI, so that
+ * the return to user mode runs the task work; TWA_RESUME does not.
+ */
+static long long ku_irq_work_pending(void)
+{
+	u32 irr = apic_read(APIC_IRR + (IRQ_WORK_VECTOR / 32) * 0x10);
+
+	return !!(irr & BIT(IRQ_WORK_VECTOR % 32));
+}
+
 static int ku_nmi(unsigned int type, struct pt_regs *regs)
 {
 	u64 ts;
@@ -234,7 +263,11 @@ static int ku_nmi(unsigned int type, struct pt_regs *regs)
 		return NMI_DONE;
 	WRITE_ONCE(ku_nmi_armed, 0);
 	res.in_nmi = in_nmi() ? 1 : 0;
+	if (ku_tmode == KU_T_NMI_IRQ_WORK)
+		res.irq_work_before = ku_irq_work_pending();
 	res.ret[0] = unwind_deferred_request(&tracers[0], &ts);
+	if (ku_tmode == KU_T_NMI_IRQ_WORK)
+		res.irq_work_after = ku_irq_work_pending();
 	res.ts_req[0] = ts;
 	return NMI_HANDLED;
 }
@@ -248,7 +281,7 @@ static enum hrtimer_restart ku_timer_fn(struct hrtimer *t)
 	    regs->ip >= ku_lo && regs->ip < ku_hi) {
 		WRITE_ONCE(ku_target, NULL);
 		res.in_irq = in_hardirq() ? 1 : 0;
-		if (ku_tmode == KU_T_NMI) {
+		if (ku_tmode == KU_T_NMI || ku_tmode == KU_T_NMI_IRQ_WORK) {
 			WRITE_ONCE(ku_nmi_armed, 1);
 			__apic_send_IPI_self(NMI_VECTOR);
 		} else {
@@ -264,6 +297,82 @@ static enum hrtimer_restart ku_timer_fn(struct hrtimer *t)
 	}
 	hrtimer_forward_now(t, ns_to_ktime(300 * NSEC_PER_USEC));
 	return HRTIMER_RESTART;
+}
+
+/*
+ * A uprobe at a function's first instruction: its handler runs in the
+ * probed task, at that instruction (regs->ip is the probed address), where
+ * the frame is not made yet, and unwinds there with
+ * unwind_user_faultable() (tracer F). Linux 6.19 takes the return address
+ * at the stack pointer for the topmost frame then (ae25884ad749,
+ * unwind_user_at_function_start()); earlier revisions walk the caller's
+ * frame pointer and so miss the caller.
+ */
+static struct uprobe *ku_uprobe;
+static struct task_struct *ku_uprobe_task;
+
+static int ku_uprobe_handler(struct uprobe_consumer *uc, struct pt_regs *regs)
+{
+	struct unwind_stacktrace trace = { 0 };
+	struct arch_uprobe *auprobe;
+
+	if (current != READ_ONCE(ku_uprobe_task))
+		return 0;
+	res.uprobe_hits++;
+	auprobe = current->utask ? current->utask->auprobe : NULL;
+	if (auprobe)
+		memcpy(&res.uprobe_insn, auprobe->insn, 4);
+	ku_uprobe_insn = auprobe ? auprobe->insn : (const u8 *)"\0\0\0\0";
+	res.ret[0] = unwind_user_faultable(&trace);
+	res.nr[0] = trace.nr;
+	if (!res.ret[0])
+		ku_print_snapshot(KU_SLOT_FAULTABLE, &trace, 0);
+	ku_uprobe_insn = NULL;
+	return 0;
+}
+
+static struct uprobe_consumer ku_uprobe_consumer = {
+	.handler = ku_uprobe_handler,
+};
+
+static long ku_uprobe_on(unsigned long addr)
+{
+	struct vm_area_struct *vma;
+	struct inode *inode = NULL;
+	loff_t off = 0;
+	struct uprobe *u;
+
+	if (ku_uprobe)
+		return -EBUSY;
+	mmap_read_lock(current->mm);
+	vma = find_vma(current->mm, addr);
+	if (vma && vma->vm_start <= addr && vma->vm_file) {
+		inode = igrab(file_inode(vma->vm_file));
+		off = ((loff_t)vma->vm_pgoff << PAGE_SHIFT) + (addr - vma->vm_start);
+	}
+	mmap_read_unlock(current->mm);
+	if (!inode)
+		return -ENOENT;
+	WRITE_ONCE(ku_uprobe_task, current);
+	u = uprobe_register(inode, off, 0, &ku_uprobe_consumer);
+	iput(inode);
+	if (IS_ERR(u)) {
+		WRITE_ONCE(ku_uprobe_task, NULL);
+		return PTR_ERR(u);
+	}
+	ku_uprobe = u;
+	return 0;
+}
+
+static long ku_uprobe_off(void)
+{
+	if (!ku_uprobe)
+		return -ENOENT;
+	uprobe_unregister_nosync(ku_uprobe, &ku_uprobe_consumer);
+	uprobe_unregister_sync();
+	ku_uprobe = NULL;
+	WRITE_ONCE(ku_uprobe_task, NULL);
+	return 0;
 }
 
 static long ku_bench(unsigned long loops)
@@ -321,7 +430,7 @@ static long ku_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 
 		if (copy_from_user(&ta, (void __user *)arg, sizeof(ta)))
 			return -EFAULT;
-		if (ta.mode != KU_T_IRQ && ta.mode != KU_T_NMI)
+		if (ta.mode != KU_T_IRQ && ta.mode != KU_T_NMI && ta.mode != KU_T_NMI_IRQ_WORK)
 			return -EINVAL;
 		hrtimer_cancel(&ku_timer);
 		memset(&res, 0, sizeof(res));
@@ -352,6 +461,13 @@ static long ku_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 		memset(&res, 0, sizeof(res));
 		res.id = ++next_id;
 		return ku_bench(arg);
+	case KU_UPROBE:
+		memset(&res, 0, sizeof(res));
+		res.id = ++next_id;
+		cur_flags = 0;
+		return ku_uprobe_on(arg);
+	case KU_UPROBE_OFF:
+		return ku_uprobe_off();
 	}
 	return -ENOTTY;
 }

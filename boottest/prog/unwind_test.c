@@ -340,6 +340,88 @@ NOINLINE int case_nmi(void)
 	return 0;
 }
 
+/*
+ * A request from an NMI must not use TWA_RESUME, which is not NMI-safe:
+ * from 6.19's "unwind: Fix unwind_deferred_request() vs NMI" on it uses
+ * TWA_NMI_CURRENT, which raises an irq_work interrupt from the NMI so that
+ * the return to user mode runs the task work. The driver looks at the
+ * local APIC's pending irq_work vector before and after the request
+ * (KU_NMI_CURRENT: the revision's facts say which mode it uses).
+ */
+NOINLINE int case_nmi_current(void)
+{
+	struct ku_result r;
+	int ret = timer_case(KU_T_NMI_IRQ_WORK, "case_nmi_current", &r);
+
+	if (ret)
+		return ret;
+	CHECK(r.in_nmi == 1, "request not made in NMI context");
+	if (REFUSED)
+		return 0;	/* refused before any task work was queued */
+	CHECK(r.irq_work_before == 0, "an irq_work interrupt was pending before the request");
+	if (KU_NMI_CURRENT)
+		CHECK(r.irq_work_after == 1, "the request from NMI raised no irq_work interrupt: task_work_add() without TWA_NMI_CURRENT");
+	else
+		CHECK(r.irq_work_after == 0, "the request from NMI raised an irq_work interrupt, but the revision requests with TWA_RESUME");
+	out("    # the request from NMI raised %s irq_work interrupt (%s)\n", r.irq_work_after ? "an" : "no",
+	    KU_NMI_CURRENT ? "TWA_NMI_CURRENT" : "TWA_RESUME");
+	return 0;
+}
+
+/*
+ * entry_leaf is stopped at its first instruction, push %bp, by a uprobe
+ * whose handler unwinds (tracer F): the frame is not made yet, the return
+ * address into entry_mid is at the stack pointer and the frame pointer is
+ * still entry_mid's. From 6.19's "Teach FP unwind about start of function"
+ * on (KU_FUNC_START) the kernel takes the return address there and the
+ * trace holds entry_mid; before, it walks entry_mid's frame pointer and
+ * misses entry_mid.
+ */
+void entry_leaf(void);
+#ifdef __x86_64__
+asm(".text\n.globl entry_leaf\n.type entry_leaf,@function\nentry_leaf:\n"
+    "\tpush %rbp\n\tmov %rsp,%rbp\n\tnop\n\tpop %rbp\n\tret\n"
+    ".size entry_leaf, .-entry_leaf\n");
+#else
+asm(".text\n.globl entry_leaf\n.type entry_leaf,@function\nentry_leaf:\n"
+    "\tpush %ebp\n\tmov %esp,%ebp\n\tnop\n\tpop %ebp\n\tret\n"
+    ".size entry_leaf, .-entry_leaf\n");
+#endif
+
+NOINLINE void entry_mid(void)
+{
+	entry_leaf();
+}
+
+NOINLINE int case_func_start(void)
+{
+	struct ku_result r;
+	long ret = ku_syscall(KU_UPROBE, (unsigned long)entry_leaf);
+
+	CHECK(ret == 0, "KU_UPROBE: %ld", ret);
+	entry_mid();
+	ret = ku_syscall(KU_UPROBE_OFF, 0);
+	CHECK(ret == 0, "KU_UPROBE_OFF: %ld", ret);
+	if (result(&r))
+		return 1;
+	CHECK(r.uprobe_hits == 1, "the uprobe at entry_leaf hit %lld times, want 1", r.uprobe_hits);
+	CHECK((r.uprobe_insn & 0xff) == 0x55, "the probed instruction is %#llx, not push %%bp", r.uprobe_insn & 0xff);
+	CHECK(r.ret[0] == 0, "unwind_user_faultable in the uprobe handler = %lld", r.ret[0]);
+#ifndef __x86_64__
+	if (!KU_COMPAT_UNWIND) {
+		out("    # no compat unwinder: a trace of %llu entries compared with the walker only\n", r.nr[0]);
+		return 0;
+	}
+#endif
+	if (KU_FUNC_START)
+		expect(&r, "entry_leaf,entry_mid,case_func_start,main", 0);
+	else
+		expect(&r, "entry_leaf,case_func_start,main", 0);
+	out("    # at entry_leaf's first instruction the trace %s entry_mid (%s)\n", KU_FUNC_START ? "holds" : "misses",
+	    KU_FUNC_START ? "return address at the stack pointer" : "the caller's frame pointer walked");
+	return 0;
+}
+
 NOINLINE int case_cancel_pending(void)
 {
 	struct ku_result r;
@@ -577,6 +659,8 @@ static const struct tcase cases[] = {
 	{ "kthread_einval", case_kthread_einval },
 	{ "faultable_sync", case_faultable_sync, "direct unwind_user_faultable() calls in two entries" },
 	{ "bench", case_bench },
+	{ "nmi_current", case_nmi_current, "a request from NMI and the irq_work it raises" },
+	{ "func_start", case_func_start, "a uprobe at a function's first instruction unwinds" },
 };
 
 /* Whether the comma-separated list env names name (or is 1: all). */
