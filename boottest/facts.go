@@ -19,10 +19,14 @@ const FactsName = "selftest"
 // driver and programs get them as C macros (Header), the host check as
 // they are. Nothing in the harness is keyed by revision numbers.
 type Expectations struct {
-	Cookie        bool     // request-id: cookie (v13 on) rather than timestamp
-	Pending, Done int      // request-pending, request-done: unwind_deferred_request()'s 1, 2 (v11..v13) or 1, 1 (v14 on)
-	ReservedBits  int      // reserved-bits: mask bits no tracer gets
-	ExtraCases    []string // extra-cases: run by default (faultable_sync with the USED bit)
+	Cookie        bool // request-id: cookie (v13 on) rather than timestamp
+	Pending, Done int  // request-pending, request-done: unwind_deferred_request()'s 1, 2 (v11..v13) or 1, 1 (v14 on)
+	ReservedBits  int  // reserved-bits: mask bits no tracer gets
+	// OtherTracers are the tracers the kernel registers itself, each
+	// holding a bit of the mask (other-tracers: 6.19's perf registers
+	// perf_unwind_work at boot).
+	OtherTracers int
+	ExtraCases   []string // extra-cases: run by default (faultable_sync with the USED bit)
 	// CompatRefused: a compat (32-bit) task's deferred requests fail with
 	// -EINVAL and it gets no deferred trace (walker facts: compat-deferral).
 	CompatRefused bool
@@ -83,6 +87,10 @@ func ExpectationsOf(r *spec.Revision) (Expectations, error) {
 			}
 		case "reserved-bits":
 			if e.ReservedBits, err = num(k); err != nil {
+				return e, err
+			}
+		case "other-tracers":
+			if e.OtherTracers, err = num(k); err != nil {
 				return e, err
 			}
 		case "extra-cases":
@@ -163,13 +171,14 @@ func (e Expectations) Header() []byte {
 #define KU_REQ_PENDING		%d	/* unwind_deferred_request(): already queued */
 #define KU_REQ_DONE		%d	/* unwind_deferred_request(): callback already run */
 #define KU_RESERVED_BITS	%d	/* unwind mask bits no tracer gets */
+#define KU_OTHER_TRACERS	%d	/* tracers the kernel registers itself (perf) */
 #define KU_COMPAT_REFUSED	%d	/* compat tasks' requests fail with -EINVAL */
 #define KU_COMPAT_UNWIND	%d	/* compat tasks are unwound with 4-byte frames */
 #define KU_MAX_ENTRIES		%d	/* the most entries a trace has */
 #define KU_FUNC_START		%d	/* at a function's first instruction the return address is at sp */
 #define KU_NMI_CURRENT		%d	/* a request from NMI uses TWA_NMI_CURRENT */
 #endif
-`, b(e.Cookie), e.Pending, e.Done, e.ReservedBits, b(e.CompatRefused), b(e.CompatUnwind), e.MaxEntries, b(e.FuncStart), b(e.NMICurrent)))
+`, b(e.Cookie), e.Pending, e.Done, e.ReservedBits, e.OtherTracers, b(e.CompatRefused), b(e.CompatUnwind), e.MaxEntries, b(e.FuncStart), b(e.NMICurrent)))
 }
 
 // required is Required with the unwinder's symbols the revision's

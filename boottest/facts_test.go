@@ -44,6 +44,7 @@ func TestExpectationsFollowTheRevision(t *testing.T) {
 		{name: "v14", version: 14, want: want{cookie: true, done: 1, reserved: 2, extra: "faultable_sync", refused: true, compatFP: "n", max: 510}},
 		{name: "v16", version: 16, err: "nothing selects the unwinder on x86_64"},
 		{name: "x86 on v16", version: 2, stack: "x86", want: want{cookie: true, done: 1, reserved: 2, extra: "faultable_sync", refused: true, compatFP: "n", max: 510}},
+		{name: "x86 as 6.19 merged it on v16", version: 1, stack: "x86-6.19", want: want{cookie: true, done: 1, reserved: 2, extra: "faultable_sync", compatUnwnd: true, compatFP: "n", max: 510, funcStart: true, nmiCur: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var r *spec.Revision
@@ -85,12 +86,15 @@ func TestExpectationsFollowTheRevision(t *testing.T) {
 }
 
 // nmi-request: twa-nmi-current in a revision's self-test facts makes
-// nmi_current expect the irq_work TWA_NMI_CURRENT raises (KU_NMI_CURRENT);
-// another value is refused.
+// nmi_current expect the irq_work TWA_NMI_CURRENT raises (KU_NMI_CURRENT),
+// other-tracers: N makes ebusy leave N bits to the kernel's own tracers
+// (KU_OTHER_TRACERS); other values are refused.
 func TestExpectationsNMIRequest(t *testing.T) {
 	for _, tc := range []struct{ line, err string }{
 		{"nmi-request: twa-nmi-current", ""},
 		{"nmi-request: resume", `nmi-request: want twa-nmi-current, got "resume"`},
+		{"other-tracers: 1", ""},
+		{"other-tracers: perf", `other-tracers: want a number, got "perf"`},
 	} {
 		dir := filepath.Join(t.TempDir(), "spec")
 		if err := linux.Export(dir); err != nil {
@@ -119,8 +123,14 @@ func TestExpectationsNMIRequest(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || !e.NMICurrent || !strings.Contains(string(e.Header()), "#define KU_NMI_CURRENT\t\t1") {
-			t.Errorf("%s: NMICurrent %v, %v", tc.line, e.NMICurrent, err)
+		h := string(e.Header())
+		switch {
+		case err != nil:
+			t.Errorf("%s: %v", tc.line, err)
+		case strings.HasPrefix(tc.line, "nmi-request") && (!e.NMICurrent || !strings.Contains(h, "#define KU_NMI_CURRENT\t\t1")):
+			t.Errorf("%s: NMICurrent %v:\n%s", tc.line, e.NMICurrent, h)
+		case strings.HasPrefix(tc.line, "other-tracers") && (e.OtherTracers != 1 || !strings.Contains(h, "#define KU_OTHER_TRACERS\t1")):
+			t.Errorf("%s: OtherTracers %d:\n%s", tc.line, e.OtherTracers, h)
 		}
 	}
 }

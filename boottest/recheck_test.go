@@ -108,6 +108,18 @@ func TestRecheckSavedConsole(t *testing.T) {
 	}{
 		{name: "x86 series on v16", dir: "stack-x86", stack: "x86", pass: true, cases: 18},
 		{name: "x86 series on v16, extra cases", dir: "stack-x86-extra", stack: "x86", pass: true, cases: 20},
+		{name: "x86 as 6.19 merged it on v16", dir: "stack-x86-619", stack: "x86-6.19", pass: true, cases: 20},
+		// One compat trace of 6.19 with a frame altered: the ia32
+		// traces are compared with the walker frame by frame.
+		{name: "x86 as 6.19 merged it, an ia32 frame altered", dir: "stack-x86-619", stack: "x86-6.19", cases: 20,
+			edit: func(s string) string {
+				i := strings.Index(s, "mode=compat")
+				j := i + strings.Index(s[i:], "kernel: 0x")
+				k := j + len("kernel: ") + strings.IndexByte(s[j+len("kernel: "):], ' ')
+				k = k + 1 + strings.IndexByte(s[k+1:], ' ') // the second entry
+				return s[:j] + "kernel: 0x804a000 0x804a000" + s[k:]
+			},
+			fails: []string{"unwind_ia32/depth_1"}},
 		// The uprobe's trace (missing entry_mid: no start-of-function
 		// rule in this revision) is compared with the walker too.
 		{name: "x86 series on v16, func_start's trace altered", dir: "stack-x86-extra", stack: "x86", cases: 20,
@@ -196,6 +208,34 @@ func TestRecheckOtherSeries(t *testing.T) {
 	var other *OtherSeriesError
 	if !errors.As(err, &other) || other.Booted != "x86_v2_on_v16" || other.Selected != "v11" {
 		t.Errorf("checked as v11: %v, want an OtherSeriesError naming both", err)
+	}
+}
+
+// 6.19's boot checked as the x86 series': refused by its tag; without
+// the tag, every deferred compat trace fails where x86 v2 refuses them.
+func TestRecheck619AsX86(t *testing.T) {
+	console := string(readGz(t, "stack-x86-619/console.log.gz"))
+	syms, err := ProgramSymbols("testdata/stack-x86-619")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var other *OtherSeriesError
+	if _, err := Recheck(stackRevision(t, "x86"), []byte(console), syms, "c"); !errors.As(err, &other) || other.Booted != "x86-6.19_v1_on_v16" {
+		t.Fatalf("checked as x86 v2: %v, want an OtherSeriesError", err)
+	}
+	untagged := strings.Replace(console, "kpatch.series=x86-6.19_v1_on_v16 ", "", 1)
+	rep, err := Recheck(stackRevision(t, "x86"), []byte(untagged), syms, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, c := range rep.Cases {
+		if c.Mode == "unwind_ia32" && c.Status == Fail && strings.Contains(c.Reason, "which the revision refuses") {
+			n++
+		}
+	}
+	if want := len(refusedFails()) + 1; n != want || rep.Passed {
+		t.Errorf("%d ia32 cases failed on deferred compat traces, want %d (every case with a deferred request, nmi_current's too)", n, want)
 	}
 }
 

@@ -217,7 +217,7 @@ static int ku_ebusy(void)
 	while (n < BITS_PER_LONG && !unwind_deferred_init(&ebusy_works[n], ku_dummy_callback))
 		n++;
 	res.count = n;
-	res.expected = BITS_PER_LONG - reserved - others;
+	res.expected = BITS_PER_LONG - reserved - others - KU_OTHER_TRACERS;
 	/* One more must fail with -EBUSY, not succeed or fail otherwise. */
 	res.ret[0] = n < BITS_PER_LONG ? unwind_deferred_init(&ebusy_works[n], ku_dummy_callback) : 0;
 	while (n > 0)

@@ -455,7 +455,8 @@ NOINLINE int case_ebusy(void)
 	CHECK(ret == 0, "KU_EBUSY: %ld", ret);
 	if (result(&r))
 		return 1;
-	out("    # registered %lld tracers before -EBUSY; the revision leaves %lld bits free\n", r.count, r.expected);
+	out("    # registered %lld tracers before -EBUSY; the revision leaves %lld bits free (%d reserved, %d held by the kernel's own tracers)\n",
+	    r.count, r.expected, KU_RESERVED_BITS, KU_OTHER_TRACERS);
 	CHECK(r.count == r.expected, "registered %lld tracers, want %lld", r.count, r.expected);
 	CHECK(r.ret[0] == -EBUSY, "next unwind_deferred_init = %lld, want -EBUSY", r.ret[0]);
 	return 0;
