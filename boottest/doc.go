@@ -1,4 +1,4 @@
-// Package selftest proves that the deferred user-space unwinding series
+// Package boottest proves that the deferred user-space unwinding series
 // works: it builds an x86_64 kernel with the generated series and a test
 // driver (never part of the series), boots it in QEMU with an initramfs of
 // test programs for 64-bit and 32-bit (IA32 emulation) tasks, and checks
@@ -51,19 +51,30 @@
 // The default run holds the cases whose traces come from deferred requests
 // (unwind_deferred_request() and the tracer's callback), the series' main
 // use; all of them pass on v11 and v12. The extra cases run when the
-// revision's facts name them (facts/selftest.tmpl's extra-cases: v12 on)
-// or when asked (Options.Extra, kpatch test --extra); the guest gets
-// KPATCH_EXTRA=1 on its command line, and skips them otherwise, with the
-// reason. They are uses the series allows but v11 gets wrong, so that v11's
-// default run stays a pass/fail verdict on the posted series while a later
-// revision is checked against them. There is one:
-// faultable_sync, a tracer that calls unwind_user_faultable() directly in
-// two system calls at different depths. It fails on v11: the second call
-// returns the trace cached by the first, because unwind_reset_info() returns
-// early when no deferred request set a bit of unwind_mask and so never clears
-// the cache's nr_entries on the way back to user space. Steven Rostedt
-// reports it in the v11 thread (reply to patch 06) and fixes it for v12 with
-// the UNWIND_USED bit, which unwind_user_faultable() sets.
+// revision's facts name them (facts/selftest.tmpl's extra-cases) or when
+// asked (Options.Extra, kpatch test --extra); the guest gets their names
+// (KPATCH_EXTRA=a,b, or 1 for all) on its command line, and skips the
+// others with the reason. They are uses the series allows that v11 gets
+// wrong, or code paths a later revision changed:
+//
+//   - faultable_sync, a tracer that calls unwind_user_faultable() directly
+//     in two system calls at different depths. It fails on v11: the second
+//     call returns the trace cached by the first, because
+//     unwind_reset_info() returns early when no deferred request set a bit
+//     of unwind_mask and so never clears the cache's nr_entries on the way
+//     back to user space. Steven Rostedt reports it in the v11 thread
+//     (reply to patch 06) and fixes it for v12 with the UNWIND_USED bit.
+//   - nmi_current, an NMI's request, with the local APIC's pending
+//     irq_work vector read before and after it: TWA_NMI_CURRENT (6.19)
+//     raises it, TWA_RESUME does not (facts: nmi-request).
+//   - func_start, a uprobe at a function's first instruction whose handler
+//     unwinds: 6.19's start-of-function rule takes the return address at
+//     the stack pointer, earlier revisions miss the caller (walker facts:
+//     function-start).
+//
+// Options.Filter runs the cases globs select (SelectCases), BuildOptions.Exec
+// runs a shell command in the guest instead, Options.GDB waits for gdb;
+// Recheck checks a saved console again without booting.
 //
 // Tests: the unit tests check saved consoles (testdata) with symbol tables
 // instead of binaries: testdata/pass, a run of v11 on Debian's 6.12 where
