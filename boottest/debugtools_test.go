@@ -17,7 +17,8 @@ import (
 // shared) as a debugging user does: with --filter's globs the guest runs
 // the selected cases only and the table holds them alone; with --exec a
 // busybox command runs in the guest instead of the cases, with the test
-// driver there, and its exit status comes back.
+// driver there, and its exit status comes back; --exec sh reads what is
+// typed.
 func TestQEMUFilterAndExec(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
 	defer cancel()
@@ -62,6 +63,17 @@ func TestQEMUFilterAndExec(t *testing.T) {
 		if !strings.Contains(console.String(), w) {
 			t.Errorf("console lacks %q", w)
 		}
+	}
+	// A shell reading what is typed: the pipe's lines wait for the
+	// guest's console and reach the shell.
+	console.Reset()
+	o.Exec, o.Stdin = "sh", strings.NewReader("echo typed-$((6*7))\nexit 4\n")
+	rep, err = Run(ctx, s, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Exec == nil || *rep.Exec != 4 || !strings.Contains(console.String(), "\ntyped-42") {
+		t.Errorf("sh with typed input: status %v, want 4 and typed-42 on the console:\n%s", rep.Exec, console.String())
 	}
 	if _, err := os.Stat(rep.BuildDir + "/initramfs.cpio"); err != nil {
 		t.Errorf("the initramfs the reproducer needs is gone: %v", err)

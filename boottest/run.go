@@ -2,6 +2,7 @@ package boottest
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -316,7 +317,16 @@ func Run(ctx context.Context, s *series.Series, o Options) (*Report, error) {
 		qemu.WithAccel(o.Accel), qemu.WithTimeout(o.BootTimeout), qemu.WithConsole(logf), qemu.WithLog(logw),
 	}
 	if o.Stdin != nil {
-		opts = append(opts, qemu.WithStdin(o.Stdin))
+		in := o.Stdin
+		if !isTerminal(in) {
+			// Input sent before the guest's console is open is lost: a
+			// pipe's is held back until init says the command runs. A
+			// terminal goes to QEMU as it is (the user types at the prompt).
+			g := &afterMarker{marker: []byte(execBegin), open: make(chan struct{})}
+			opts = append(opts, qemu.WithConsole(g))
+			in = &gatedReader{r: in, open: g.open}
+		}
+		opts = append(opts, qemu.WithStdin(in))
 	}
 	if o.GDB {
 		addr, err := qemu.FreeAddr()
@@ -471,6 +481,52 @@ func (r *Report) WriteText(w io.Writer) {
 	}
 	fmt.Fprintf(w, "\n%s: %d passed, %d failed, %d skipped; build %s, boot %s (%s); console log: %s\n",
 		verdict, pass, fail, skip, r.BuildTime.Round(100*time.Millisecond), r.BootTime.Round(100*time.Millisecond), r.Accel, r.ConsoleLog)
+}
+
+// execBegin is what init prints once the command's console is open.
+const execBegin = "kpatch-exec: begin"
+
+// afterMarker is a console writer that closes open once marker has been
+// written to it.
+type afterMarker struct {
+	marker []byte
+	seen   []byte
+	open   chan struct{}
+	done   bool
+}
+
+func (a *afterMarker) Write(p []byte) (int, error) {
+	if !a.done {
+		a.seen = append(a.seen, p...)
+		if bytes.Contains(a.seen, a.marker) {
+			a.done, a.seen = true, nil
+			close(a.open)
+		} else if len(a.seen) > len(a.marker) {
+			a.seen = append([]byte(nil), a.seen[len(a.seen)-len(a.marker):]...)
+		}
+	}
+	return len(p), nil
+}
+
+// isTerminal reports whether r is a character device (a terminal).
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// gatedReader reads r once open is closed.
+type gatedReader struct {
+	r    io.Reader
+	open chan struct{}
+}
+
+func (g *gatedReader) Read(p []byte) (int, error) {
+	<-g.open
+	return g.r.Read(p)
 }
 
 // execStatus reads the exit status of the command the guest ran

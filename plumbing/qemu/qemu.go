@@ -358,7 +358,21 @@ func (c *config) run(ctx context.Context, accel Accel, watch time.Duration) (*Re
 	cmd := exec.CommandContext(runCtx, args[0], args[1:]...)
 	cmd.Stdout = g
 	cmd.Stderr = &stderr
-	cmd.Stdin = c.stdin
+	if f, ok := c.stdin.(*os.File); ok {
+		cmd.Stdin = f // a terminal stays one for QEMU
+	} else if c.stdin != nil {
+		// os/exec would wait for its copy from c.stdin, which may never
+		// return after QEMU exits (a reader that waits for input): copy
+		// into a pipe of our own and leave the copy behind.
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			return nil, err
+		}
+		defer pr.Close()
+		defer pw.Close()
+		cmd.Stdin = pr
+		go io.Copy(pw, c.stdin)
+	}
 	cmd.WaitDelay = 2 * time.Second
 	start := time.Now()
 	err = cmd.Run()

@@ -227,3 +227,17 @@ func TestGDBStub(t *testing.T) {
 		t.Fatal("QEMU still waiting after gdb continued")
 	}
 }
+
+// blockingReader never returns, as a terminal nobody types on.
+type blockingReader struct{}
+
+func (blockingReader) Read([]byte) (int, error) { select {} }
+
+// A guest that ends while its stdin (WithStdin) still waits for input is
+// a run that ended well: stdin is abandoned after QEMU exits.
+func TestRunStdinOpenAtExit(t *testing.T) {
+	res, err := Run(context.Background(), WithBinary(fake(t)), WithKernel("k"), WithStdin(blockingReader{}), WithTimeout(30*time.Second))
+	if err != nil || res == nil || !strings.Contains(string(res.Console), "ok 1 fake") {
+		t.Fatalf("Run = %v, %v", res, err)
+	}
+}
