@@ -44,7 +44,7 @@ func TestExpectationsFollowTheRevision(t *testing.T) {
 		{name: "v14", version: 14, want: want{cookie: true, done: 1, reserved: 2, extra: "faultable_sync", refused: true, compatFP: "n", max: 510}},
 		{name: "v16", version: 16, err: "nothing selects the unwinder on x86_64"},
 		{name: "x86 on v16", version: 2, stack: "x86", want: want{cookie: true, done: 1, reserved: 2, extra: "faultable_sync", refused: true, compatFP: "n", max: 510}},
-		{name: "x86 as 6.19 merged it on v16", version: 1, stack: "x86-6.19", want: want{cookie: true, done: 1, reserved: 2, extra: "faultable_sync", compatUnwnd: true, compatFP: "n", max: 510, funcStart: true, nmiCur: true}},
+		{name: "x86 as 6.19 merged it on v16", version: 1, stack: "x86-6.19", want: want{cookie: true, done: 1, reserved: 2, extra: "faultable_sync,nmi_current,func_start", compatUnwnd: true, compatFP: "n", max: 510, funcStart: true, nmiCur: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var r *spec.Revision
