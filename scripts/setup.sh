@@ -31,7 +31,7 @@ for v in $want_src; do
 done
 # Debian's Go images put Go in /usr/local/go; make sure it is found.
 command -v go >/dev/null || export PATH="$PATH:/usr/local/go/bin"
-pkgs=(git git-email libmailtools-perl tar make gcc binutils libc6-dev gcc-multilib flex bison bc mawk libelf-dev libssl-dev cpio xz-utils perl gdb ccache sparse coccinelle
+pkgs=(git git-email libmailtools-perl tar make gcc binutils libc6-dev gcc-multilib flex bison bc mawk libelf-dev libssl-dev cpio xz-utils perl gdb ccache sparse coccinelle busybox-static
       distcc icecc iproute2 quilt qemu-system-x86 linux-source-6.12 clang lld llvm
       binutils-aarch64-linux-gnu cpp-12-aarch64-linux-gnu)
 missing=()
