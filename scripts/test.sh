@@ -12,7 +12,8 @@ go vet ./...
 bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
 CGO_ENABLED=0 go build -o "$bin/kpatch" ./cmd/kpatch
-# The newest revision (v16) with the x86 series stacked on it: v16 alone
-# selects no x86 unwinder (docs/revisions.md)
-"$bin/kpatch" test qemu --tree "$("$bin/kpatch" tree)" --base v6.12 --stack x86
+# With no revision named, test qemu boots the newest state with an x86
+# unwinder: v16 with the x86 part as Linux 6.19 merged it (--stack
+# x86-6.19), 64-bit and IA32 tasks unwound (docs/revisions.md)
+"$bin/kpatch" test qemu --tree "$("$bin/kpatch" tree)" --base v6.12
 go test -count=1 -timeout 80m ./... "$@"

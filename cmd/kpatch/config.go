@@ -68,6 +68,15 @@ func (sf *seriesFlags) applyConfig() {
 	}
 }
 
+// stackDefaulted reports whether --stack holds the command's own default:
+// neither -v, --stack, --on nor git config kpatch.stack chose the series.
+func (sf *seriesFlags) stackDefaulted() bool {
+	sf.applyConfig()
+	set := map[string]bool{}
+	sf.fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return sf.spec.stack != "" && *sf.stack == sf.spec.stack && !set["v"] && !set["stack"] && !set["on"] && sf.configured["stack"] == ""
+}
+
 // baseRefused explains a base the tree lacks (kernelsrc.ErrUnknownRev)
 // that the user did not give with --base (the revision's recorded base,
 // or kpatch.base): where it came from, the tags the tree has, and how to

@@ -122,3 +122,36 @@ func TestDefaultStack(t *testing.T) {
 		}
 	}
 }
+
+// TestTestQEMUDefaultBoot: kpatch test qemu with no revision named boots
+// v16 with the x86 part as 6.19 merged it and says so first; -v 16 alone
+// is the main series, which selects no x86 unwinder and is refused (exit
+// 2); a stack named by flag is not announced as the default.
+func TestTestQEMUDefaultBoot(t *testing.T) {
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	t.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
+	t.Chdir(t.TempDir())
+	missing := filepath.Join(t.TempDir(), "no-tree")
+	for _, tc := range []struct {
+		args     []string
+		announce bool
+		refusal  string
+	}{
+		{nil, true, ""},
+		{[]string{"--stack", "x86-6.19"}, false, ""},
+		{[]string{"-v", "16"}, false, "nothing selects the unwinder on x86_64"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(append([]string{"test", "qemu", "--tree", missing, "--base", "v6.12"}, tc.args...), &stdout, &stderr)
+		if code != 2 {
+			t.Errorf("%q: exit %d with a missing tree, want 2:\n%s", tc.args, code, stderr.String())
+		}
+		first, _, _ := strings.Cut(stderr.String(), "\n")
+		if got := strings.Contains(first, "booting x86-6.19 v1 on v16, the newest state with an unwinder on x86"); got != tc.announce {
+			t.Errorf("%q: first line %q, announced %v, want %v", tc.args, first, got, tc.announce)
+		}
+		if tc.refusal != "" && !strings.Contains(stderr.String(), tc.refusal) {
+			t.Errorf("%q: %s, want a refusal saying %q", tc.args, stderr.String(), tc.refusal)
+		}
+	}
+}

@@ -26,8 +26,10 @@ same command.
 What each case expects follows the revision, from the spec's facts
 (facts/selftest.tmpl, walker.tmpl, configs.tmpl): cookies from v13, and from
 v14 a 32-bit task's deferred requests refused (-EINVAL, no trace), which the
-32-bit cases then check. --stack x86 builds and boots v16 with the x86
-series stacked on it (v15 and v16 alone select no x86 unwinder).
+32-bit cases then check. Without -v or --stack it boots v16 with the x86
+part as Linux 6.19 merged it (--stack x86-6.19), the newest state with an
+unwinder on x86, whose 32-bit tasks are unwound: v15 and v16 alone select
+no x86 unwinder, and --stack x86 (x86 v2) refuses 32-bit tasks.
 
 faultable_sync, a tracer that calls unwind_user_faultable() directly in two
 system calls, runs for revisions whose facts name it (v12 on: the USED bit)
@@ -55,12 +57,17 @@ and exit status. The programs' symbols are read from --progs DIR (default:
 the log's directory, or its progs/, as the build directory keeps them).
 Exit status 1 when a case fails or the kernel does not build.`
 
+// defaultBootStack is what kpatch test qemu boots when no revision is
+// named: v16 with the x86 part as Linux 6.19 merged it, the newest state
+// of the series with an unwinder on x86 (v16 alone selects none).
+const defaultBootStack = "x86-6.19"
+
 // cmdTestQEMU implements "kpatch test qemu" (and "kpatch test --qemu").
 func cmdTestQEMU(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("test qemu", "[--tree DIR] [--base REV] [--spec DIR] [-v N] [--stack NAME] [--build-dir DIR] [--jobs N] [--accel auto|tcg|kvm] [--timeout D] [--json] [--extra] [--filter GLOBS] [--exec CMD] [--gdb] [--verbose N] [--console FILE [--progs DIR]]", testQEMUAbout)
 	fs.Bool("qemu", true, "this command (kpatch test --qemu is kpatch test qemu)")
 	fs.hide("qemu")
-	sf := fs.seriesFlags(seriesFlagSpec{tree: ".", noPlain: true})
+	sf := fs.seriesFlags(seriesFlagSpec{tree: ".", noPlain: true, stack: defaultBootStack})
 	verbose := fs.Int("verbose", 0, "verbosity: 0 progress, 1 more progress, 2 full make output and live console")
 	buildDir := fs.String("build-dir", "", "build directory (default <cache>/build/x86_64-unwind)")
 	accel := fs.String("accel", "auto", "QEMU accelerator: auto (KVM while it works, else TCG; the verdict is kept in <cache>/qemu-accel), tcg or kvm")
@@ -118,6 +125,9 @@ func cmdTestQEMU(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	sel, err := sf.selection(false)
 	if err != nil {
 		return err
+	}
+	if sf.stackDefaulted() {
+		fmt.Fprintf(stderr, "kpatch test qemu: booting %s, the newest state with an unwinder on x86 (-v, --stack or git config kpatch.stack choose another)\n", sel.Revision.Name())
 	}
 	// A revision that cannot be booted (no unwinder selected on x86_64,
 	// facts that do not read) is bad input, refused before any tool runs.
