@@ -28,7 +28,7 @@ func cmdUnwind(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	root := fs.String("root", "", "open the files a core or snapshot maps under `DIR` instead of /, for symbols and\nfor memory a core does not hold")
 	thread := fs.Int("thread", 0, "walk the core's thread `TID` (default: the first NT_PRSTATUS, the thread that dumped)")
 	sf := fs.seriesFlags(seriesFlagSpec{noTree: true,
-		verHelp:  "the series revision `N` whose semantics apply (default: the newest whose x86_64 kernel\nhas a user unwinder for the task: v14, v13 for a 32-bit task; v15 on leave x86 to a\nseries of their own, --stack x86)",
+		verHelp:  "the series revision `N` whose semantics apply (default: the newest state whose x86_64\nkernel has a user unwinder for the task: v16 with the x86 part as 6.19 merged it,\n--stack x86-6.19)",
 		specHelp: "series description directory whose walker facts apply (default: the one built in)"})
 	patch := fs.Int("patch", 0, "apply the kernel's semantics after patch `N` of the revision (default: its last; x86_64\nhas no user unwinder before the x86 frame pointer patch, and walks compat tasks as 64-bit\nwhere the revision has no compat patch)")
 	maxEntries := fs.Int("max", 0, "stop after `N` entries (default: the kernel's, on x86_64 511 or, from v14 and in 6.19, 510)")

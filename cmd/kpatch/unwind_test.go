@@ -22,7 +22,7 @@ func TestUnwindPatchOfRevision(t *testing.T) {
 		{[]string{"-v", "11", "--patch", "14"}, 0, "patch 14"},
 		{[]string{"-v", "14", "--patch", "12"}, 0, "patch 12"},
 		{[]string{"-v", "14"}, 0, "patch 12"},
-		{nil, 0, "patch 12"},
+		{nil, 0, "patch 26"}, // the newest state with an unwinder: x86-6.19 on v16
 		{[]string{"-v", "16"}, 2, "no user unwinder"},
 		{[]string{"-v", "14", "--patch", "14"}, 2, "--patch 14: v14 has patches 1 to 12"},
 		{[]string{"-v", "11", "--patch", "3"}, 2, "no user unwinder"},
@@ -38,7 +38,8 @@ func TestUnwindPatchOfRevision(t *testing.T) {
 }
 
 // A 32-bit task is walked with 4-byte frames where the revision has a
-// compat unwinder (by default the newest that has, v13); at a revision
+// compat unwinder (by default the newest state that has one: the x86
+// part as 6.19 merged it, on v16); at a revision
 // whose kernel refuses compat tasks and has none (v14, and the x86 series
 // v2 on v16, posted) kpatch unwind says so and names the revisions that
 // do, instead of walking it with 64-bit frames; before a revision's
@@ -51,7 +52,7 @@ func TestUnwindCompatTask(t *testing.T) {
 		want []string
 	}{
 		{[]string{"-v", "13"}, 0, []string{"kind compat-fp, mode compat"}},
-		{nil, 0, []string{"kind compat-fp, mode compat, patch 14"}},
+		{nil, 0, []string{"kind compat-fp, mode compat, patch 26"}}, // x86-6.19 on v16: word-size compat frames
 		{[]string{"-v", "14"}, 2, []string{"v14 does not unwind 32-bit tasks", "-v 11, -v 12, -v 13 unwind them with 4-byte frames"}},
 		{[]string{"--stack", "x86"}, 2, []string{"x86 v2 on v16 does not unwind 32-bit tasks"}},
 		{[]string{"-v", "13", "--patch", "13"}, 0, []string{"warning: v13 after patch 13 has no compat unwinder", "kind fp, mode compat"}},
@@ -97,8 +98,9 @@ func TestUnwindUprobe(t *testing.T) {
 		want string
 	}{
 		{[]string{"--snapshot", plain, "--uprobe"}, 2, "--uprobe: snapshot 0 of " + plain + " has no uprobe= field"},
-		{[]string{"--snapshot", probed}, 0, "warning: v14 after patch 12 has no start-of-function rule"},
-		{[]string{"--snapshot", probed, "--uprobe"}, 0, "warning: v14 after patch 12 has no start-of-function rule"},
+		{[]string{"--snapshot", probed, "-v", "14"}, 0, "warning: v14 after patch 12 has no start-of-function rule"},
+		{[]string{"--snapshot", probed, "--uprobe", "-v", "14"}, 0, "warning: v14 after patch 12 has no start-of-function rule"},
+		{[]string{"--snapshot", probed}, 0, "patch 26, max 510, uprobe at a function's start: entry 1 read at sp"},
 		{[]string{"--snapshot", plain}, 0, "stop: "},
 	} {
 		var stdout, stderr bytes.Buffer

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -309,8 +310,11 @@ func (r *Report) CheckKernel() error {
 // series of their own), with compat one that has a compat unwinder too,
 // or the newest revision if none has.
 func newestUnwinding(sp *spec.Spec, compat bool) *spec.Revision {
-	for i := len(sp.Revisions) - 1; i >= 0; i-- {
-		r := sp.Revisions[i]
+	// The main series' revisions and the series stacked on them, newest
+	// first by date (a stacked series is newer than what it stacks on).
+	all := append(append([]*spec.Revision{}, sp.Revisions...), sp.Stacked...)
+	sort.SliceStable(all, func(i, j int) bool { return all[i].Date.After(all[j].Date) })
+	for _, r := range all {
 		if cfg, err := unwind.X86_64At(r, len(r.Patches)); err == nil && (!compat || cfg.CompatFP != nil) {
 			return r
 		}
