@@ -114,6 +114,7 @@ func Run(ctx context.Context, s *series.Series, o Options) (*Report, error) {
 	// its object tree (BuildRoot/matrix-<config>/obj). Another run
 	// holding the source tree's lock is waited for, saying so.
 	src := kbuild.NewDir(filepath.Join(o.BuildRoot, "source"))
+	src.Log = o.Log // the unpacking's progress
 	if err := os.MkdirAll(src.Root, 0o755); err != nil {
 		return nil, err
 	}
@@ -320,6 +321,9 @@ type lockedWriter struct {
 	mu sync.Mutex
 	w  io.Writer
 }
+
+// Unwrap returns the writer written to, for progress.IsTerminal.
+func (l *lockedWriter) Unwrap() io.Writer { return l.w }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()

@@ -6,11 +6,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"kpatch/plumbing/progress"
 )
 
 // Dir is a build directory: Src is the source tree, Obj the O= output.
@@ -18,6 +21,8 @@ type Dir struct {
 	Root string // the build directory
 	Src  string // Root/src
 	Obj  string // Root/obj
+	// Log, when set, is where UnpackBase reports its progress.
+	Log io.Writer
 }
 
 // NewDir returns the layout of the build directory root; nothing is
@@ -63,23 +68,42 @@ func (d *Dir) UnpackBase(ctx context.Context, tree, rev string) (string, error) 
 	}
 	archive := exec.CommandContext(ctx, "git", "-C", tree, "archive", "--format=tar", commit)
 	untar := exec.CommandContext(ctx, "tar", "-x", "-C", d.Src)
-	pipe, err := archive.StdoutPipe()
-	if err != nil {
-		return "", err
+	// With a log, the archive goes through a progress meter to tar's
+	// stdin (archive.Run returns once all of it is written there).
+	var meter *progress.Meter
+	var untarIn io.WriteCloser
+	if d.Log != nil {
+		meter = progress.New(d.Log, "unpacking "+short(commit)+" into "+d.Src, archiveSize(ctx, tree, commit), progress.Bytes)
+		in, err := untar.StdinPipe()
+		if err != nil {
+			return "", err
+		}
+		untarIn = in
+		archive.Stdout = meter.Writer(in)
+	} else {
+		pipe, err := archive.StdoutPipe()
+		if err != nil {
+			return "", err
+		}
+		untar.Stdin = pipe
 	}
-	untar.Stdin = pipe
 	var errb bytes.Buffer
 	archive.Stderr, untar.Stderr = &errb, &errb
 	if err := untar.Start(); err != nil {
 		return "", fmt.Errorf("tar: %w", err)
 	}
-	if err := archive.Run(); err != nil {
+	err = archive.Run()
+	if untarIn != nil {
+		untarIn.Close()
+	}
+	if err != nil {
 		untar.Wait()
 		return "", fmt.Errorf("git archive %s: %v: %s", rev, err, errb.String())
 	}
 	if err := untar.Wait(); err != nil {
 		return "", fmt.Errorf("tar: %v: %s", err, errb.String())
 	}
+	meter.Done()
 	if err := os.WriteFile(stamp, []byte(tree+"\n"+commit+"\n"), 0o644); err != nil {
 		return "", err
 	}

@@ -71,40 +71,9 @@ func Debian612(ctx context.Context, log io.Writer) (string, error) {
 			os.RemoveAll(o)
 		}
 	}
-	fmt.Fprintf(log, "unpacking %s into %s (once; takes a minute or two)\n", DebianTarball, dir)
+	fmt.Fprintf(log, "unpacking %s into %s (once; about a minute)\n", DebianTarball, dir)
 	err = outdir.Create(dir, func(tmp string) error {
-		steps := [][]string{
-			{"tar", "-xJf", DebianTarball, "--strip-components=1", "-C", tmp},
-			{"git", "init", "-q", "-b", "master", tmp},
-			// No automatic gc: after a commit of 80,000 files git starts
-			// one in the background, which outlived the unpacking (and
-			// left gc.pid behind when killed); the objects are packed
-			// here instead, before the tree is taken into use.
-			{"git", "-C", tmp, "config", "gc.auto", "0"},
-			{"git", "-C", tmp, "config", "maintenance.auto", "false"},
-			// Debian's top-level .gitignore ignores everything ("/*"), hence -f.
-			{"git", "-C", tmp, "add", "-f", "-A", "."},
-			{"git", "-C", tmp, "-c", "user.name=kpatch", "-c", "user.email=kpatch@localhost",
-				"commit", "-q", "--no-verify", "-m", "Linux 6.12 (Debian linux-source-6.12)"},
-			{"git", "-C", tmp, "tag", "v6.12"},
-			// One pack without deltas: one commit has nothing to delta
-			// against worth the search, and an object read is then one
-			// inflate (package gitdb resolves no chain).
-			{"git", "-C", tmp, "repack", "-a", "-d", "-q", "--window=0"},
-		}
-		for _, s := range steps {
-			cmd := exec.CommandContext(ctx, s[0], s[1:]...)
-			cmd.Env = append(os.Environ(),
-				"GIT_AUTHOR_DATE=2024-11-17T14:15:08-08:00",
-				"GIT_COMMITTER_DATE=2024-11-17T14:15:08-08:00")
-			if out, err := cmd.CombinedOutput(); err != nil {
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-				return fmt.Errorf("unpacking the Debian tree: %s: %v: %s", strings.Join(s, " "), err, strings.TrimSpace(string(out)))
-			}
-		}
-		return os.WriteFile(filepath.Join(tmp, ".git", "kpatch-complete"), nil, 0o644)
+		return unpack(ctx, DebianTarball, tmp, log)
 	})
 	if err != nil {
 		return "", err

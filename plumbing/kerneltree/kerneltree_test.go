@@ -52,6 +52,23 @@ func TestDebian612Concurrent(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dirs[0], "kernel", "fork.c")); err != nil {
 		t.Error(err)
 	}
+	// The files written and the commit are the same: git status, which
+	// hashes what the index's stat data does not vouch for, sees no
+	// difference (the index is there and up to date).
+	status, err := exec.Command("git", "-C", dirs[0], "status", "--porcelain", "--ignored=no").CombinedOutput()
+	if err != nil || len(status) > 0 {
+		t.Errorf("git status in the tree (%v):\n%.2000s", err, status)
+	}
+	// The archive's symbolic links and executables keep their modes.
+	modes, err := exec.Command("git", "-C", dirs[0], "ls-tree", "-r", "v6.12").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"100755 blob", "120000 blob"} {
+		if !strings.Contains(string(modes), "\n"+m) {
+			t.Errorf("no %s entry in the tree", m)
+		}
+	}
 	// The objects are packed, and no gc runs behind the tree's back.
 	count, err := exec.Command("git", "-C", dirs[0], "count-objects", "-v").CombinedOutput()
 	if err != nil || !strings.Contains(string(count), "\ncount: 0\n") && !strings.HasPrefix(string(count), "count: 0\n") {
