@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,13 +27,7 @@ func (r *runner) makeArgs() []string {
 // whose base was built with the same inputs is reused. It reports
 // whether it built.
 func (r *runner) buildBase(ctx context.Context, commit string, overlay map[string][]byte) (bool, error) {
-	h := sha256.New()
-	fmt.Fprintf(h, "%d\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00", parserVersion, commit, r.d.Src, r.cfg.Arch, r.cfg.Start, r.cfg.Fragment, strings.Join(r.flags, " "), compilerID(ctx, r.compilerCommand()))
-	for _, p := range sortedKeys(overlay) {
-		fmt.Fprintf(h, "%s\x00%d\x00", p, len(overlay[p]))
-		h.Write(overlay[p])
-	}
-	r.baseKey = hex.EncodeToString(h.Sum(nil))
+	r.baseKey = r.baseInputs(commit, overlay)
 	if r.state.BaseKey == r.baseKey && r.state.BaseConfig == nil {
 		// Built by a kpatch that did not record the base's
 		// configuration: make it again from the base's Kconfig files.
@@ -88,6 +83,21 @@ func (r *runner) buildBase(ctx context.Context, commit string, overlay map[strin
 	}
 	r.logf("base built: %d objects, %d warnings (the reference for new ones)", len(r.cmds), nw)
 	return true, r.state.save(r.d.Root)
+}
+
+// baseInputs hashes the inputs of the base build and how the base is
+// known (a full build, or on demand).
+func (r *runner) baseInputs(commit string, overlay map[string][]byte) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%d\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00", parserVersion, commit, r.d.Src, r.cfg.Arch, r.cfg.Start, r.cfg.Fragment, strings.Join(r.flags, " "), compilerID(r.ctx, r.compilerCommand()))
+	if r.lazy() {
+		io.WriteString(h, BaseOnDemand+"\x00")
+	}
+	for _, p := range sortedKeys(overlay) {
+		fmt.Fprintf(h, "%s\x00%d\x00", p, len(overlay[p]))
+		h.Write(overlay[p])
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // configure makes the configuration of the base build.

@@ -23,6 +23,9 @@ type state struct {
 	BaseKey      string              // the inputs of the full base build in Obj
 	BaseWarnings map[string][]string // object -> keys of its warnings at the base
 	BaseConfig   map[string]string   // the base's configuration
+	BaseConfRaw  []byte              // its .config (BaseOnDemand)
+	FinalKey     string              // the inputs of the full build at the series' end in Obj (BaseOnDemand)
+	Lazy         lazyBase            // what was asked of the base (BaseOnDemand)
 	Steps        map[string]stepRecord
 	Paths        []string // dependency names interned by number
 	Objects      map[string][]cacheEntry

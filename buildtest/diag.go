@@ -64,10 +64,13 @@ type outputParser struct {
 	check   bool                // in its sparse (CHECK) part
 	last    *Diag
 	results map[string]*objResult
+	// compiled are the objects make compiled (a step line named them),
+	// warnings or not.
+	compiled map[string]bool
 }
 
 func newOutputParser(rel func(string) string) *outputParser {
-	return &outputParser{rel: rel, results: map[string]*objResult{}}
+	return &outputParser{rel: rel, results: map[string]*objResult{}, compiled: map[string]bool{}}
 }
 
 func (p *outputParser) result(obj string) *objResult {
@@ -87,6 +90,7 @@ func (p *outputParser) line(l string) {
 		switch t := m[2]; {
 		case strings.HasSuffix(t, ".o"):
 			p.cur = t
+			p.compiled[t] = true
 		case p.check && strings.HasSuffix(t, ".c"):
 			p.cur = p.objOf(t)
 		default:

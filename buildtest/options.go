@@ -57,6 +57,8 @@ func (o Options) Check() error {
 		return optionsError("--patches %d: give the number of patches to build, or 0 for all", o.Patches)
 	case o.From < 0:
 		return optionsError("--from %d: give the first patch to build (1 or more), or 0 for all", o.From)
+	case o.BaseBuild != "" && o.BaseBuild != BaseOnDemand && o.BaseBuild != BaseFull:
+		return optionsError("--base-build %q: give %s (the base compiled where a warning asks) or %s (the whole base built first)", o.BaseBuild, BaseOnDemand, BaseFull)
 	case o.Patches > 0 && o.From > o.Patches:
 		return optionsError("--from %d is after the last patch built (--patches %d): nothing would be built; give --from %d at most", o.From, o.Patches, o.Patches)
 	}

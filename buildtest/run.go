@@ -35,6 +35,9 @@ type Options struct {
 	Sparse  string // "auto" (C=1 when sparse is installed, the default), "yes" or "no"
 	Log     io.Writer
 	Verbose int // 0: a line per step and every 200 make steps; 1: every 50; 2: make's output
+	// BaseBuild is how the base's warnings are known: BaseOnDemand (""
+	// too) or BaseFull.
+	BaseBuild string
 }
 
 // Run builds every patch of the series s (a stacked series with its
@@ -131,7 +134,7 @@ func Run(ctx context.Context, s *series.Series, o Options) (*Report, error) {
 	runners := make([]*runner, len(cfgs))
 	for i, c := range cfgs {
 		root := filepath.Join(o.BuildRoot, "matrix-"+c.Name)
-		runners[i] = &runner{o: o, cfg: c, st: st, flags: o.flagsFor(c, sparse), jobs: jobs, log: o.Log,
+		runners[i] = &runner{o: o, cfg: c, st: st, flags: o.flagsFor(c, sparse), jobs: jobs, log: o.Log, ctx: ctx,
 			d: &kbuild.Dir{Root: root, Src: src.Src, Obj: filepath.Join(root, "obj")}}
 		if err := runners[i].lock(ctx); err != nil {
 			return nil, err
@@ -161,7 +164,17 @@ func Run(ctx context.Context, s *series.Series, o Options) (*Report, error) {
 	if _, err := src.Sync(overlay, baseFile); err != nil {
 		return nil, err
 	}
+	// The base's own source tree, for the on-demand questions to it.
+	bsrc := &baseSource{ctx: ctx, o: o, overlay: overlay, file: baseFile,
+		tree: func(ctx context.Context, d *kbuild.Dir) (kbuild.BaseFile, string, error) { return unpack(ctx, d, s) }}
+	defer bsrc.close()
+	for _, r := range runners {
+		r.bsrc = bsrc
+	}
 	if err := parallel(ctx, par, runners, func(r *runner) error { return r.base(ctx, commit, overlay) }); err != nil {
+		return nil, err
+	}
+	if err := buildFinal(ctx, src, st, runners, par, commit, overlay, baseFile); err != nil {
 		return nil, err
 	}
 	for k := 1; k <= o.Patches; k++ {
@@ -238,6 +251,44 @@ func Run(ctx context.Context, s *series.Series, o Options) (*Report, error) {
 	}
 	rep.Seconds = time.Since(start).Seconds()
 	return rep, nil
+}
+
+// buildFinal builds, in every configuration that asks the base on demand,
+// the tree at the series' last patch built; configurations where it does
+// not build have their base built in full instead.
+func buildFinal(ctx context.Context, src *kbuild.Dir, st *steps, runners []*runner, par int, commit string, overlay map[string][]byte, baseFile kbuild.BaseFile) error {
+	var lazy []*runner
+	for _, r := range runners {
+		if r.lazy() && r.res.BaseError == "" {
+			lazy = append(lazy, r)
+		}
+	}
+	if len(lazy) == 0 {
+		return nil
+	}
+	final, _, err := st.overlay(lazy[0].o.Patches, baseFile)
+	if err != nil {
+		return err
+	}
+	if _, err := src.Sync(final, baseFile); err != nil {
+		return err
+	}
+	if err := parallel(ctx, par, lazy, func(r *runner) error { return r.buildFinal(ctx, commit, overlay, final) }); err != nil {
+		return err
+	}
+	var full []*runner
+	for _, r := range lazy {
+		if r.fullBase {
+			full = append(full, r)
+		}
+	}
+	if len(full) == 0 {
+		return nil
+	}
+	if _, err := src.Sync(overlay, baseFile); err != nil {
+		return err
+	}
+	return parallel(ctx, par, full, func(r *runner) error { return r.base(ctx, commit, overlay) })
 }
 
 // parallel runs f for every runner, at most n at a time, and returns

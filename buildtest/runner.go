@@ -38,6 +38,12 @@ type runner struct {
 	baseWarn map[string]bool // every warning of the base, for objects the base did not have
 	baseCPU  time.Duration   // CPU time of the base build's make
 	synced   bool            // the previous patch was built here: .config and objects are at it
+
+	ctx      context.Context // the run's, for the questions to the base
+	bsrc     *baseSource     // the base's source tree, for the questions to the base
+	baseR    *runner         // the base's object tree, once a question needed it
+	fullBase bool            // the series did not build at its end: the base is built in full
+	finalCPU time.Duration   // CPU time of the full build at the series' end
 }
 
 func (r *runner) logf(format string, args ...any) {
@@ -80,7 +86,13 @@ func (r *runner) close() {
 func (r *runner) base(ctx context.Context, commit string, overlay map[string][]byte) error {
 	r.res.Compiler, _, _ = strings.Cut(compilerID(ctx, r.compilerCommand()), "\n")
 	t0 := time.Now()
-	built, err := r.buildBase(ctx, commit, overlay)
+	var built bool
+	var err error
+	if r.lazy() {
+		err = r.configureBase(ctx, commit, overlay)
+	} else {
+		built, err = r.buildBase(ctx, commit, overlay)
+	}
 	r.res.BaseBuilt, r.res.BaseSecs = built, time.Since(t0).Seconds()
 	r.res.BaseCPUSecs = r.baseCPU.Seconds()
 	if err != nil {

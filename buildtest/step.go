@@ -70,7 +70,6 @@ func (r *runner) cmdEnv(obj string) string {
 // step brings the tree to the state after patch k and compiles what the
 // patch affects.
 func (r *runner) step(ctx context.Context, k int, overlay map[string][]byte, changed []string, synced bool) (*Cell, *Cell, error) {
-	baseWarn := r.baseWarn
 	cell := &Cell{Status: Pass}
 	// Configure again when a Kconfig file changed (or the tree came from
 	// another state than the previous step).
@@ -81,6 +80,13 @@ func (r *runner) step(ctx context.Context, k int, overlay map[string][]byte, cha
 		}
 	}
 	oldCfg := r.config // after patch k-1
+	if kconf && !synced && r.lazy() {
+		// The object tree's .config is another step's (the series'
+		// end): start from the base's, as the full method's first step.
+		if err := os.WriteFile(filepath.Join(r.d.Obj, ".config"), r.state.BaseConfRaw, 0o644); err != nil {
+			return nil, nil, err
+		}
+	}
 	if kconf {
 		// The configuration after patch k: the previous one brought up to
 		// date with the Kconfig files now (olddefconfig: new symbols get
@@ -176,14 +182,6 @@ func (r *runner) step(ctx context.Context, k int, overlay map[string][]byte, cha
 	seen := map[string]bool{}
 	for _, obj := range checked {
 		res := results[obj]
-		base := map[string]bool{}
-		if ws, ok := r.state.BaseWarnings[obj]; ok {
-			for _, w := range ws {
-				base[w] = true
-			}
-		} else if _, ok := r.state.BaseWarnings[obj]; !ok {
-			base = baseWarn
-		}
 		for _, d := range res.Errors {
 			if !seen[d.Key()] {
 				seen[d.Key()] = true
@@ -191,7 +189,14 @@ func (r *runner) step(ctx context.Context, k int, overlay map[string][]byte, cha
 			}
 		}
 		for _, d := range res.Warnings {
-			if base[d.Key()] || baseWarn[d.Key()] && !strings.HasSuffix(d.File, ".c") || seen[d.Key()] {
+			if seen[d.Key()] {
+				continue
+			}
+			old, err := r.isBaseWarning(obj, d)
+			if err != nil {
+				return nil, nil, err
+			}
+			if old {
 				continue
 			}
 			seen[d.Key()] = true
@@ -202,7 +207,7 @@ func (r *runner) step(ctx context.Context, k int, overlay map[string][]byte, cha
 					pr.Origin = o
 				}
 			}
-			pr.MovedFrom = r.st.movedFrom(d, k, pr.Origin.Patch, baseWarn)
+			pr.MovedFrom = r.st.movedFrom(d, k, pr.Origin.Patch, r.baseHasKey)
 			cell.Warnings = append(cell.Warnings, pr)
 		}
 	}

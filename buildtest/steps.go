@@ -308,9 +308,9 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // movedFrom returns the file a warning's line was moved from: patch j,
 // which wrote the line (at step k), removed a line of the same text from
-// another file, and that file had the same warning at the base (baseWarn
-// holds the base's Diag keys). It returns "" otherwise.
-func (st *steps) movedFrom(d Diag, k, j int, baseWarn map[string]bool) string {
+// another file, and that file had the same warning at the base (baseHas
+// answers for a file and a Diag key). It returns "" otherwise.
+func (st *steps) movedFrom(d Diag, k, j int, baseHas func(file, key string) bool) string {
 	if j < 1 {
 		return ""
 	}
@@ -324,7 +324,7 @@ func (st *steps) movedFrom(d Diag, k, j int, baseWarn map[string]bool) string {
 	}
 	rest := strings.TrimPrefix(d.Key(), d.File)
 	for _, f := range st.patch(j).Files {
-		if f.Path == d.File || f.Old == nil || !baseWarn[f.Path+rest] {
+		if f.Path == d.File || f.Old == nil || !baseHas(f.Path, f.Path+rest) {
 			continue
 		}
 		old := strings.Split(string(f.Old), "\n")

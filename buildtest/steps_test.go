@@ -153,7 +153,8 @@ func TestMovedFrom(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			d := Diag{File: "arch/x86/kernel/ptrace.c", Line: lineWith("arch/x86/kernel/ptrace.c", tc.line), Severity: "warning", Message: tc.msg}
 			o, _ := st.origin(d.File, d.Line, st.n)
-			if got := st.movedFrom(d, st.n, o.Patch, tc.baseWarn); got != tc.want {
+			has := func(_, key string) bool { return tc.baseWarn[key] }
+			if got := st.movedFrom(d, st.n, o.Patch, has); got != tc.want {
 				t.Errorf("movedFrom = %q, want %q (origin %+v)", got, tc.want, o)
 			}
 		})

@@ -24,16 +24,19 @@ as the kernel test robot and linux-next would after the series is posted.
 --configs names them:
   `+strings.Join(names, ", ")+`
 or robot for all of them; the default is `+strings.Join(buildtest.DefaultConfigs, ", ")+`.
-Each configuration is built once in full at the base (W=1, and C=1 in the
-x86 ones when sparse is installed) in <cache>/build/matrix-<config>, from one
-source tree (<cache>/build/source), reused across runs; then for each patch
-only the objects it affects are compiled (the .c files it touches, the
+Each configuration is built once in full at the series' last patch (W=1,
+and C=1 in the x86 ones when sparse is installed) in
+<cache>/build/matrix-<config>, from one source tree (<cache>/build/source),
+reused across runs; then for each patch only the objects it affects are
+compiled (the .c files it touches, the
 objects whose kbuild dependency lists name a file it touches or a
 configuration symbol whose value it changes); kcsan and kasan also link
 vmlinux for objtool. Two more columns check the lines the series adds: W=2
 warnings and scripts/kernel-doc -Wall on the files it creates. The report is
 a patch x configuration table: PASS, FAIL with the compiler's first error,
-WARN with the warnings the base did not have, each naming the patch and the
+WARN with the warnings the base did not have (the base compiles, in
+<config>/base, only the objects a warning is in question for; --base-build
+full builds all of it first), each naming the patch and the
 template line or edit that wrote the line; --summary prints the robot's
 summary instead. Exit status 1 when a patch fails in a configuration, and
 with --fail-on-new-warnings also when a patch adds a warning. Every
@@ -50,6 +53,7 @@ or built. "kpatch test --build" is the same command.`)
 	from := fs.Int("from", 0, "apply patches before N without building them; patch N builds what patches 1..N affect together")
 	sparse := fs.String("sparse", "auto", "run sparse (make C=1) on the compiled objects: auto (when installed), yes or no")
 	buildRoot := fs.String("build-root", "", "directory of the build trees (default <cache>/build)")
+	baseBuild := fs.String("base-build", buildtest.BaseOnDemand, "how the base's warnings are known: "+buildtest.BaseOnDemand+" (compile at the base the objects a warning asks about) or "+buildtest.BaseFull+" (build the whole base first)")
 	verbose := fs.Int("verbose", 0, "verbosity: 0 a line per patch, 1 more make progress, 2 make's output")
 	failOnNew := fs.Bool("fail-on-new-warnings", false, "exit 1 also when the robot's summary would say BUILD REGRESSION for warnings alone:\na patch adds a warning the base did not have (CI that fails on new warnings)")
 	summary := fs.Bool("summary", false, "print the kernel test robot's summary (BUILD SUCCESS or BUILD REGRESSION, each new warning with file:line, configuration and patch) instead of the table")
@@ -81,7 +85,7 @@ or built. "kpatch test --build" is the same command.`)
 	}
 	o := buildtest.Options{
 		BuildRoot: *buildRoot, Configs: cfgs, Patches: *patches, From: *from, Jobs: *jobs, CC: *cc, Sparse: *sparse,
-		Log: stderr, Verbose: *verbose,
+		Log: stderr, Verbose: *verbose, BaseBuild: *baseBuild,
 	}
 	if err := o.Check(); err != nil { // before the series is generated
 		return err
