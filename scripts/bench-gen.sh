@@ -47,6 +47,15 @@ if [ -z "$bin" ]; then
 	bin=$work/kpatch
 	CGO_ENABLED=0 go build -o "$bin" ./cmd/kpatch
 fi
+# A binary built with cgo loads libc at every start (net's resolver):
+# about 5 ms of each run, not kpatch's work.
+if command -v go >/dev/null && go version -m "$bin" 2>/dev/null | grep -q 'CGO_ENABLED=1'; then
+	echo "bench-gen: $bin was built with CGO_ENABLED=1; build it with CGO_ENABLED=0 (as the scripts do)" >&2; exit 1
+fi
+# Neither command reads the user's or the system's git configuration
+# (diff.algorithm, color, hooks, a pager, fsmonitor change what they do).
+printf '[user]\n\tname = bench\n\temail = bench@localhost\n' >"$work/gitconfig"
+export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=$work/gitconfig
 tree=$("$bin" tree)
 clone=$work/linux
 git clone -q --shared --no-checkout "$tree" "$clone"
@@ -58,10 +67,30 @@ n=$(grep -c '"number":' "$work/setup.json")
 # format-patch writes the last n, as kpatch does.
 [ "$(git -C "$clone" rev-list --count v6.12..bench)" -ge "$n" ] || { echo "bench-gen: branch bench does not hold the $n commits of v$version" >&2; exit 1; }
 [ ${#stack[@]} -gt 0 ] || [ "$(git -C "$clone" rev-list --count v6.12..bench)" = "$n" ] || { echo "bench-gen: branch bench does not hold the $n commits of v$version" >&2; exit 1; }
+# The branch's objects, written loose by gen --branch, in one pack as
+# a clone or a fetch would leave them; the base's are the cached tree's
+# (kpatch tree writes them as one pack without deltas).
+git -C "$clone" repack -q -d
 echo "bench-gen: ${stack[1]:+${stack[1]} }v$version, $n patches, $runs runs of each"
+# What differs between machines and moves the figures: the cores and
+# their clock, the load, and how the cached tree stores its objects (a
+# tree made by an older kpatch, or repacked by git gc, holds deltas that
+# git format-patch resolves for every base file it diffs).
+maint=$(git -C "$tree" cat-file --batch-check='%(deltabase)' <<<"v6.12:MAINTAINERS")
+case $maint in 0000000000000000000000000000000000000000) maint=whole ;; *) maint="a delta" ;; esac
+echo "bench-gen: $(nproc) cores ($(awk -F': ' '/^model name/ {m=$2} /^cpu MHz/ {f=$2} END {printf "%s, %.0f MHz", m, f}' /proc/cpuinfo)), load $(cut -d' ' -f1-3 /proc/loadavg); cached tree: $(git -C "$tree" count-objects -v | awk '/^count:/ {l=$2} /^packs:/ {p=$2} END {print l " loose objects, " p " pack(s)"}'), MAINTAINERS stored $maint"
 
-kp=("$bin" gen "${stack[@]}" -v "$version" --tree "$clone" --base v6.12 -o "$work/out-kpatch")
-gt=(git -C "$clone" -c core.pager=cat format-patch -q --cover-letter --thread "-v$version" --base=v6.12 -o "$work/out-git" "bench~$n..bench")
+# Two cores, whatever the machine has: kpatch's runtime sizes its
+# garbage collector's workers and its scheduler by the cores it may use
+# (GOMAXPROCS), so on a larger machine it spends more CPU for the same
+# work, and the figures would not compare with this file's.
+pin=()
+if [ "$(nproc)" -gt 2 ] && command -v taskset >/dev/null; then
+	pin=(taskset -c 0,1)
+	echo "bench-gen: both commands pinned to cores 0 and 1 of $(nproc)"
+fi
+kp=("${pin[@]}" "$bin" gen "${stack[@]}" -v "$version" --tree "$clone" --base v6.12 -o "$work/out-kpatch")
+gt=("${pin[@]}" git -C "$clone" -c core.pager=cat format-patch -q --cover-letter --thread "-v$version" --base=v6.12 -o "$work/out-git" "bench~$n..bench")
 
 # measure NAME CMD...: one run under /usr/bin/time -v, appends
 # "wall cpu rss_kib" to $work/NAME. time -v gives the wall time in
