@@ -36,8 +36,9 @@ func verdicts(rep *Report) []string {
 // the base known both ways: built in full first (BaseFull), and asked
 // object by object where a warning of the series' build is in question
 // (BaseOnDemand). Every cell's status, errors and new warnings must be
-// the same, for the series as it is and for a mutant that adds a warning
-// to kernel/fork.c, which warns at the base. Each method has its own build root under the cache;
+// the same, for the series as it is and for mutants that add a warning to
+// kernel/fork.c, which warns at the base, and that repeat a warning the
+// base has there. Each method has its own build root under the cache;
 // ccache (when installed) makes the second method's compiles, and later
 // runs, cheap.
 func TestBaseOnDemandSameVerdicts(t *testing.T) {
@@ -76,6 +77,22 @@ func TestBaseOnDemandSameVerdicts(t *testing.T) {
 				}
 				if c.Status != Warn || n != 1 {
 					t.Errorf("patch 4: %s with %d warnings about kpatch_fork_unused, want WARN with one: %+v", c.Status, n, c.Warnings)
+				}
+			},
+		},
+		{
+			// kernel/fork.c warns, at the base, of spin_lock_irq() on
+			// current->sighand->siglock (an __rcu pointer) in
+			// copy_process(): the same call again is the same warning.
+			name: "a base warning repeated",
+			edits: [][3]string{{"v11/faultable.patch",
+				"+\tunwind_task_init(p);\n",
+				"+\tunwind_task_init(p);\n+\tspin_lock_irq(&current->sighand->siglock);\n+\tspin_unlock_irq(&current->sighand->siglock);\n"}},
+			check: func(t *testing.T, rep *Report) {
+				for _, w := range cell(t, rep, "x86_64", 4).Warnings {
+					if w.File == "kernel/fork.c" {
+						t.Errorf("patch 4: a warning in kernel/fork.c the base has: %s", w.Diag)
+					}
 				}
 			},
 		},

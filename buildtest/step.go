@@ -178,6 +178,19 @@ func (r *runner) step(ctx context.Context, k int, overlay map[string][]byte, cha
 		results[LinkObject] = res
 		checked = append(append([]string(nil), objs...), LinkObject)
 	}
+	if r.lazy() {
+		// Ask the base about every object with warnings at once: one
+		// make for all of them.
+		var ask []string
+		for _, obj := range checked {
+			if obj != LinkObject && len(results[obj].Warnings) > 0 {
+				ask = append(ask, obj)
+			}
+		}
+		if _, err := r.baseObjects(ask); err != nil {
+			return nil, nil, err
+		}
+	}
 	// The cell: errors, and warnings the base did not have.
 	seen := map[string]bool{}
 	for _, obj := range checked {
