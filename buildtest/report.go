@@ -60,13 +60,16 @@ type Cell struct {
 
 // ConfigResult is the column of one configuration.
 type ConfigResult struct {
-	Name      string  `json:"name"`
-	Arch      string  `json:"arch"`
-	What      string  `json:"what"`
-	BuildDir  string  `json:"build_dir"`
-	BaseBuilt bool    `json:"base_built"` // the base was built in this run (false: reused)
-	BaseError string  `json:"base_error,omitempty"`
-	BaseSecs  float64 `json:"base_seconds"`
+	Name      string `json:"name"`
+	Arch      string `json:"arch"`
+	What      string `json:"what"`
+	BuildDir  string `json:"build_dir"`
+	BaseBuilt bool   `json:"base_built"` // the base was built in this run (false: reused)
+	// BaseOnDemand says the base was compiled only where a warning asked
+	// (Options.BaseBuild), not built in full.
+	BaseOnDemand bool    `json:"base_on_demand,omitempty"`
+	BaseError    string  `json:"base_error,omitempty"`
+	BaseSecs     float64 `json:"base_seconds"`
 	// BaseCPUSecs is the CPU time (user and system) of the base build's
 	// make and compilers, 0 when the base was not built in this run.
 	BaseCPUSecs float64  `json:"base_cpu_seconds,omitempty"`
@@ -145,6 +148,8 @@ func (r *Report) WriteText(w io.Writer) {
 			s = "-"
 		case c.BaseError != "":
 			s = "FAIL"
+		case c.BaseOnDemand:
+			s = "asked"
 		case !c.BaseBuilt:
 			s = "cached"
 		}

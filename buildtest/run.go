@@ -220,6 +220,9 @@ func Run(ctx context.Context, s *series.Series, o Options) (*Report, error) {
 		}
 	}
 	for _, r := range runners {
+		if r.lazy() {
+			r.res.BaseCPUSecs = r.baseCPU.Seconds() // the base's objects compiled on demand
+		}
 		rep.Configs = append(rep.Configs, *r.res)
 	}
 	if w2 != nil {

@@ -94,6 +94,7 @@ func (r *runner) base(ctx context.Context, commit string, overlay map[string][]b
 		built, err = r.buildBase(ctx, commit, overlay)
 	}
 	r.res.BaseBuilt, r.res.BaseSecs = built, time.Since(t0).Seconds()
+	r.res.BaseOnDemand = r.lazy()
 	r.res.BaseCPUSecs = r.baseCPU.Seconds()
 	if err != nil {
 		var be *kbuild.BuildError
