@@ -2,6 +2,7 @@ package buildtest
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -51,6 +52,16 @@ func TestOutputParser(t *testing.T) {
 	}
 	if _, ok := p.results["arch/x86/kernel/ptrace.o"]; ok {
 		t.Errorf("ptrace.o compiled cleanly but has a result entry")
+	}
+	// Every object make compiled is known, warnings or not: the full
+	// build at the series' end remembers each one's result.
+	var compiled []string
+	for o := range p.compiled {
+		compiled = append(compiled, o)
+	}
+	slices.Sort(compiled)
+	if want := []string{"arch/x86/kernel/ptrace.o", "kernel/exit.o", "kernel/fork.o", "kernel/signal.o"}; !slices.Equal(compiled, want) {
+		t.Errorf("compiled %q, want %q", compiled, want)
 	}
 }
 
