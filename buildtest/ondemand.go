@@ -265,7 +265,7 @@ func (r *runner) baseObjects(objs []string) (map[string]lazyObj, error) {
 	// Only objects the base's configuration builds into the kernel are
 	// at the base, as in a full build of it.
 	enabled := map[string]bool{}
-	dirs := map[string]bool{}
+	dirs, unlisted := map[string]bool{}, map[string]bool{}
 	var build []string
 	for _, o := range ask {
 		if !r.baseHasSource(o) {
@@ -277,13 +277,16 @@ func (r *runner) baseObjects(objs []string) (map[string]lazyObj, error) {
 			dirs[d] = true
 			objs, err := b.enabledObjects(r.ctx, d)
 			if err != nil {
-				return nil, err
+				// A directory kbuild cannot list alone (objects a
+				// parent's Makefile names): compile them, and a failure
+				// says one is not at the base.
+				unlisted[d] = true
 			}
 			for _, e := range objs {
 				enabled[filepath.Join(d, e)] = true
 			}
 		}
-		if !enabled[o] {
+		if !enabled[o] && !unlisted[d] {
 			lb.Objects[o] = lazyObj{}
 			continue
 		}
@@ -305,6 +308,10 @@ func (r *runner) baseObjects(objs []string) (map[string]lazyObj, error) {
 		}
 		for _, o := range build {
 			e := lazyObj{Exists: true}
+			if _, err := os.Stat(filepath.Join(b.d.Obj, o)); err != nil {
+				lb.Objects[o] = lazyObj{} // the base does not build it
+				continue
+			}
 			if res := p.results[o]; res != nil {
 				for _, w := range res.Warnings {
 					e.Warnings = append(e.Warnings, w.Key())
