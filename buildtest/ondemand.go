@@ -283,7 +283,7 @@ func (r *runner) baseObjects(objs []string) (map[string]lazyObj, error) {
 				unlisted[d] = true
 			}
 			for _, e := range objs {
-				enabled[filepath.Join(d, e)] = true
+				enabled[e] = true // kbuild's lists name objects from the top
 			}
 		}
 		if !enabled[o] && !unlisted[d] {
