@@ -263,8 +263,12 @@ func (r *runner) baseObjects(objs []string) (map[string]lazyObj, error) {
 		return nil, err
 	}
 	// Only objects the base's configuration builds into the kernel are
-	// at the base, as in a full build of it.
-	enabled := map[string]bool{}
+	// at the base, as in a full build of it. kbuild's list of a
+	// directory, read alone, misses objects whose names use variables
+	// the top-level make exports (irq_$(BITS).o): an object the list of
+	// the series' tree misses too, though the series' build compiled it,
+	// is compiled at the base and is there when make produces it.
+	enabled, listedNow := map[string]bool{}, map[string]bool{}
 	dirs, unlisted := map[string]bool{}, map[string]bool{}
 	var build []string
 	for _, o := range ask {
@@ -285,8 +289,15 @@ func (r *runner) baseObjects(objs []string) (map[string]lazyObj, error) {
 			for _, e := range objs {
 				enabled[e] = true // kbuild's lists name objects from the top
 			}
+			now, err := r.enabledObjects(r.ctx, d)
+			if err != nil {
+				unlisted[d] = true
+			}
+			for _, e := range now {
+				listedNow[e] = true
+			}
 		}
-		if !enabled[o] && !unlisted[d] {
+		if !enabled[o] && !unlisted[d] && listedNow[o] {
 			lb.Objects[o] = lazyObj{}
 			continue
 		}
