@@ -34,6 +34,10 @@ const (
 // beyond, the whole base is built, which answers every question.
 const maxAskObjects = 40
 
+// lazyVersion changes when the base's answers are found differently,
+// so that answers remembered by an earlier kpatch are asked again.
+const lazyVersion = 2 // 2: objects kbuild's directory lists miss
+
 // lazyBase is what a configuration knows of the base built on demand,
 // remembered in its build directory for the base it was asked of.
 type lazyBase struct {
@@ -108,8 +112,8 @@ func (r *runner) lazy() bool { return r.o.BaseBuild != BaseFull && !r.fullBase }
 // base step.
 func (r *runner) configureBase(ctx context.Context, commit string, overlay map[string][]byte) error {
 	r.baseKey = r.baseInputs(commit, overlay)
-	if r.state.Lazy.Key != r.baseKey {
-		r.state.Lazy = lazyBase{Key: r.baseKey}
+	if key := fmt.Sprintf("%s/%d", r.baseKey, lazyVersion); r.state.Lazy.Key != key {
+		r.state.Lazy = lazyBase{Key: key}
 		r.state.BaseConfig = nil
 	}
 	if r.state.Lazy.Objects == nil {
