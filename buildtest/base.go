@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -91,7 +90,8 @@ func (r *runner) baseInputs(commit string, overlay map[string][]byte) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%d\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00", parserVersion, commit, r.d.Src, r.cfg.Arch, r.cfg.Start, r.cfg.Fragment, strings.Join(r.flags, " "), compilerID(r.ctx, r.compilerCommand()))
 	if r.lazy() {
-		io.WriteString(h, BaseOnDemand+"\x00")
+		// The steps' results depend on how the base's answers are found.
+		fmt.Fprintf(h, "%s %d\x00", BaseOnDemand, lazyVersion)
 	}
 	for _, p := range sortedKeys(overlay) {
 		fmt.Fprintf(h, "%s\x00%d\x00", p, len(overlay[p]))
