@@ -324,16 +324,20 @@ func (st *steps) movedFrom(d Diag, k, j int, baseHas func(file, key string) bool
 	}
 	rest := strings.TrimPrefix(d.Key(), d.File)
 	for _, f := range st.patch(j).Files {
-		if f.Path == d.File || f.Old == nil || !baseHas(f.Path, f.Path+rest) {
+		if f.Path == d.File || f.Old == nil {
 			continue
 		}
+		// The text first: asking the base may compile (in the on-demand
+		// method, every object that includes a header).
 		old := strings.Split(string(f.Old), "\n")
+		removed := false
 		for _, ch := range linediff.Changes(f.Old, f.New) {
 			for i := ch.OldStart; i < ch.OldStart+ch.OldLines && i < len(old); i++ {
-				if strings.TrimSpace(old[i]) == text {
-					return f.Path
-				}
+				removed = removed || strings.TrimSpace(old[i]) == text
 			}
+		}
+		if removed && baseHas(f.Path, f.Path+rest) {
+			return f.Path
 		}
 	}
 	return ""
