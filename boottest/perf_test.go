@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"kpatch/internal/seriestest"
 	"kpatch/internal/testenv"
 	"kpatch/plumbing/kerneltree"
 	"kpatch/plumbing/ktap"
@@ -329,5 +330,32 @@ func TestMergedFacts(t *testing.T) {
 	}
 	if got := mergedWalker(t); !reflect.DeepEqual(got, want) {
 		t.Errorf("MergedWalker() = %+v, want %+v", got, want)
+	}
+}
+
+// TestQEMUPerfSeries builds the generated x86 part as 6.19 merged it (v16
+// and its sixteen commits on Debian's 6.12, without the test driver) and
+// boots it with the perf cases under TCG: every deferred user stack of
+// both modes must equal the walker's walk of the sample's stack copy.
+func TestQEMUPerfSeries(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Minute)
+	defer cancel()
+	tree := requireTools(t, ctx)
+	s, err := seriestest.Generate(ctx, seriestest.Options{Tree: tree, Base: "v6.12", Version: bootRevision, Stack: bootStack, WithPrerequisite: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := RunPerfSeries(ctx, s, PerfOptions{Log: testLog{t}, Jobs: 2, Accel: qemu.AccelTCG, BootTimeout: 10 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	rep.WriteText(&b)
+	t.Log("\n" + b.String())
+	if !rep.Passed {
+		t.Fatalf("perf cases failed on %s", s.Revision.Name())
+	}
+	if n := len(rep.Cases); n != 2*len(PerfCases()) {
+		t.Errorf("%d cases ran, want %d (every perf case in both modes)", n, 2*len(PerfCases()))
 	}
 }
