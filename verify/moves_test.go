@@ -162,3 +162,64 @@ func TestMoveStatedPurpose(t *testing.T) {
 		t.Errorf("MOVE_AND_CHANGE %v, want one warning", got)
 	}
 }
+
+// TestMoveReplacedNotRenamed: a function removed with its callers and a
+// new one of another name whose body is alike, called from elsewhere
+// (BBRv3 replacing 6.12's bbr_advance_cycle_phase()), is no rename, so no
+// MOVE_CHANGES_BODY, nor is one whose calls become calls of the new one
+// and which gains a call; the same function renamed with its callers and
+// changed on the way still is.
+func TestMoveReplacedNotRenamed(t *testing.T) {
+	tree, err := kernelsrc.Open(debianTree(t), "v6.12", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const bbr = "net/ipv4/tcp_bbr.c"
+	const advance = "static void bbr_advance_cycle_phase(struct sock *sk)"
+	changed := func(fn, name string) string {
+		fn = strings.Replace(fn, "bbr_advance_cycle_phase", name, 1)
+		return strings.Replace(fn, "\tbbr->cycle_mstamp = tp->delivered_mstamp;\n", "\tbbr->cycle_mstamp = tp->delivered_mstamp;\n\tbbr->prior_cwnd = 0;\n", 1)
+	}
+	cases := []struct {
+		name, subject string
+		want          int
+		edit          func(files map[string]string)
+	}{
+		{"replaced", "tcp_bbr: probe bandwidth from the main loop", 0, func(files map[string]string) {
+			fn, rest := cutFunc(t, files[bbr], advance)
+			rest = strings.Replace(rest, "\t\tbbr_advance_cycle_phase(sk);\n", "\t\tbbr->cycle_idx = 0;\n", 1)
+			rest = strings.Replace(rest, "\tbbr_advance_cycle_phase(sk);\t/* flip to next phase of gain cycle */\n", "", 1)
+			main := "__bpf_kfunc static void bbr_main(struct sock *sk, u32 ack, int flag, const struct rate_sample *rs)\n{\n"
+			rest = strings.Replace(rest, main, changed(fn, "bbr_start_bw_probe")+"\n"+main+"\tbbr_start_bw_probe(sk);\n", 1)
+			files[bbr] = rest
+		}},
+		{"replaced, its calls alike", "tcp_bbr: probe bandwidth from the main loop", 0, func(files map[string]string) {
+			// BBRv3's bbr_lt_bw_sampling(): its calls became calls of
+			// another function, which has a call more: a rename adds none
+			fn, rest := cutFunc(t, files[bbr], advance)
+			rest = strings.ReplaceAll(rest, "bbr_advance_cycle_phase(sk);", "bbr_start_bw_probe(sk);")
+			main := "__bpf_kfunc static void bbr_main(struct sock *sk, u32 ack, int flag, const struct rate_sample *rs)\n{\n"
+			rest = strings.Replace(rest, main, main+"\tbbr_start_bw_probe(sk);\n", 1)
+			next := "static bool bbr_is_next_cycle_phase(struct sock *sk,\n"
+			files[bbr] = strings.Replace(rest, next, changed(fn, "bbr_start_bw_probe")+"\n"+next, 1)
+		}},
+		{"renamed with its callers", "tcp_bbr: rename the cycle advance", 1, func(files map[string]string) {
+			fn, rest := cutFunc(t, files[bbr], advance)
+			rest = strings.ReplaceAll(rest, "bbr_advance_cycle_phase(sk);", "bbr_next_cycle_phase(sk);")
+			next := "static bool bbr_is_next_cycle_phase(struct sock *sk,\n"
+			files[bbr] = strings.Replace(rest, next, changed(fn, "bbr_next_cycle_phase")+"\n"+next, 1)
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := treeMail(t, tree, c.subject, "As the subject says.", []string{bbr}, c.edit)
+			got := only(Run(s, Options{}), "MOVE_CHANGES_BODY")
+			if len(got) != c.want {
+				t.Fatalf("MOVE_CHANGES_BODY %v, want %d", got, c.want)
+			}
+			if c.want > 0 && !strings.Contains(got[0].Message, "renames bbr_advance_cycle_phase() to bbr_next_cycle_phase()") {
+				t.Errorf("MOVE_CHANGES_BODY says %q, want the rename", got[0].Message)
+			}
+		})
+	}
+}

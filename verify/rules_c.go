@@ -204,7 +204,13 @@ func checkX86Prefix(c *checker) {
 // movedFunc is a function a patch removes or adds whole.
 type movedFunc struct {
 	name, file string
+	start, end int // the definition's first and last line
 	body       []cunit.Line
+}
+
+// defines reports whether line n of file is a line of m's definition.
+func (m movedFunc) defines(file string, n int) bool {
+	return file == m.file && n >= m.start && n <= m.end
 }
 
 // checkMoveBody pairs the functions a patch removes whole with the ones it
@@ -224,12 +230,12 @@ func checkMoveBody(c *checker) {
 			}
 			for _, fn := range c.funcsAt(p, f.Path, cunit.Before) {
 				if within(fn.Start, fn.End, f.Removed) {
-					removed = append(removed, movedFunc{fn.Name, f.Path, stripComments(fn.Body())})
+					removed = append(removed, movedFunc{fn.Name, f.Path, fn.Start, fn.End, stripComments(fn.Body())})
 				}
 			}
 			for _, fn := range c.funcsAt(p, f.Path, cunit.After) {
 				if within(fn.Start, fn.End, f.Added) {
-					added = append(added, movedFunc{fn.Name, f.Path, stripComments(fn.Body())})
+					added = append(added, movedFunc{fn.Name, f.Path, fn.Start, fn.End, stripComments(fn.Body())})
 				}
 			}
 		}
@@ -237,7 +243,8 @@ func checkMoveBody(c *checker) {
 			continue
 		}
 		renames := renamesOf(p)
-		for _, m := range pairMoves(removed, added, renames) {
+		follow := func(r, a movedFunc) bool { return callersFollow(p, r, a) }
+		for _, m := range pairMoves(removed, added, renames, follow) {
 			r, a := m.r, m.a
 			if a.file == r.file && a.name == r.name {
 				continue // an edit in place is not a move
@@ -274,7 +281,10 @@ type movePair struct{ r, a movedFunc }
 // a rename the patch applies to the callers, then by the most alike
 // bodies (at least 60% of the removed one's lines), earlier ones first on
 // a tie. A show() moved with its store() is paired with its own show().
-func pairMoves(removed, added []movedFunc, renames map[string]string) []movePair {
+// Two functions of different names are paired only when follow says the
+// removed one's callers call the added one after the patch: a function
+// replaced by a new one whose body is alike is no rename.
+func pairMoves(removed, added []movedFunc, renames map[string]string, follow func(r, a movedFunc) bool) []movePair {
 	var out []movePair
 	usedR, usedA := make([]bool, len(removed)), make([]bool, len(added))
 	pair := func(i, j int) {
@@ -292,7 +302,7 @@ func pairMoves(removed, added []movedFunc, renames map[string]string) []movePair
 	}
 	for i, r := range removed {
 		for j, a := range added {
-			if !usedR[i] && !usedA[j] && renames[r.name] == a.name {
+			if !usedR[i] && !usedA[j] && renames[r.name] == a.name && follow(r, a) {
 				pair(i, j)
 			}
 		}
@@ -307,7 +317,7 @@ func pairMoves(removed, added []movedFunc, renames map[string]string) []movePair
 			if usedR[i] || usedA[j] {
 				continue
 			}
-			if sim := similar(r.body, a.body); sim >= 0.6 {
+			if sim := similar(r.body, a.body); sim >= 0.6 && (a.name == r.name || follow(r, a)) {
 				cands = append(cands, cand{i, j, sim})
 			}
 		}
@@ -384,6 +394,72 @@ var commonCWords = map[string]bool{"return": true, "struct": true, "static": tru
 	"error": true, "data": true, "device": true, "value": true, "count": true, "index": true, "false": true, "true": true,
 	"null": true, "this": true, "that": true, "with": true, "from": true, "into": true, "when": true, "there": true,
 	"which": true, "function": true, "functions": true, "move": true, "moves": true, "moved": true, "code": true}
+
+// callersFollow reports whether a patch that removes r and adds a moves
+// r's callers to a, as a rename does: every line of the files it changes
+// that names r outside r's own definition before the patch (a call, a
+// declaration, an ops table's entry) is there after it naming a instead,
+// outside a's definition, comments and spacing aside, and no line inside
+// a block (a call, an initializer) names a that did not name r: a rename
+// adds no caller; what it may add is at file scope (the declaration and
+// the export of a function it makes global). BBRv3's
+// bbr_advance_cycle_phase() is removed with its callers and a new function
+// with an alike body is added with callers of its own: not a rename; so
+// is bbr_lt_bw_sampling(), whose two calls have alike lines that call
+// bbr_handle_inflight_too_high(), which has a third.
+func callersFollow(p *Patch, r, a movedFunc) bool {
+	if r.name == a.name {
+		return true
+	}
+	before, after, inside := map[string]int{}, map[string]int{}, map[string]int{}
+	named := func(name string) *regexp.Regexp { return regexp.MustCompile(`\b` + regexp.QuoteMeta(name) + `\b`) }
+	rRE, aRE := named(r.name), named(a.name)
+	for _, f := range p.Files {
+		if !isC(f.Path) || f.refused {
+			continue
+		}
+		for _, l := range stripComments(textLines(f.Old)) {
+			if rRE.MatchString(l.Text) && !r.defines(f.Path, l.N) {
+				before[normLine(l.Text, nil)]++
+			}
+		}
+		for _, l := range stripComments(textLines(f.New)) {
+			if aRE.MatchString(l.Text) && !a.defines(f.Path, l.N) {
+				k := normLine(aRE.ReplaceAllString(l.Text, r.name), nil)
+				after[k]++
+				if l.Text != "" && (l.Text[0] == ' ' || l.Text[0] == '\t') {
+					inside[k]++
+				}
+			}
+		}
+	}
+	for l, n := range before {
+		if after[l] < n {
+			return false
+		}
+		after[l] -= n
+		inside[l] = max(0, inside[l]-n)
+	}
+	for _, n := range inside {
+		if n > 0 {
+			return false // a caller more than before
+		}
+	}
+	return true
+}
+
+// textLines splits text into its lines, numbered from 1.
+func textLines(text []byte) []cunit.Line {
+	if len(text) == 0 {
+		return nil
+	}
+	parts := strings.Split(strings.TrimSuffix(string(text), "\n"), "\n")
+	out := make([]cunit.Line, len(parts))
+	for i, t := range parts {
+		out[i] = cunit.Line{N: i + 1, Text: t}
+	}
+	return out
+}
 
 // renamesOf finds renames a patch applies to call sites: a removed line and
 // an added line that differ in one identifier.
