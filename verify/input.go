@@ -32,11 +32,19 @@ type Series struct {
 	// unreadable are the mails of the series git am would stop at (see
 	// mail.LoadAll): left out, each a PATCH_APPLY error.
 	unreadable []mail.Unreadable
+	// total is the number of patches the series has as posted (M of
+	// "N/M"), 0 when it is what verify read.
+	total int
 }
 
 // Patch is one patch of a series.
 type Patch struct {
-	Number    int
+	// Number is the patch's place among the patches verify read (an
+	// unreadable mail left out); findings and FileAt count by it.
+	Number int
+	// Posted is its place in the series as posted: N of the subject's
+	// "N/M", or its place among the files read, unreadable ones counted.
+	Posted    int
 	Subject   string // without the "[PATCH ...]" prefix
 	Author    string // "Name <addr>"
 	Log       string // the commit message with its trailers
@@ -209,6 +217,7 @@ func ReadMail(path string, tree *kernelsrc.Tree) (*Series, error) {
 		p := fromMail(mp)
 		p.Number = i + 1 // the patches verify reads, in order (an unreadable one left out)
 		s.Patches = append(s.Patches, p)
+		s.total = max(s.total, mp.Total)
 	}
 	s.unreadable = unreadable
 	if err := s.rebuild(); err != nil {
@@ -220,7 +229,7 @@ func ReadMail(path string, tree *kernelsrc.Tree) (*Series, error) {
 // fromMail is one patch as package mail read it, its lines numbered as
 // its hunk headers say (rebuild numbers them where git applies them).
 func fromMail(mp *mail.Patch) *Patch {
-	p := &Patch{Number: mp.Number, Subject: mp.Title, Author: mp.Author, Log: mp.Log, Changelog: mp.Changelog,
+	p := &Patch{Number: mp.Number, Posted: mp.Number, Subject: mp.Title, Author: mp.Author, Log: mp.Log, Changelog: mp.Changelog,
 		Mail: mp.Raw, MailFile: filepath.Base(mp.File), MailLine: mp.Line, SubjectLine: mp.SubjectLine,
 		mail: mp, diffs: mp.Files}
 	for _, gf := range mp.Files {

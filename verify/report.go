@@ -11,8 +11,11 @@ import (
 
 // Report is the result of verifying a series.
 type Report struct {
-	Source   string         `json:"source"`
-	Patches  int            `json:"patches"`
+	Source  string `json:"source"`
+	Patches int    `json:"patches"`
+	// Of is the number of patches of the series as posted (M of "N/M"):
+	// more than Patches when a mail could not be read.
+	Of       int            `json:"of"`
 	Errors   int            `json:"errors"`
 	Warnings int            `json:"warnings"`
 	PerPatch []PatchSummary `json:"per_patch"`
@@ -28,7 +31,10 @@ type Report struct {
 
 // PatchSummary counts the findings of one patch (0: the series as a whole).
 type PatchSummary struct {
-	Patch    int    `json:"patch"`
+	Patch int `json:"patch"`
+	// Position is the patch's N of "N/M" as posted (Patch counts the
+	// patches verify read).
+	Position int    `json:"position,omitempty"`
 	Subject  string `json:"subject,omitempty"`
 	Errors   int    `json:"errors"`
 	Warnings int    `json:"warnings"`
@@ -36,13 +42,17 @@ type PatchSummary struct {
 
 // NewReport counts the findings of s, in all and per patch.
 func NewReport(s *Series, fs []Finding) *Report {
-	r := &Report{Source: s.Source, Patches: len(s.Patches), Findings: fs}
+	r := &Report{Source: s.Source, Patches: len(s.Patches), Of: max(s.total, len(s.Patches)), Findings: fs}
 	if r.Findings == nil {
 		r.Findings = []Finding{}
 	}
 	per := make([]PatchSummary, len(s.Patches)+1)
 	for i, p := range s.Patches {
-		per[i+1] = PatchSummary{Patch: i + 1, Subject: p.Subject}
+		pos := p.Posted
+		if pos == 0 || s.total == 0 {
+			pos = i + 1
+		}
+		per[i+1] = PatchSummary{Patch: i + 1, Position: pos, Subject: p.Subject}
 	}
 	for _, f := range fs {
 		sum := &per[0]
@@ -82,7 +92,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 // folded into one line that lists their lines. A summary line ends it.
 func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
-	width := len(strconv.Itoa(r.Patches))
+	width := len(strconv.Itoa(max(r.Of, r.Patches)))
 	byPatch := map[int][]Finding{}
 	for _, f := range r.Findings {
 		byPatch[f.Patch] = append(byPatch[f.Patch], f)
@@ -91,7 +101,11 @@ func (r *Report) WriteText(w io.Writer) error {
 		if sum.Patch == 0 {
 			b.WriteString("series")
 		} else {
-			fmt.Fprintf(&b, "patch %0*d/%d %s", width, sum.Patch, r.Patches, sum.Subject)
+			pos, of := sum.Position, max(r.Of, r.Patches)
+			if pos == 0 {
+				pos = sum.Patch
+			}
+			fmt.Fprintf(&b, "patch %0*d/%d %s", width, pos, of, sum.Subject)
 		}
 		fmt.Fprintf(&b, ": %s\n", counts(sum.Errors, sum.Warnings))
 		for _, line := range foldedLines(byPatch[sum.Patch]) {
@@ -104,7 +118,11 @@ func (r *Report) WriteText(w io.Writer) error {
 	if len(r.Findings) > 0 {
 		b.WriteString("why each rule exists: kpatch verify --rules\n")
 	}
-	fmt.Fprintf(&b, "%s: %d patches, %d errors, %d warnings%s\n", r.Source, r.Patches, r.Errors, r.Warnings, r.byID())
+	read := fmt.Sprintf("%d patches", r.Patches)
+	if r.Of > r.Patches {
+		read = fmt.Sprintf("%d of %d patches read", r.Patches, r.Of)
+	}
+	fmt.Fprintf(&b, "%s: %s, %d errors, %d warnings%s\n", r.Source, read, r.Errors, r.Warnings, r.byID())
 	_, err := io.WriteString(w, b.String())
 	return err
 }

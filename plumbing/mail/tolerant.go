@@ -161,12 +161,11 @@ func assembleAll(order []any) (*Series, []Unreadable, error) {
 		}
 	}
 	for i, e := range entries {
-		if !numbered {
-			if e.p != nil {
-				e.p.Number = i + 1
-			} else {
-				e.u.Position = i + 1
-			}
+		switch {
+		case !numbered && e.p != nil:
+			e.p.Number = i + 1
+		case e.u != nil && (!numbered || e.u.Position == 0):
+			e.u.Position = i + 1 // a mail with no subject: its place among the files
 		}
 		if e.p != nil {
 			s.Patches = append(s.Patches, e.p)
