@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what kpatch's tests and end-to-end run need on a bare Debian 12
-# machine: Debian's kernel sources (linux-source-6.12), the kernel build
+# machine: Debian's kernel sources (linux-source-6.12, and 6.1, whose
+# merged code with 6.12's is verify's merged-code corpus), the kernel build
 # tools, QEMU, gcc-multilib for -m32 test programs, gdb for the walker's
 # tests, perl for get_maintainer.pl, git-email (and libmailtools-perl, which
 # it needs but only recommends) for the test that hands the generated series
@@ -32,7 +33,7 @@ done
 # Debian's Go images put Go in /usr/local/go; make sure it is found.
 command -v go >/dev/null || export PATH="$PATH:/usr/local/go/bin"
 pkgs=(git git-email libmailtools-perl tar make gcc binutils libc6-dev gcc-multilib flex bison bc mawk libelf-dev libssl-dev cpio xz-utils perl gdb ccache sparse coccinelle busybox-static
-      distcc icecc iproute2 quilt qemu-system-x86 linux-source-6.12 clang lld llvm
+      distcc icecc iproute2 quilt qemu-system-x86 linux-source-6.12 linux-source-6.1 clang lld llvm
       binutils-aarch64-linux-gnu cpp-12-aarch64-linux-gnu)
 missing=()
 for p in "${pkgs[@]}"; do
