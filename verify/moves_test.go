@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -121,6 +122,27 @@ func TestMoveUnchanged(t *testing.T) {
 			}
 		})
 	}
+	t.Run("local renamed", func(t *testing.T) {
+		// a variable renamed throughout the moved function is no change
+		// when the message says so, and still one when it does not
+		for _, c := range []struct {
+			body string
+			want int
+		}{
+			{"Move it beside ina2xx's and rename its variable tmp to val on the way.", 0},
+			{"Move it beside ina2xx's.", 1},
+		} {
+			s := treeMail(t, tree, "hwmon: ina3221: move the enable routine", c.body, []string{ina, other}, func(files map[string]string) {
+				fn, rest := cutFunc(t, files[ina], "static int ina3221_write_enable(")
+				files[ina] = rest
+				files[other] += "\n" + regexp.MustCompile(`\btmp\b`).ReplaceAllString(fn, "val")
+			})
+			fs := Run(s, Options{})
+			if got := append(only(fs, "MOVE_CHANGES_BODY"), only(fs, "MOVE_AND_CHANGE")...); len(got) != c.want {
+				t.Errorf("message %q: %v, want %d", c.body, got, c.want)
+			}
+		}
+	})
 	t.Run("code changed", func(t *testing.T) {
 		// still found: a statement added to the moved function
 		s := treeMail(t, tree, "hwmon: ina3221: move code", "Move it.", []string{ina, other}, func(files map[string]string) {

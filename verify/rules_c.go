@@ -249,7 +249,7 @@ func checkMoveBody(c *checker) {
 			if a.file == r.file && a.name == r.name {
 				continue // an edit in place is not a move
 			}
-			extra := newLines(r.body, a.body, renames)
+			extra := newLines(r.body, a.body, withDescribedRenames(p, renames, r, a))
 			if len(extra) == 0 {
 				continue
 			}
@@ -457,6 +457,80 @@ func textLines(text []byte) []cunit.Line {
 	out := make([]cunit.Line, len(parts))
 	for i, t := range parts {
 		out[i] = cunit.Line{N: i + 1, Text: t}
+	}
+	return out
+}
+
+// withDescribedRenames returns renames with the identifiers renamed
+// inside a moved function (localRenames) that p's message names, the old
+// name or the new: "rename its variable tmp to val" makes no line of
+// the body a change. A rename the message does not describe still is.
+func withDescribedRenames(p *Patch, renames map[string]string, r, a movedFunc) map[string]string {
+	local := localRenames(r.body, a.body)
+	if len(local) == 0 {
+		return renames
+	}
+	msg := p.Subject + "\n" + p.Log
+	out := make(map[string]string, len(renames)+len(local))
+	for from, to := range renames {
+		out[from] = to
+	}
+	for from, to := range local {
+		if _, ok := out[from]; ok {
+			continue
+		}
+		for _, name := range []string{from, to} {
+			if regexp.MustCompile(`\b` + regexp.QuoteMeta(name) + `\b`).MatchString(msg) {
+				out[from] = to
+				break
+			}
+		}
+	}
+	return out
+}
+
+// localRenames finds the identifiers renamed inside a moved function: a
+// line of the old body and one of the new that differ in that identifier
+// alone, where the old name is nowhere in the new body and the new name
+// nowhere in the old (a local variable renamed throughout, not one line
+// that uses another variable).
+func localRenames(r, a []cunit.Line) map[string]string {
+	ident := identRE()
+	names := func(body []cunit.Line) map[string]bool {
+		out := map[string]bool{}
+		for _, l := range body {
+			for _, id := range ident.FindAllString(l.Text, -1) {
+				out[id] = true
+			}
+		}
+		return out
+	}
+	inR, inA := names(r), names(a)
+	out := map[string]string{}
+	for _, lr := range r {
+		ri := ident.FindAllString(lr.Text, -1)
+		if len(ri) == 0 {
+			continue
+		}
+		shape := ident.ReplaceAllString(normLine(lr.Text, nil), "")
+		for _, la := range a {
+			ai := ident.FindAllString(la.Text, -1)
+			if len(ai) != len(ri) || ident.ReplaceAllString(normLine(la.Text, nil), "") != shape {
+				continue
+			}
+			diff, from, to := 0, "", ""
+			for i := range ri {
+				if ri[i] != ai[i] {
+					diff++
+					from, to = ri[i], ai[i]
+				}
+			}
+			if diff == 1 && !inA[from] && !inR[to] {
+				if prev, ok := out[from]; !ok || prev == to {
+					out[from] = to
+				}
+			}
+		}
 	}
 	return out
 }
