@@ -87,8 +87,10 @@ func (d *Dir) UnpackBase(ctx context.Context, tree, rev string) (string, error) 
 		}
 		untar.Stdin = pipe
 	}
-	var errb bytes.Buffer
-	archive.Stderr, untar.Stderr = &errb, &errb
+	// One buffer each: os/exec copies each process's stderr from a
+	// goroutine of its own.
+	var archiveErr, untarErr bytes.Buffer
+	archive.Stderr, untar.Stderr = &archiveErr, &untarErr
 	if err := untar.Start(); err != nil {
 		return "", fmt.Errorf("tar: %w", err)
 	}
@@ -98,10 +100,10 @@ func (d *Dir) UnpackBase(ctx context.Context, tree, rev string) (string, error) 
 	}
 	if err != nil {
 		untar.Wait()
-		return "", fmt.Errorf("git archive %s: %v: %s", rev, err, errb.String())
+		return "", fmt.Errorf("git archive %s: %v: %s", rev, err, strings.TrimSpace(archiveErr.String()+"\n"+untarErr.String()))
 	}
 	if err := untar.Wait(); err != nil {
-		return "", fmt.Errorf("tar: %v: %s", err, errb.String())
+		return "", fmt.Errorf("tar: %v: %s", err, untarErr.String())
 	}
 	meter.Done()
 	if err := os.WriteFile(stamp, []byte(tree+"\n"+commit+"\n"), 0o644); err != nil {
