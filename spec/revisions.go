@@ -388,3 +388,13 @@ func (s *Spec) readOrder(src string) ([]slot, error) {
 	}
 	return out, nil
 }
+
+// HasStack reports whether a series is stacked on the main one under name.
+func (s *Spec) HasStack(name string) bool {
+	for _, r := range s.Stacked {
+		if r.Series == name {
+			return true
+		}
+	}
+	return false
+}

@@ -23,8 +23,11 @@ func cmdSeriesDiff(ctx context.Context, args []string, stdout, stderr io.Writer)
 ('=' identical, '!' changed, with the diff of the two patches below it),
 patches only the old series has ('<') and patches only the new one has ('>').
 OLD and NEW are each a directory of patch files, an mbox, a thread saved as
-text, or a revision of the series description (v11, v12), generated against
---tree at --base (default: each revision's recorded base).`)
+text, or a revision of the series description generated against --tree at
+--base (default: each revision's recorded base): v11, v12 of the main
+series, or a stacked series' own patches, NAME (its newest revision) or
+NAME:vN ("kpatch series diff x86:v2 x86-6.19": what Linux 6.19 merged
+against the x86 series posted before it).`)
 	sf := fs.seriesFlags(seriesFlagSpec{tree: ".", treeHelp: "kernel tree to generate spec revisions against (a git repository)", noPlain: true, noVer: true})
 	tree := sf.tree
 	factor := fs.Int("creation-factor", rangediff.DefaultCreationFactor, "percentage by which creating or deleting a patch is cheaper than pairing it (git range-diff --creation-factor)")
@@ -61,11 +64,21 @@ func loadSide(ctx context.Context, arg string, sel *series.Selection, sf *series
 				// Selection.WithVersion reads version 0 as "the newest".
 				return nil, fmt.Errorf("%s: %w", arg, noRevision(sel.Spec))
 			}
-			s, err := generateSide(ctx, sel, v, sf)
+			rsel, err := sel.WithVersion(v)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", arg, err)
 			}
-			return s.RangeDiffPatches()
+			return generateSide(ctx, arg, rsel, sel, sf)
+		}
+	}
+	if m := stackArg.FindStringSubmatch(arg); m != nil && sel.Spec.HasStack(m[1]) {
+		if _, err := os.Stat(arg); err != nil {
+			v, _ := strconv.Atoi(m[2])
+			rev, err := sel.Spec.Stack(m[1], v)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", arg, err)
+			}
+			return generateSide(ctx, arg, &series.Selection{Spec: sel.Spec, Revision: rev, Tree: sel.Tree}, sel, sf)
 		}
 	}
 	s, err := mail.Load(arg)
@@ -78,16 +91,17 @@ func loadSide(ctx context.Context, arg string, sel *series.Selection, sf *series
 	return rangediff.FromMail(s), nil
 }
 
-// generateSide generates revision v of the series sel names, opening the
-// tree the first time a side needs it.
-func generateSide(ctx context.Context, sel *series.Selection, v int, sf *seriesFlags) (*series.Series, error) {
-	rsel, err := sel.WithVersion(v)
-	if err != nil {
-		return nil, err
-	}
+// stackArg is a side naming a stacked series: "x86-6.19" (its newest
+// revision) or "x86:v2".
+var stackArg = regexp.MustCompile(`^([A-Za-z0-9][A-Za-z0-9._-]*?)(?::v(\d+))?$`)
+
+// generateSide generates the own patches of the revision rsel selects
+// for the side arg, opening the tree the first time a side needs it
+// (sel keeps it for the other side when --base names one base).
+func generateSide(ctx context.Context, arg string, rsel, sel *series.Selection, sf *seriesFlags) ([]rangediff.Patch, error) {
 	if rsel.Tree == nil {
 		if err := sf.openTree(rsel); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%s: %w", arg, err)
 		}
 		if *sf.base != "" { // the same tree serves the other side
 			sel.Tree = rsel.Tree
@@ -95,9 +109,9 @@ func generateSide(ctx context.Context, sel *series.Selection, v int, sf *seriesF
 	}
 	s, err := series.Generate(ctx, rsel)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", arg, err)
 	}
-	return s.Own(), nil
+	return s.Own().RangeDiffPatches()
 }
 
 func cmdSeriesImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {

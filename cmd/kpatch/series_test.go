@@ -155,3 +155,45 @@ func withoutBody(lines string) string {
 	}
 	return b.String()
 }
+
+// TestSeriesDiffStacks: a side may name a stacked series, NAME for its
+// newest revision or NAME:vN; its own patches are compared, as git
+// range-diff compares the branches gen --branch records. x86 v2 against
+// what Linux 6.19 merged: Josh's x86 enabling pairs, the compat refusal
+// is dropped, the fixes and perf are new.
+func TestSeriesDiffStacks(t *testing.T) {
+	dir := debianTree(t)
+	tmp := t.TempDir()
+	clone := filepath.Join(tmp, "linux")
+	gitIn(t, tmp, "clone", "-q", "--shared", "--no-checkout", dir, clone)
+	var stdout, stderr bytes.Buffer
+	for _, b := range []struct{ stack, v, branch string }{{"x86", "2", "x86v2"}, {"x86-6.19", "1", "x86-619"}} {
+		if code := run([]string{"gen", "--tree", clone, "--base", "v6.12", "--stack", b.stack, "-v", b.v, "--branch", b.branch, "-o", filepath.Join(tmp, b.branch)}, &stdout, &stderr); code != 0 {
+			t.Fatalf("gen --stack %s: %s", b.stack, stderr.String())
+		}
+	}
+	cmd := exec.Command("git", "-C", clone, "-c", "core.abbrev=12", "-c", "core.attributesFile="+filepath.Join(dir, ".gitattributes"),
+		"range-diff", "--no-color", "x86v2~2..x86v2", "x86-619~16..x86-619")
+	want, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sides := range [][2]string{{"x86:v2", "x86-6.19"}, {"x86", "x86-6.19:v1"}} {
+		var out, errb bytes.Buffer
+		if code := run([]string{"series", "diff", "--tree", clone, "--base", "v6.12", sides[0], sides[1]}, &out, &errb); code != 0 {
+			t.Fatalf("%v: exit %d: %s", sides, code, errb.String())
+		}
+		if out.String() != string(want) {
+			t.Errorf("%v: series diff differs from git range-diff:\n got:\n%s\nwant:\n%s", sides, out.String(), want)
+		}
+	}
+	for _, marker := range []string{" ! 12: ", "Do not defer stack tracing for compat tasks", " > 16: "} {
+		if !strings.Contains(string(want), marker) {
+			t.Errorf("git's range-diff has no %q: the test compares too little", marker)
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"series", "diff", "--tree", clone, "--base", "v6.12", "x86:v9", "x86-6.19"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "it has v2") {
+		t.Errorf("x86:v9: exit %d, %q", code, errb.String())
+	}
+}
