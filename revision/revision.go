@@ -17,6 +17,7 @@ import (
 // Options says how to start the next revision.
 type Options struct {
 	SpecDir string    // the spec copy to extend
+	Stack   string    // the stacked series to start a revision of ("x86-6.19"); "": the main series
 	Base    string    // the base of the new revision; "" keeps the previous one's
 	Date    time.Time // the new cover letter's date; zero: now
 	Archive string    // link prefix, e.g. "https://lore.kernel.org/all/"; "" means that
@@ -24,6 +25,7 @@ type Options struct {
 
 // Result describes the revision written.
 type Result struct {
+	Name     string   // the new revision as reports name it: "v17", "x86-6.19 v2"
 	Dir      string   // the new revision's directory
 	Version  int      // its number
 	Previous int      // the revision it starts from
@@ -48,7 +50,7 @@ func New(o Options) (*Result, error) {
 	if err != nil {
 		return nil, err // a damaged copy: the error says what to mend
 	}
-	prev, err := sp.Revision(0)
+	prev, err := sp.Select(0, o.Stack, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -57,6 +59,11 @@ func New(o Options) (*Result, error) {
 	}
 	res := &Result{Version: prev.Version + 1, Previous: prev.Version}
 	name := fmt.Sprintf("v%d", res.Version)
+	res.Name = name
+	if o.Stack != "" {
+		name = fmt.Sprintf("%s-v%d", o.Stack, res.Version) // the stacked series' folders: NAME-vN
+		res.Name = fmt.Sprintf("%s v%d", o.Stack, res.Version)
+	}
 	res.Dir = filepath.Join(o.SpecDir, name)
 	if _, err := os.Stat(res.Dir); err == nil {
 		return nil, fmt.Errorf("%s: %w: edit it, or remove it to start again", res.Dir, ErrExists)
@@ -92,8 +99,9 @@ func New(o Options) (*Result, error) {
 	// Patches are declared once, in the revision that first has them: the
 	// new revision's folder gets its order and each patch's notes, the new
 	// section above the previous revision's.
-	for _, p := range prev.Patches {
-		w.SetNotes(name, p.ID, strings.TrimRight(section(p.Number)+p.Changelog, "\n")+"\n")
+	// A stacked series' own patches only, numbered as it is posted.
+	for _, p := range prev.Patches[prev.Own:] {
+		w.SetNotes(name, p.ID, strings.TrimRight(section(p.Number-prev.Own)+p.Changelog, "\n")+"\n")
 	}
 	// A revision kpatch cannot read is not written.
 	if err := w.Write(); err != nil {

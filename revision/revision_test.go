@@ -231,3 +231,66 @@ func TestRecordedPostingsAreTheArchives(t *testing.T) {
 		t.Errorf("x86 v2: recorded %q, the archive has %q", got, m[1])
 	}
 }
+
+// TestNewStackedRevision: --stack starts the next revision of a stacked
+// series in a folder NAME-vN of its own (a name with a dot included),
+// the main series' newest revision unchanged; the links of its own
+// patches, numbered as the stacked series is posted, name its posting
+// (x86 v2 records its cover letter's Message-Id, which each patch's link
+// takes), or the ids kpatch gen gives an unposted one.
+func TestNewStackedRevision(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "spec")
+	if err := linux.Export(dir); err != nil {
+		t.Fatal(err)
+	}
+	before, err := series.LoadSpec(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mainNewest, _ := before.Revision(0)
+	for _, tc := range []struct {
+		stack, folder, name string
+		own                 int
+		link                func(n int) string
+		unposted            bool
+	}{
+		{"x86", "x86-v3", "x86 v3", 2, func(int) string { return "20250827193644.527334838@kernel.org" }, false},
+		{"x86-6.19", "x86-6.19-v2", "x86-6.19 v2", 16, func(n int) string { return fmt.Sprintf("20250924-unwind-x86-6.19-v1-%d@infradead.org", n) }, true},
+	} {
+		t.Run(tc.stack, func(t *testing.T) {
+			res, err := revision.New(revision.Options{SpecDir: dir, Stack: tc.stack})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Name != tc.name || filepath.Base(res.Dir) != tc.folder || res.Unposted != tc.unposted {
+				t.Fatalf("result %+v", res)
+			}
+			sp, err := series.LoadSpec(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := sp.Stack(tc.stack, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Version != res.Version || len(r.Patches)-r.Own != tc.own || r.Prerequisite == nil || r.Prerequisite.Version != mainNewest.Version {
+				t.Fatalf("%s: version %d, %d own patches", tc.name, r.Version, len(r.Patches)-r.Own)
+			}
+			if m, _ := sp.Revision(0); m.Version != mainNewest.Version {
+				t.Errorf("the main series' newest is v%d, want v%d", m.Version, mainNewest.Version)
+			}
+			if want := fmt.Sprintf("Changes since v%d: https://lore.kernel.org/all/%s/\n", res.Previous, tc.link(0)); !strings.Contains(r.Cover, want) {
+				t.Errorf("cover letter has no %q:\n%s", want, r.Cover)
+			}
+			for _, p := range r.Patches[r.Own:] {
+				n := p.Number - r.Own
+				if want := fmt.Sprintf("Changes since v%d: https://lore.kernel.org/all/%s/\n", res.Previous, tc.link(n)); !strings.HasPrefix(p.Changelog, want) {
+					t.Errorf("patch %d: %q, want %q", n, p.Changelog, want)
+				}
+			}
+		})
+	}
+	if _, err := revision.New(revision.Options{SpecDir: dir, Stack: "arm64"}); err == nil || !strings.Contains(err.Error(), `no series "arm64" is stacked`) {
+		t.Errorf("an unknown stack: %v", err)
+	}
+}

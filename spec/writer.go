@@ -93,7 +93,7 @@ func (w *Writer) AddRevision(from, name string) error {
 }
 
 // revFolder matches the name of a revision's folder.
-var revFolder = regexp.MustCompile(`^([a-z0-9][a-z0-9-]*-)?v[0-9]+$`)
+var revFolder = regexp.MustCompile(`^([a-z0-9][a-z0-9.-]*-)?v[0-9]+$`)
 
 // SetField sets the header field key of the revision in folder rev (its
 // series file) to value: its line is replaced, or added at the end of the
