@@ -74,6 +74,9 @@ func loadSide(ctx context.Context, arg string, sel *series.Selection, sf *series
 	if m := stackArg.FindStringSubmatch(arg); m != nil && sel.Spec.HasStack(m[1]) {
 		if _, err := os.Stat(arg); err != nil {
 			v, _ := strconv.Atoi(m[2])
+			if m[2] != "" && v == 0 {
+				return nil, badUsage("%s: revisions count from v1: give NAME for the newest or NAME:vN", arg)
+			}
 			rev, err := sel.Spec.Stack(m[1], v)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", arg, err)

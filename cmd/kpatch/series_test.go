@@ -196,4 +196,8 @@ func TestSeriesDiffStacks(t *testing.T) {
 	if code := run([]string{"series", "diff", "--tree", clone, "--base", "v6.12", "x86:v9", "x86-6.19"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "it has v2") {
 		t.Errorf("x86:v9: exit %d, %q", code, errb.String())
 	}
+	errb.Reset()
+	if code := run([]string{"series", "diff", "--tree", clone, "--base", "v6.12", "x86:v0", "x86-6.19"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "revisions count from v1") {
+		t.Errorf("x86:v0: exit %d, %q", code, errb.String())
+	}
 }
