@@ -162,10 +162,7 @@ func Check(ctx context.Context, req Request) (*Report, error) {
 		how = fmt.Sprintf("through %d build trees (the first run preprocesses every C file they build)", len(trees))
 	}
 	stop := slowPhase(req.Progress, fmt.Sprintf("kpatch verify: checking %d patches, the C files read %s", len(s.Patches), how))
-	err = interruptible(ctx, func() (err error) {
-		findings, err = RunContext(s, opt)
-		return err
-	})
+	findings, err = RunContext(s, opt)
 	stop()
 	if err != nil {
 		return nil, err

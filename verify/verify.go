@@ -140,13 +140,24 @@ func Run(s *Series, opt Options) []Finding {
 	return fs
 }
 
-// RunContext is Run that stops when opt.Context is done, with its error
-// (the rules running then stop at their next patch).
+// RunContext is Run that returns opt.Context's error as soon as it is
+// done (Ctrl-C); the rules running then stop at their next patch, in the
+// background, which is safe because verify writes nothing.
 func RunContext(s *Series, opt Options) ([]Finding, error) {
 	ctx := opt.Context
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	var fs []Finding
+	err := interruptible(ctx, func() (err error) {
+		fs, err = runContext(ctx, s, opt)
+		return err
+	})
+	return fs, err
+}
+
+// runContext is RunContext's work.
+func runContext(ctx context.Context, s *Series, opt Options) ([]Finding, error) {
 	ignore := map[string]bool{}
 	for _, id := range opt.Ignore {
 		ignore[strings.ToUpper(strings.TrimSpace(id))] = true

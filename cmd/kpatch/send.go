@@ -206,11 +206,7 @@ func sendVerify(ctx context.Context, g *series.Series, sel *series.Selection, ig
 	trees, _ := verify.DefaultBuildTrees()
 	defer verify.CloseBuildTrees(trees)
 	opt := verify.Options{Ignore: ignore, Series: rules, Context: ctx, BuildTrees: trees, PreprocessCache: verify.DefaultPreprocessCache()}
-	var findings []verify.Finding
-	err = interruptible(ctx, func() (err error) {
-		findings, err = verify.RunContext(vs, opt)
-		return err
-	})
+	findings, err := verify.RunContext(vs, opt)
 	if err != nil {
 		return v, err
 	}

@@ -96,17 +96,3 @@ Exit status: 0 no errors (warnings only or clean), 1 errors found,
 	}
 	return nil
 }
-
-// interruptible runs f and returns its error, or ctx's as soon as ctx is
-// done (Ctrl-C): f's work is abandoned, which is safe for work that
-// writes nothing before it returns.
-func interruptible(ctx context.Context, f func() error) error {
-	done := make(chan error, 1)
-	go func() { done <- f() }()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}

@@ -2,9 +2,7 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -117,22 +115,5 @@ func TestVerifyUsage(t *testing.T) {
 	code = run([]string{"verify", "--help"}, &out, &errb)
 	if code != 0 || strings.Count(out.String()+errb.String(), "usage: kpatch verify") != 1 {
 		t.Errorf("--help: exit %d, usage printed %d times:\n%s%s", code, strings.Count(out.String()+errb.String(), "usage: kpatch verify"), out.String(), errb.String())
-	}
-}
-
-// TestInterruptible: a verify stopped by Ctrl-C returns the context's error
-// at once, however long the work it abandons would take; work that ends
-// first returns its own result.
-func TestInterruptible(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	block := make(chan struct{})
-	defer close(block)
-	cancel()
-	if err := interruptible(ctx, func() error { <-block; return nil }); !errors.Is(err, context.Canceled) {
-		t.Errorf("stopped: %v", err)
-	}
-	want := errors.New("done")
-	if err := interruptible(context.Background(), func() error { return want }); err != want {
-		t.Errorf("finished: %v", err)
 	}
 }
