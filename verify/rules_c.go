@@ -508,25 +508,10 @@ func localRenames(r, a []cunit.Line) map[string]string {
 	inR, inA := names(r), names(a)
 	out := map[string]string{}
 	for _, lr := range r {
-		ri := ident.FindAllString(lr.Text, -1)
-		if len(ri) == 0 {
-			continue
-		}
-		shape := ident.ReplaceAllString(normLine(lr.Text, nil), "")
 		for _, la := range a {
-			ai := ident.FindAllString(la.Text, -1)
-			if len(ai) != len(ri) || ident.ReplaceAllString(normLine(la.Text, nil), "") != shape {
-				continue
-			}
-			diff, from, to := 0, "", ""
-			for i := range ri {
-				if ri[i] != ai[i] {
-					diff++
-					from, to = ri[i], ai[i]
-				}
-			}
-			if diff == 1 && !inA[from] && !inR[to] {
-				if prev, ok := out[from]; !ok || prev == to {
+			from, to, ok := oneIdentRenamed(normLine(lr.Text, nil), normLine(la.Text, nil))
+			if ok && !inA[from] && !inR[to] {
+				if prev, seen := out[from]; !seen || prev == to {
 					out[from] = to
 				}
 			}
@@ -535,27 +520,35 @@ func localRenames(r, a []cunit.Line) map[string]string {
 	return out
 }
 
+// oneIdentRenamed reports whether line b is line a with one identifier,
+// from, replaced by another, to, and nothing else changed.
+func oneIdentRenamed(a, b string) (from, to string, ok bool) {
+	ident := identRE()
+	ai, bi := ident.FindAllString(a, -1), ident.FindAllString(b, -1)
+	if len(ai) != len(bi) || len(ai) == 0 {
+		return "", "", false
+	}
+	diff := 0
+	for i := range ai {
+		if ai[i] != bi[i] {
+			diff++
+			from, to = ai[i], bi[i]
+		}
+	}
+	if diff != 1 || ident.ReplaceAllString(a, "") != ident.ReplaceAllString(b, "") {
+		return "", "", false
+	}
+	return from, to, true
+}
+
 // renamesOf finds renames a patch applies to call sites: a removed line and
 // an added line that differ in one identifier.
 func renamesOf(p *Patch) map[string]string {
 	out := map[string]string{}
-	ident := regexp.MustCompile(`[A-Za-z_]\w*`)
 	for _, f := range p.Files {
 		for _, r := range f.Removed {
 			for _, a := range f.Added {
-				ri, ai := ident.FindAllString(r.Text, -1), ident.FindAllString(a.Text, -1)
-				if len(ri) != len(ai) || len(ri) == 0 {
-					continue
-				}
-				diff := 0
-				var from, to string
-				for i := range ri {
-					if ri[i] != ai[i] {
-						diff++
-						from, to = ri[i], ai[i]
-					}
-				}
-				if diff == 1 && ident.ReplaceAllString(r.Text, "") == ident.ReplaceAllString(a.Text, "") {
+				if from, to, ok := oneIdentRenamed(r.Text, a.Text); ok {
 					out[from] = to
 				}
 			}
