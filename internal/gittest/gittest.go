@@ -28,8 +28,11 @@ func Require(t testing.TB) {
 }
 
 // Environ returns the environment for git with home as its home: no
-// system or global configuration, no automatic maintenance, the C locale,
-// no COLUMNS, and a fixed author, committer and date.
+// system configuration, a global one in home (absent unless a test writes
+// it; never a device such as /dev/null, which `git config --global`
+// run as root would replace with a regular file), no automatic
+// maintenance, the C locale, no COLUMNS, and a fixed author, committer
+// and date.
 func Environ(home string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
@@ -44,7 +47,7 @@ func Environ(home string) []string {
 		"HOME="+home,
 		"XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
 		"GIT_CONFIG_NOSYSTEM=1",
-		"GIT_CONFIG_GLOBAL="+os.DevNull,
+		"GIT_CONFIG_GLOBAL="+filepath.Join(home, ".gitconfig"),
 		"LC_ALL=C",
 		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
 		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com",
