@@ -811,8 +811,9 @@ func (c *checker) unusedInFile(p *Patch, f *File, units []*cunit.Unit) {
 	if !expanded {
 		stems = macroStems(code)
 	}
+	pastes := pastedNames(code) // names the file's own macros paste where it invokes them
 	unused := func(name string, from, to int) bool {
-		if usesOutside(lines, name, from, to, protos[name]) > 0 || pastedFrom(name, stems) {
+		if usesOutside(lines, name, from, to, protos[name]) > 0 || pastedFrom(name, stems) || pastes[name] {
 			return false
 		}
 		for _, l := range refs[name] {
@@ -872,7 +873,7 @@ func (c *checker) unusedInFile(p *Patch, f *File, units []*cunit.Unit) {
 	pasted := invocationArgs(code, true)
 	for _, line := range sortedInts(macros) {
 		name := macros[line]
-		if addedAt(f, line) && wordLines(code, name, line) == 0 && !headerHooks[name] && !pastedFrom(name, pasted) && !fields[line] {
+		if addedAt(f, line) && wordLines(code, name, line) == 0 && !headerHooks[name] && !pastedFrom(name, pasted) && !pastes[name] && !fields[line] {
 			c.report(p, f.Path, line, "macro %s() is not used at this patch: add it in the patch that first uses it", name)
 		}
 	}

@@ -53,3 +53,50 @@ func TestUnusedStaticTableMacro(t *testing.T) {
 		})
 	}
 }
+
+// TestUnusedConstPastedByFileMacro: a static const used only through
+// the file's own pasting macro is used. BBRv3 (CachyOS's 6.12 patch set)
+// reads its parameters as bbr_param(sk, tso_rtt_shift), with
+// "#define bbr_param(sk,name) (bbr_ ## name)", in code verify's prelude
+// cannot parse (BITS_PER_TYPE() is not in it): no line names
+// bbr_tso_rtt_shift whole and the code that invokes the macro is not
+// expanded, so verify warned UNUSED_CONST four times where the build
+// trees' reading (and gcc's W=1) see uses. The same parameter without
+// its use is still unused. The lines are BBRv3's, in 6.12's tcp_bbr.c.
+func TestUnusedConstPastedByFileMacro(t *testing.T) {
+	tree, err := kernelsrc.Open(debianTree(t), "v6.12", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const path = "net/ipv4/tcp_bbr.c"
+	const anchor = "static const int bbr_pacing_margin_percent = 1;\n"
+	const at = "\tsegs = max_t(u32, bytes / tp->mss_cache, bbr_min_tso_segs(sk));\n"
+	const param = "\n/* Halve the burst allowance per 2^tso_rtt_shift us of min_rtt. */\nstatic const u32 bbr_tso_rtt_shift = 9;\n"
+	const use = "\tif (bbr_param(sk, tso_rtt_shift)) {\n\t\tu32 r = tp->srtt_us >> bbr_param(sk, tso_rtt_shift);\n\n\t\tif (r < BITS_PER_TYPE(u32))   /* prevent undefined behavior */\n\t\t\tbytes += GSO_LEGACY_MAX_SIZE >> r;\n\t}\n"
+	for _, c := range []struct {
+		name    string
+		withUse bool
+		want    int
+	}{
+		{"read through bbr_param()", true, 0},
+		{"not read", false, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := treeMail(t, tree, "tcp_bbr: add the tso_rtt_shift parameter", "Add it.", []string{path}, func(files map[string]string) {
+				text := files[path]
+				if !strings.Contains(text, anchor) || !strings.Contains(text, at) {
+					t.Fatalf("%s has changed", path)
+				}
+				text = strings.Replace(text, anchor, "#define bbr_param(sk,name)\t(bbr_ ## name)\n\n"+anchor+param, 1)
+				if c.withUse {
+					text = strings.Replace(text, at, use+at, 1)
+				}
+				files[path] = text
+			})
+			got := only(Run(s, Options{Ignore: []string{"SPELLING"}}), "UNUSED_CONST")
+			if len(got) != c.want {
+				t.Errorf("UNUSED_CONST %v, want %d", got, c.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,39 @@
+package verify
+
+import (
+	"reflect"
+	"sort"
+	"testing"
+)
+
+// TestPastedNames: the names a file's own macros paste at its
+// invocations, for the forms kernel files use.
+func TestPastedNames(t *testing.T) {
+	for _, c := range []struct {
+		name, code string
+		want       []string
+	}{
+		{"prefix", "#define bbr_param(sk,name)\t(bbr_ ## name)\nx = bbr_param(sk, tso_rtt_shift);\n",
+			[]string{"bbr_tso_rtt_shift"}},
+		{"suffix and chain, continued define", "#define SHOW(a, b) \\\n\tstatic int a##_##b##_show(void)\nSHOW(foo, bar)\n",
+			[]string{"foo_bar_show"}},
+		{"argument not an identifier", "#define P(x) p_##x\ny = P(1 + 2);\nz = P((q));\n",
+			nil},
+		{"wrong argument count", "#define P(x) p_##x\ny = P(a, b);\n", nil},
+		{"nested parentheses in another argument", "#define Q(f, x) q_##x(f)\nQ(g(1, 2), name);\n",
+			[]string{"q_name"}},
+		{"no parameter pasted", "#define R(x) r_ ## s (x)\nR(t);\n", nil},
+		{"no paste", "#define S(x) (x + 1)\nS(t);\n", nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var got []string
+			for n := range pastedNames([]byte(c.code)) {
+				got = append(got, n)
+			}
+			sort.Strings(got)
+			if !reflect.DeepEqual(got, c.want) {
+				t.Errorf("pastedNames = %q, want %q", got, c.want)
+			}
+		})
+	}
+}
