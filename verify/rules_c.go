@@ -1077,7 +1077,7 @@ func (c *checker) unusedInline(p *Patch, f *File, units []*cunit.Unit) {
 		if !fn.Static || !fn.Inline || !addedAt(f, fn.Line) || declared[fn.Name] || strings.HasPrefix(fn.Name, "arch_") {
 			continue
 		}
-		if c.usedBy(p, fn) || !c.once("static inline "+fn.Name) {
+		if c.usedBy(p, fn) || c.usedByTree(p, f.Path, fn.Name) || !c.once("static inline "+fn.Name) {
 			continue
 		}
 		first := 0

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"sort"
 	"strings"
 	"testing"
 
@@ -96,6 +97,60 @@ func TestUnusedConstPastedByFileMacro(t *testing.T) {
 			got := only(Run(s, Options{Ignore: []string{"SPELLING"}}), "UNUSED_CONST")
 			if len(got) != c.want {
 				t.Errorf("UNUSED_CONST %v, want %d", got, c.want)
+			}
+		})
+	}
+}
+
+// TestUnusedInlineShimHeader: a header the series creates in place of
+// one the tree's files include gives them its static inline functions.
+// prjc (linux-tkg's 6.12 scheduler) creates kernel/sched/alt_sched.h and
+// has kernel/sched/sched.h include it; idle.c, psi.c and the others
+// beside it call its task_current() and raw_spin_rq_lock_irq() as they
+// call sched.h's. Twelve of its fourteen UNUSED_INLINE warnings were
+// such functions; the two no file calls stay. Without the include, no
+// file of the tree sees the header, and its functions are unused.
+func TestUnusedInlineShimHeader(t *testing.T) {
+	tree, err := kernelsrc.Open(debianTree(t), "v6.12", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const sched = "kernel/sched/sched.h"
+	const guard = "#define _KERNEL_SCHED_SCHED_H\n"
+	const alt = "kernel/sched/alt_sched.h"
+	const header = "/* SPDX-License-Identifier: GPL-2.0 */\n#ifndef _KERNEL_SCHED_ALT_SCHED_H\n#define _KERNEL_SCHED_ALT_SCHED_H\n\n" +
+		"static inline int task_current(struct rq *rq, struct task_struct *p)\n{\n\treturn rq->curr == p;\n}\n\n" +
+		"static inline u64 __rq_clock_broken(struct rq *rq)\n{\n\treturn READ_ONCE(rq->clock);\n}\n\n#endif /* _KERNEL_SCHED_ALT_SCHED_H */\n"
+	for _, c := range []struct {
+		name        string
+		withInclude bool
+		want        []string
+	}{
+		{"included by sched.h", true, []string{"__rq_clock_broken"}},
+		{"included by nothing", false, []string{"__rq_clock_broken", "task_current"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := treeMail(t, tree, "sched/alt: add the alternative scheduler's header", "Add it.", []string{sched}, func(files map[string]string) {
+				if !strings.Contains(files[sched], guard) {
+					t.Fatalf("%s has changed", sched)
+				}
+				if c.withInclude {
+					files[sched] = strings.Replace(files[sched], guard, guard+"\n#ifdef CONFIG_SCHED_ALT\n#include \"alt_sched.h\"\n#else\n", 1)
+					files[sched] = strings.TrimSuffix(files[sched], "\n") + "\n#endif /* !CONFIG_SCHED_ALT */\n"
+				}
+				files[alt] = header
+			})
+			var got []string
+			for _, f := range only(Run(s, Options{Ignore: []string{"SPELLING"}}), "UNUSED_INLINE") {
+				for _, name := range []string{"task_current", "__rq_clock_broken"} {
+					if strings.Contains(f.Message, " "+name+"()") {
+						got = append(got, name)
+					}
+				}
+			}
+			sort.Strings(got)
+			if strings.Join(got, " ") != strings.Join(c.want, " ") {
+				t.Errorf("UNUSED_INLINE for %v, want %v", got, c.want)
 			}
 		})
 	}

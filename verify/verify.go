@@ -258,10 +258,11 @@ type checker struct {
 	units  *cunit.Reader   // shared by the rules of one Run
 	evals  *evalSet        // the C_EVAL findings, shared by the rules of one Run
 
-	ctx     context.Context
-	words   map[string]string      // the series' own misspellings
-	noinstr *noinstrIndex          // seriesFuncs' index, at the last patch asked
-	usesAt  map[int]map[string]int // seriesUses by patch
+	ctx      context.Context
+	words    map[string]string      // the series' own misspellings
+	noinstr  *noinstrIndex          // seriesFuncs' index, at the last patch asked
+	usesAt   map[int]map[string]int // seriesUses by patch
+	dirCodes map[string][]byte      // dirCode by directory
 
 	nmiMention map[nmiVersion]bool // nmiFuncs: whether a file version mentions NMI
 }
