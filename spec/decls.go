@@ -118,9 +118,10 @@ func (s *Spec) loadDecls() (map[string]*decl, error) {
 	return out, nil
 }
 
-// render renders the declaration for revision v and parses the result.
-func (d *decl) render(v int) (*Patch, error) {
-	text, err := d.execute(v)
+// render renders the declaration with data (a revision's, before its
+// first patch) and parses the result.
+func (d *decl) render(data RenderData) (*Patch, error) {
+	text, err := d.execute(data)
 	if err != nil {
 		return nil, err
 	}
@@ -148,13 +149,16 @@ func (d *decl) render(v int) (*Patch, error) {
 	return &q, nil
 }
 
-// execute runs the declaration's template for revision v. Its guards are
-// the placeholder functions it was parsed with: no patch is applied while
-// a revision's declarations are read.
-func (d *decl) execute(v int) (string, error) {
+// execute runs the declaration's template with data. Its guards are the
+// placeholder functions it was parsed with: no patch is applied while a
+// revision's declarations are read.
+func (d *decl) execute(data RenderData) (string, error) {
 	var buf bytes.Buffer
-	if err := d.tmpl.Execute(&buf, RenderData{Version: v}); err != nil {
-		return "", fmt.Errorf("rendering %s for v%d: %w", d.src, v, err)
+	if err := d.tmpl.Execute(&buf, data); err != nil {
+		if data.Stack != "" {
+			return "", fmt.Errorf("rendering %s for %s v%d on v%d: %w", d.src, data.Stack, data.StackVersion, data.Version, err)
+		}
+		return "", fmt.Errorf("rendering %s for v%d: %w", d.src, data.Version, err)
 	}
 	return buf.String(), nil
 }

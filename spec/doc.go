@@ -129,6 +129,11 @@
 //	{{if between "a" "b"}}  true from patch "a" until patch "b" is applied
 //	{{if lt .Version 13}}   true for revisions before v13 (lt, le, gt, ge, eq, ne)
 //	{{.Step}}, {{.Patch}}   the number and id of the last applied patch
+//	{{.Stack}}, {{.StackVersion}}
+//	                        the stacked series rendered and its own revision
+//	                        ("x86", 2; "" and 0 for the main series, whose
+//	                        version a stacked series' .Version is): the
+//	                        guard of a trailer given to a stacked series
 //
 // A line holding nothing but one control action leaves nothing in the
 // output; errors name the line of the template file.

@@ -17,9 +17,14 @@ var placeholderFuncs = map[string]any{
 
 // RenderData is what a template sees as ".".
 type RenderData struct {
-	Version int    // the revision being rendered
+	Version int    // the revision being rendered (of a stacked series: its prerequisite's)
 	Step    int    // the number of patches applied
 	Patch   string // the id of the last applied patch, "" before the first
+	// Stack and StackVersion name the stacked series being rendered and
+	// its own revision ("x86", 2 for x86 v2); "" and 0 for the main
+	// series. A trailer given to a stacked series is guarded by them.
+	Stack        string
+	StackVersion int
 }
 
 // knownID reports whether any revision of the spec has a patch with this id.
@@ -162,10 +167,19 @@ func (r *Revision) execute(f *File, step int) ([]byte, int, error) {
 	return out, created, err
 }
 
+// renderData is what r's templates see after step patches.
+func (r *Revision) renderData(step int) RenderData {
+	d := RenderData{Version: r.guardVersion(), Step: step}
+	if r.Prerequisite != nil {
+		d.Stack, d.StackVersion = r.Series, r.Version
+	}
+	return d
+}
+
 // executeTemplate runs f's template after step patches of r, on a clone
 // that has the guard functions of r at that step.
 func (r *Revision) executeTemplate(f *File, step int) ([]byte, int, error) {
-	d := RenderData{Version: r.guardVersion(), Step: step}
+	d := r.renderData(step)
 	if step > 0 && step <= len(r.Patches) {
 		d.Patch = r.Patches[step-1].ID
 	}

@@ -181,7 +181,7 @@ func (s *Spec) loadRevision(dir string, decls map[string]*decl, on *Revision) (*
 			if d == nil {
 				return nil, fmt.Errorf("%s: patch %q is not declared: write v%d/%s.patch", slot.src, id, r.Version, id)
 			}
-			q, err := d.render(r.guardVersion())
+			q, err := d.render(r.renderData(0))
 			if err != nil {
 				return nil, err
 			}

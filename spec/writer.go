@@ -36,8 +36,9 @@ type Writer struct {
 }
 
 // trailer is a trailer line added to a declaration for revision version
-// and later.
+// and later, of the stacked series stack ("" for the main series).
 type trailer struct {
+	stack   string
 	version int
 	line    string
 }
@@ -194,10 +195,31 @@ func (w *Writer) AddTrailer(decl string, version int, line string) error {
 	if m := declName.FindStringSubmatch(decl); m == nil {
 		return fmt.Errorf("%s: not a patch declaration (vN/<id>.patch)", decl)
 	}
-	if strings.Contains(line, "\n") {
-		return fmt.Errorf("%s: %q: a trailer is one line", decl, line)
+	return w.addTrailer(decl, trailer{"", version, line})
+}
+
+// AddStackedTrailer is AddTrailer for revision version of the stacked
+// series stack (x86 v3): the declaration is where its patch was first
+// declared (a main revision's folder, vN/<id>.patch, or a stacked one's,
+// NAME-vN/<id>.patch). The trailer is guarded by the stacked series'
+// name and version ({{if and (eq .Stack "x86") (ge .StackVersion 3)}}),
+// so that neither the main series nor the stacked revisions posted
+// before change; in the folder of that very revision it needs no guard.
+func (w *Writer) AddStackedTrailer(decl, stack string, version int, line string) error {
+	if declName.FindStringSubmatch(decl) == nil && stackedDeclName.FindStringSubmatch(decl) == nil {
+		return fmt.Errorf("%s: not a patch declaration (vN/<id>.patch or NAME-vN/<id>.patch)", decl)
 	}
-	w.added[decl] = append(w.added[decl], trailer{version, line})
+	if stack == "" {
+		return fmt.Errorf("%s: no stacked series named", decl)
+	}
+	return w.addTrailer(decl, trailer{stack, version, line})
+}
+
+func (w *Writer) addTrailer(decl string, t trailer) error {
+	if strings.Contains(t.line, "\n") {
+		return fmt.Errorf("%s: %q: a trailer is one line", decl, t.line)
+	}
+	w.added[decl] = append(w.added[decl], t)
 	return nil
 }
 
@@ -213,16 +235,28 @@ func (w *Writer) placeTrailers(p string) error {
 	if err != nil {
 		return err
 	}
-	declared, _ := strconv.Atoi(declName.FindStringSubmatch(p)[1])
+	folder, _, _ := strings.Cut(p, "/")
+	declared := 0
+	if m := declName.FindStringSubmatch(p); m != nil {
+		declared, _ = strconv.Atoi(m[1])
+	}
 	var lines []string
 	for i := 0; i < len(added); {
 		j := i
-		for j < len(added) && added[j].version == added[i].version {
+		for j < len(added) && added[j].version == added[i].version && added[j].stack == added[i].stack {
 			j++
 		}
-		guarded := added[i].version > declared
+		guard := ""
+		if st := added[i].stack; st != "" {
+			if folder != fmt.Sprintf("%s-v%d", st, added[i].version) {
+				guard = fmt.Sprintf("{{if and (eq .Stack %q) (ge .StackVersion %d)}}", st, added[i].version)
+			}
+		} else if added[i].version > declared {
+			guard = fmt.Sprintf("{{if ge .Version %d}}", added[i].version)
+		}
+		guarded := guard != ""
 		if guarded {
-			lines = append(lines, fmt.Sprintf("{{if ge .Version %d}}", added[i].version))
+			lines = append(lines, guard)
 		}
 		for _, t := range added[i:j] {
 			lines = append(lines, Literal(t.line))

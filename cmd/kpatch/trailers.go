@@ -11,10 +11,11 @@ import (
 	"kpatch/plumbing/outdir"
 	"kpatch/revision/trailers"
 	"kpatch/series"
+	"kpatch/spec"
 )
 
 func cmdTrailers(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("trailers", "--spec DIR [-v N] [--tree DIR [--base REV]] [--dry-run] [--json] FILE...",
+	fs := newFlags("trailers", "--spec DIR [-v N] [--stack NAME] [--tree DIR [--base REV]] [--dry-run] [--json] FILE...",
 		`Add the trailers that review replies give (FILE: an mbox, a saved thread
 or a directory of mails) to the patch descriptions of a spec copy, as b4
 trailers -u does: every person trailer (Acked-by, Reviewed-by, Tested-by,
@@ -23,9 +24,12 @@ the reply, sender and date it came from. A reply counts for the
 patch its In-Reply-To chain (or its "Re: [PATCH m/n]" subject) names; a reply
 to the cover letter counts for every patch. Patches are matched by patch-id
 when --tree is given and the replied-to patch is in FILE, else by subject.
-Trailers a patch already has are not added again.`)
+Trailers a patch already has are not added again. With --stack NAME the
+replies are to that stacked series (x86 v2), and only its own patches take
+trailers, guarded so that the main series and its revisions posted before
+stay as they were.`)
 	sf := fs.seriesFlags(seriesFlagSpec{treeHelp: "kernel tree to generate the revision against, for patch-id matching (a git repository)",
-		specHelp: "the spec copy to edit (required; kpatch spec -o DIR writes one)", noPlain: true, noStack: true})
+		specHelp: "the spec copy to edit (required; kpatch spec -o DIR writes one)", noPlain: true})
 	specDir, tree, base := sf.specDir, sf.tree, sf.base
 	dry := fs.Bool("dry-run", false, "report what would be added, change nothing")
 	jsonOut := fs.jsonFlag()
@@ -53,6 +57,10 @@ Trailers a patch already has are not added again.`)
 		return err // a damaged copy or a revision it lacks: the error says what to mend
 	}
 	rev := sel.Revision
+	name := fmt.Sprintf("v%d", rev.Version)
+	if rev.Prerequisite != nil {
+		name = rev.Series + " " + name
+	}
 	var msgs []*mail.Message
 	for _, f := range files {
 		ms, err := mail.LoadMessages(f)
@@ -91,13 +99,14 @@ Trailers a patch already has are not added again.`)
 	}
 	if *jsonOut {
 		rep := struct {
+			Stack     string           `json:"stack,omitempty"`
 			Revision  int              `json:"revision"`
 			DryRun    bool             `json:"dry_run"`
 			Found     int              `json:"trailers_found"`
 			Added     []trailers.Added `json:"added"`
 			Unmatched []trailers.Given `json:"unmatched"`
 			Invalid   []trailers.Given `json:"left_out"`
-		}{rev.Version, *dry, len(given), added, unmatched, invalid}
+		}{stackName(rev), rev.Version, *dry, len(given), added, unmatched, invalid}
 		return writeJSON(stdout, &rep)
 	}
 	verb := "added"
@@ -112,12 +121,21 @@ Trailers a patch already has are not added again.`)
 		fmt.Fprintf(stdout, "%s: %s (%s, from %s%s)\n", a.File, a.Trailer, a.By, a.Reply, by)
 	}
 	for _, g := range unmatched {
-		fmt.Fprintf(stdout, "no patch of v%d for %s (reply %s to patch %d %q)\n", rev.Version, g.Line, g.Reply, g.Target, g.Title)
+		fmt.Fprintf(stdout, "no patch of %s for %s (reply %s to patch %d %q)\n", name, g.Line, g.Reply, g.Target, g.Title)
 	}
 	left := ""
 	if len(invalid) > 0 {
 		left = fmt.Sprintf(", %d left out (not one person with one address, or not one URL)", len(invalid))
 	}
-	fmt.Fprintf(stderr, "kpatch trailers: %d trailers in the replies; %s %d to v%d, %d for patches v%d does not have%s\n", len(given), verb, len(added), rev.Version, len(unmatched), rev.Version, left)
+	fmt.Fprintf(stderr, "kpatch trailers: %d trailers in the replies; %s %d to %s, %d for patches %s does not have%s\n", len(given), verb, len(added), name, len(unmatched), name, left)
 	return nil
+}
+
+// stackName is the name of the stacked series rev is of, "" for the
+// main series.
+func stackName(rev *spec.Revision) string {
+	if rev.Prerequisite == nil {
+		return ""
+	}
+	return rev.Series
 }

@@ -107,3 +107,80 @@ func TestTrailersTemplateText(t *testing.T) {
 		t.Errorf("second run: exit %d: %s", code, stderr.String())
 	}
 }
+
+// TestTrailersStacked: replies to a stacked series (x86 v2 on v16) give
+// trailers to its own patches only: one to patch 1, declared in v11's
+// folder, is guarded by the stacked series' name and version, so x86 v2
+// carries it and v11 (where the same declaration is patch 13) does not;
+// a reply to the cover letter goes to both of its patches and none of
+// v16's. A patch declared in the stacked revision's own folder
+// (x86-6.19-v1/perf-deferred.patch) takes its trailer unguarded. A
+// second run adds nothing.
+func TestTrailersStacked(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "spec")
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"spec", "-o", dir}, &stdout, &stderr); code != 0 {
+		t.Fatal(stderr.String())
+	}
+	mbox := filepath.Join(t.TempDir(), "replies.mbox")
+	reply := func(id, subject, trailer string) string {
+		return fmt.Sprintf("From mboxrd@z Thu Jan  1 00:00:00 1970\nMessage-ID: <%s@example.org>\nFrom: R <r@example.org>\nDate: Wed, 25 Jun 2025 18:56:00 -0400\nSubject: %s\n\nLooks good.\n\n%s\n\n", id, subject, trailer)
+	}
+	x86 := reply("r1", "Re: [PATCH v2 1/2] unwind_user/x86: Enable frame pointer unwinding on x86", "Reviewed-by: Rev Iewer <rev@example.org>") +
+		reply("r2", "Re: [PATCH v2 0/2] x86: Enable the deferred unwinding infrastructure", "Acked-by: Ack Er <ack@example.org>")
+	if err := os.WriteFile(mbox, []byte(x86), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code := run([]string{"trailers", "--stack", "x86", "-v", "2", "--spec", dir, mbox}, &stdout, &stderr); code != 0 || !strings.Contains(stderr.String(), "added 3 to x86 v2, 0 for patches") {
+		t.Fatalf("trailers: exit %d: %s", code, stderr.String())
+	}
+	fp, err := os.ReadFile(filepath.Join(dir, "v11", "x86-fp.patch"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "\n{{if and (eq .Stack \"x86\") (ge .StackVersion 2)}}\nReviewed-by: Rev Iewer <rev@example.org>\nAcked-by: Ack Er <ack@example.org>\n{{end}}\n"; !strings.Contains(string(fp), want) {
+		t.Errorf("v11/x86-fp.patch lacks %q:\n%s", want, fp)
+	}
+	tree := debianTree(t)
+	gen := func(args ...string) string {
+		t.Helper()
+		out := filepath.Join(t.TempDir(), "out")
+		stderr.Reset()
+		if code := run(append([]string{"gen", "--spec", dir, "--tree", tree, "--base", "v6.12", "-o", out}, args...), &stdout, &stderr); code != 0 {
+			t.Fatalf("gen %v: exit %d: %s", args, code, stderr.String())
+		}
+		var all strings.Builder
+		ents, _ := os.ReadDir(out)
+		for _, e := range ents {
+			b, _ := os.ReadFile(filepath.Join(out, e.Name()))
+			all.WriteString(e.Name() + "\n" + string(b))
+		}
+		return all.String()
+	}
+	stacked := gen("--stack", "x86", "-v", "2")
+	if n := strings.Count(stacked, "\nAcked-by: Ack Er <ack@example.org>\n"); n != 2 || strings.Count(stacked, "\nReviewed-by: Rev Iewer <rev@example.org>\n") != 1 {
+		t.Errorf("x86 v2 carries the Acked-by %d times (want 2) and the Reviewed-by %d times (want 1)", n, strings.Count(stacked, "Reviewed-by: Rev Iewer"))
+	}
+	for _, v := range []string{"11", "16"} {
+		if main := gen("-v", v); strings.Contains(main, "Rev Iewer") || strings.Contains(main, "Ack Er") {
+			t.Errorf("v%s carries a trailer given to x86 v2", v)
+		}
+	}
+	stderr.Reset()
+	if code := run([]string{"trailers", "--stack", "x86", "-v", "2", "--spec", dir, mbox}, &stdout, &stderr); code != 0 || !strings.Contains(stderr.String(), "added 0 to x86 v2") {
+		t.Errorf("second run: exit %d: %s", code, stderr.String())
+	}
+
+	perf := reply("r3", "Re: [PATCH 14/16] perf: Support deferred user unwind", "Tested-by: Tess Ter <tess@example.org>")
+	if err := os.WriteFile(mbox, []byte(perf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stderr.Reset()
+	if code := run([]string{"trailers", "--stack", "x86-6.19", "--spec", dir, mbox}, &stdout, &stderr); code != 0 || !strings.Contains(stderr.String(), "added 1 to x86-6.19 v1") {
+		t.Fatalf("trailers x86-6.19: exit %d: %s", code, stderr.String())
+	}
+	decl, _ := os.ReadFile(filepath.Join(dir, "x86-6.19-v1", "perf-deferred.patch"))
+	if !strings.Contains(string(decl), "\nTested-by: Tess Ter <tess@example.org>\n") || strings.Contains(string(decl), "{{if and (eq .Stack") {
+		t.Errorf("x86-6.19-v1/perf-deferred.patch:\n%s", decl)
+	}
+}

@@ -153,9 +153,10 @@ func trailerLines(body string) []string {
 // Added is one trailer added to a patch description.
 type Added struct {
 	File    string `json:"file"`  // the patch description, relative to the spec directory
-	Patch   int    `json:"patch"` // its number in the revision
+	Patch   int    `json:"patch"` // its number in the revision as posted
 	ID      string `json:"id"`
-	Version int    `json:"version"` // the revision the trailer is for
+	Stack   string `json:"stack,omitempty"` // the stacked series the revision is of ("" for the main series)
+	Version int    `json:"version"`         // the revision the trailer is for
 	Trailer string `json:"trailer"`
 	Reply   string `json:"reply"`
 	Who     string `json:"from"`           // the reply's sender
@@ -169,25 +170,31 @@ type Unmatched struct {
 }
 
 // Plan decides which trailers go to which patches of rev. ids maps a patch
-// number of rev to its patch-id (nil when no tree was given).
+// number of rev to its patch-id (nil when no tree was given). Of a
+// stacked series (x86 v2), only its own patches, the ones it posted,
+// take trailers.
 func Plan(rev *spec.Revision, given []Given, ids map[int]string) ([]Added, []Given) {
 	var added []Added
 	var unmatched []Given
 	seen := map[string]bool{}
+	stack, patches := "", rev.Patches
+	if rev.Prerequisite != nil {
+		stack, patches = rev.Series, rev.Patches[rev.Own:]
+	}
 	add := func(p *spec.Patch, g Given, by string) {
 		key := p.ID + "\x00" + g.Line
 		if seen[key] || hasTrailer(p.Log, g.Line) {
 			return
 		}
 		seen[key] = true
-		added = append(added, Added{File: p.Src, Patch: p.Number, ID: p.ID, Version: rev.Version, Trailer: g.Line, Reply: g.Reply, Who: g.Who, When: g.When, By: by})
+		added = append(added, Added{File: p.Src, Patch: p.Number - rev.Own, ID: p.ID, Stack: stack, Version: rev.Version, Trailer: g.Line, Reply: g.Reply, Who: g.Who, When: g.When, By: by})
 	}
 	for _, g := range given {
 		if g.Invalid != "" {
 			continue // see Invalid
 		}
 		if g.Target == 0 {
-			for _, p := range rev.Patches {
+			for _, p := range patches {
 				add(p, g, "cover letter")
 			}
 			continue
@@ -195,14 +202,14 @@ func Plan(rev *spec.Revision, given []Given, ids map[int]string) ([]Added, []Giv
 		var match *spec.Patch
 		by := ""
 		if g.PatchID != "" {
-			for _, p := range rev.Patches {
+			for _, p := range patches {
 				if ids[p.Number] == g.PatchID {
 					match, by = p, "patch-id"
 				}
 			}
 		}
 		if match == nil {
-			for _, p := range rev.Patches {
+			for _, p := range patches {
 				if strings.Join(strings.Fields(p.Subject), " ") == g.Title {
 					match, by = p, "subject"
 				}
@@ -234,7 +241,13 @@ func hasTrailer(log, line string) bool {
 func Write(specDir string, added []Added) error {
 	w := spec.NewWriter(specDir)
 	for _, a := range added {
-		if err := w.AddTrailer(a.File, a.Version, a.Trailer); err != nil {
+		add := w.AddTrailer
+		if a.Stack != "" {
+			add = func(decl string, version int, line string) error {
+				return w.AddStackedTrailer(decl, a.Stack, version, line)
+			}
+		}
+		if err := add(a.File, a.Version, a.Trailer); err != nil {
 			return err
 		}
 	}
