@@ -266,7 +266,16 @@ func (s *Spec) Stack(name string, v int) (*Revision, error) {
 		return newest, nil
 	}
 	if len(have) == 0 {
-		return nil, fmt.Errorf("no series %q is stacked on the main one: %w", name, ErrNoRevision)
+		var names []string
+		for _, r := range s.Stacked {
+			if !slices.Contains(names, r.Series) {
+				names = append(names, r.Series)
+			}
+		}
+		if len(names) == 0 {
+			return nil, fmt.Errorf("no series %q is stacked on the main one: %w (it has no stacked series)", name, ErrNoRevision)
+		}
+		return nil, fmt.Errorf("no series %q is stacked on the main one: %w (it has %s)", name, ErrNoRevision, strings.Join(names, ", "))
 	}
 	return nil, fmt.Errorf("%s v%d: %w (it has %s)", name, v, ErrNoRevision, strings.Join(have, ", "))
 }

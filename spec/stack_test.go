@@ -120,3 +120,26 @@ func TestStackOnRendersItsOwn(t *testing.T) {
 		}
 	}
 }
+
+// TestStackUnknownName: a stacked series the description lacks is refused
+// with the names of those it has, and a revision a stacked series lacks
+// with its revisions.
+func TestStackUnknownName(t *testing.T) {
+	sp, err := spec.Load(linux.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		v    int
+		want string
+	}{
+		{"x86-619", 0, `no series "x86-619" is stacked on the main one: no such revision in the series description (it has x86, x86-6.19)`},
+		{"x86", 9, "x86 v9: no such revision in the series description (it has v2)"},
+	} {
+		_, err := sp.Stack(c.name, c.v)
+		if err == nil || err.Error() != c.want || !errors.Is(err, spec.ErrNoRevision) {
+			t.Errorf("Stack(%q, %d): %v, want %q", c.name, c.v, err, c.want)
+		}
+	}
+}
