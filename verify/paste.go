@@ -27,24 +27,24 @@ func pastedNames(code []byte) map[string]bool {
 	if len(macros) == 0 {
 		return out
 	}
-	for name, ms := range macros {
-		re := regexp.MustCompile(`\b` + regexp.QuoteMeta(name) + `\s*\(`)
-		for _, loc := range re.FindAllIndex(code, -1) {
-			if defs[loc[0]] {
-				continue // the #define itself
-			}
-			args, ok := macroArgs(code[loc[1]:])
-			if !ok {
+	// one pass over the code: every identifier followed by "(", kept
+	// when it names such a macro (not at its own #define)
+	for _, loc := range callRE().FindAllSubmatchIndex(code, -1) {
+		ms := macros[string(code[loc[2]:loc[3]])]
+		if len(ms) == 0 || defs[loc[2]] {
+			continue
+		}
+		args, ok := macroArgs(code[loc[1]:])
+		if !ok {
+			continue
+		}
+		for _, m := range ms {
+			if len(args) != len(m.params) {
 				continue
 			}
-			for _, m := range ms {
-				if len(args) != len(m.params) {
-					continue
-				}
-				for _, chain := range m.chains {
-					if id, ok := chain.paste(args); ok {
-						out[id] = true
-					}
+			for _, chain := range m.chains {
+				if id, ok := chain.paste(args); ok {
+					out[id] = true
 				}
 			}
 		}
@@ -89,6 +89,12 @@ func (c pasteChain) paste(args []string) (string, bool) {
 // pasteWordRE is a whole C identifier, or a fragment of one (a number-led
 // fragment such as the 64 of irq_ ## 64 is pasted too).
 var pasteWordRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\w+$`) })
+
+// maxInvocation bounds the text of one macro invocation read.
+const maxInvocation = 4 << 10
+
+// callRE is an identifier followed by an opening parenthesis.
+var callRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b([A-Za-z_]\w*)\s*\(`) })
 
 // pasteDefineRE is a function-like #define with its parameters and the
 // rest of its first line.
@@ -184,10 +190,15 @@ func defineBody(code []byte, from int) string {
 
 // macroArgs splits the arguments of an invocation whose opening
 // parenthesis has been read: at the commas outside nested parentheses,
-// brackets and braces, up to the closing parenthesis.
+// brackets and braces, up to the closing parenthesis, within
+// maxInvocation bytes (so that unclosed invocations cost no more than
+// that each).
 func macroArgs(rest []byte) ([]string, bool) {
 	depth, start := 0, 0
 	var args []string
+	if len(rest) > maxInvocation {
+		rest = rest[:maxInvocation]
+	}
 	for i, ch := range rest {
 		switch ch {
 		case '(', '[', '{':

@@ -3,6 +3,7 @@ package verify
 import (
 	"reflect"
 	"sort"
+	"strings"
 	"testing"
 )
 
@@ -35,5 +36,22 @@ func TestPastedNames(t *testing.T) {
 				t.Errorf("pastedNames = %q, want %q", got, c.want)
 			}
 		})
+	}
+}
+
+// BenchmarkPastedNamesUnclosed: a file of many pasting macros and many
+// invocations that never close, each read at most maxInvocation bytes.
+func BenchmarkPastedNamesUnclosed(b *testing.B) {
+	var sb strings.Builder
+	for i := 0; i < 20000; i++ {
+		sb.WriteString("#define M" + strings.Repeat("x", i%7) + "_" + string(rune('a'+i%26)) + "(a) p_ ## a\n")
+	}
+	for i := 0; i < 50000; i++ {
+		sb.WriteString("M_a(q(")
+	}
+	code := []byte(sb.String())
+	b.SetBytes(int64(len(code)))
+	for b.Loop() {
+		pastedNames(code)
 	}
 }
