@@ -55,3 +55,24 @@ func BenchmarkPastedNamesUnclosed(b *testing.B) {
 		pastedNames(code)
 	}
 }
+
+// FuzzPastedNames: any text, defines and invocations cut anywhere, gives
+// a set of identifiers and no panic.
+func FuzzPastedNames(f *testing.F) {
+	for _, s := range []string{
+		"#define bbr_param(sk,name)\t(bbr_ ## name)\nx = bbr_param(sk, tso_rtt_shift);\n",
+		"#define SHOW(a, b) \\\n\tstatic int a##_##b##_show(void)\nSHOW(foo, bar)\n",
+		"#define V(a, ...) a ## __VA_ARGS__\nV(x, y, z)\n#define W(",
+		"#define P(x) p_##x\nP(",
+		"#define Q() q_ ## \nQ()",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, code string) {
+		for name := range pastedNames([]byte(code)) {
+			if !pasteWordRE().MatchString(name) {
+				t.Fatalf("%q: not an identifier", name)
+			}
+		}
+	})
+}
