@@ -56,6 +56,11 @@ type Cell struct {
 	// lacks at this patch, and what the build defined in its place
 	// (package standin).
 	StandIns []string `json:"stand_ins,omitempty"`
+	// Forced says, of a failed cell, which symbols are on only because
+	// kpatch's test-only hook selects them at this patch (HookSymbol):
+	// the failure is then in code no configuration of the tree compiles
+	// yet.
+	Forced string `json:"forced,omitempty"`
 }
 
 // ConfigResult is the column of one configuration.
@@ -199,7 +204,7 @@ func (r *Report) WriteText(w io.Writer) {
 				continue
 			}
 			cell := c.Cells[i]
-			for _, list := range [][]Problem{cell.Errors, cell.Warnings} {
+			for li, list := range [][]Problem{cell.Errors, cell.Warnings} {
 				for _, pr := range list {
 					k := seen{c.Name, pr.Key()}
 					if done[k] {
@@ -232,6 +237,9 @@ func (r *Report) WriteText(w io.Writer) {
 						fmt.Fprintf(w, "    also at patch %d\n", last+1)
 					case last > i+1:
 						fmt.Fprintf(w, "    also at patches %d-%d\n", p.Number+1, last+1)
+					}
+					if li == 0 && cell.Forced != "" {
+						fmt.Fprintf(w, "    note: %s\n", cell.Forced)
 					}
 				}
 			}

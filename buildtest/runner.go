@@ -175,6 +175,9 @@ func (r *runner) runStep(ctx context.Context, k int, overlay map[string][]byte, 
 	r.synced = true
 	cell.Seconds = time.Since(t).Seconds()
 	cell.StandIns = standIns
+	if cell.Status == Fail {
+		cell.Forced = forcedOnly(r.d.Src, r.config)
+	}
 	r.res.Cells = append(r.res.Cells, *cell)
 	if r.w2Res != nil {
 		r.w2Res.Cells = append(r.w2Res.Cells, *w2)
