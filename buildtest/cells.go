@@ -3,6 +3,7 @@ package buildtest
 // inherit carries every problem of an object into the following patches
 // that do not compile that object again: the tree after those patches
 // still has it (they show FAIL or WARN "since" the patch that brought it).
+// A patch that linked vmlinux checked vmlinux.o again.
 func inherit(cells []Cell) {
 	for k := 1; k < len(cells); k++ {
 		if cells[k].Status == NotBuilt || cells[k-1].Status == NotBuilt {
@@ -11,6 +12,9 @@ func inherit(cells []Cell) {
 		compiled := map[string]bool{}
 		for _, o := range cells[k].Objects {
 			compiled[o] = true
+		}
+		if cells[k].Linked {
+			compiled[LinkObject] = true
 		}
 		have := map[string]bool{}
 		for _, list := range [][]Problem{cells[k].Errors, cells[k].Warnings} {

@@ -61,6 +61,9 @@ type Cell struct {
 	// the failure is then in code no configuration of the tree compiles
 	// yet.
 	Forced string `json:"forced,omitempty"`
+	// Linked says the step linked vmlinux (a linking configuration whose
+	// objects compiled): vmlinux.o's warnings are then this patch's own.
+	Linked bool `json:"linked,omitempty"`
 }
 
 // ConfigResult is the column of one configuration.

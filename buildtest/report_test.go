@@ -116,3 +116,30 @@ func TestInherit(t *testing.T) {
 		t.Errorf("since: %+v %+v", cells[1].Errors, cells[2].Warnings)
 	}
 }
+
+// TestInheritLinked: objtool's warnings on vmlinux.o are carried into a
+// patch that did not link, and not into one that linked again (kcsan,
+// the 6.19 series: patch 25's noinstr warnings, which patch 26 fixes,
+// were carried into 26, whose own link gave none).
+func TestInheritLinked(t *testing.T) {
+	w := Problem{Diag: Diag{File: LinkObject, Severity: "warning", Message: "objtool: syscall_exit_to_user_mode+0x7e: call to __kcsan_check_access() leaves .noinstr.text section"}, Object: LinkObject}
+	for _, c := range []struct {
+		name   string
+		linked bool
+		want   string
+	}{
+		{"relinked", true, "WARN PASS"},
+		{"not linked", false, "WARN WARN"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cells := []Cell{
+				{Status: Warn, Objects: []string{"kernel/entry/common.o"}, Warnings: []Problem{w}, Linked: true},
+				{Status: Pass, Objects: []string{"kernel/entry/common.o"}, Linked: c.linked},
+			}
+			inherit(cells)
+			if got := cells[0].Status + " " + cells[1].Status; got != c.want {
+				t.Errorf("statuses %s, want %s", got, c.want)
+			}
+		})
+	}
+}

@@ -17,7 +17,7 @@ import (
 // cellVersion changes when what a step's cell holds changes (a field or
 // how it is derived from the objects' results), so that remembered steps
 // are derived again; the objects' results stay cached.
-const cellVersion = 6 // 6: a check that did not run is SKIP, not PASS
+const cellVersion = 7 // 7: a cell says whether its step linked vmlinux
 
 // stepKey hashes everything a step's result depends on.
 func (r *runner) stepKey(k int, overlay map[string][]byte) string {
@@ -176,6 +176,7 @@ func (r *runner) step(ctx context.Context, k int, overlay map[string][]byte, cha
 			return nil, nil, err
 		}
 		results[LinkObject] = res
+		cell.Linked = true
 		checked = append(append([]string(nil), objs...), LinkObject)
 	}
 	if r.lazy() {
