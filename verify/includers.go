@@ -32,7 +32,7 @@ func (c *checker) usedByTree(p *Patch, hdr, name string) bool {
 		if uses(c.dirCode(dir)) {
 			return true
 		}
-		for _, f := range c.touched() {
+		for _, f := range c.s.changed() {
 			if path.Dir(f) != dir || !strings.HasSuffix(f, ".c") {
 				continue
 			}
@@ -49,21 +49,13 @@ func (c *checker) usedByTree(p *Patch, hdr, name string) bool {
 // another of them), except include/ directories.
 func (c *checker) includerDirs(p *Patch, hdr string) []string {
 	heads := map[string]bool{hdr: true}
-	var series []string
-	for _, q := range c.s.Patches[:p.Number] {
-		for _, f := range q.Files {
-			if strings.HasSuffix(f.Path, ".h") && !f.Deleted && !slices.Contains(series, f.Path) {
-				series = append(series, f.Path)
-			}
-		}
-	}
 	for changed := true; changed; {
 		changed = false
-		for _, s := range series {
-			if heads[s] {
+		for _, s := range c.s.changed() {
+			if heads[s] || !strings.HasSuffix(s, ".h") {
 				continue
 			}
-			text, ok := c.s.FileAt(s, p.Number)
+			text, ok := c.s.FileAt(s, p.Number) // as the series leaves it at p; absent when deleted
 			if !ok {
 				continue
 			}
@@ -106,7 +98,7 @@ var includeRE = sync.OnceValue(func() *regexp.Regexp {
 })
 
 // dirCode returns the code (comments and strings blanked) of the .c
-// files of dir in the base tree that the series does not touch, read
+// files of dir in the base tree that the series does not change, read
 // once per run.
 func (c *checker) dirCode(dir string) []byte {
 	if c.dirCodes == nil {
@@ -116,7 +108,7 @@ func (c *checker) dirCode(dir string) []byte {
 		return code
 	}
 	touched := map[string]bool{}
-	for _, f := range c.touched() {
+	for _, f := range c.s.changed() {
 		touched[f] = true
 	}
 	var b bytes.Buffer
@@ -133,17 +125,4 @@ func (c *checker) dirCode(dir string) []byte {
 	}
 	c.dirCodes[dir] = b.Bytes()
 	return c.dirCodes[dir]
-}
-
-// touched returns the paths the series' patches touch, in order.
-func (c *checker) touched() []string {
-	var out []string
-	for _, q := range c.s.Patches {
-		for _, f := range q.Files {
-			if !slices.Contains(out, f.Path) {
-				out = append(out, f.Path)
-			}
-		}
-	}
-	return out
 }

@@ -631,6 +631,15 @@ func (s *Series) index() {
 	}
 }
 
+// changed returns the paths the series changes (those of hunks git
+// refuses aside: git leaves them as they were), sorted.
+func (s *Series) changed() []string {
+	if s.changes == nil {
+		s.index()
+	}
+	return sortedKeys(s.changes)
+}
+
 // version returns the last patch up to n that changes path, or 0 (the
 // base) when none does.
 func (s *Series) version(path string, n int) int {
