@@ -69,8 +69,11 @@ const HookKconfig = `# SPDX-License-Identifier: GPL-2.0
 # kpatch test --build: laid over the tree for the build only, never mailed.
 config ` + HookSymbol + `
 	bool "kpatch build test: compile the generic user unwinder"
-	select UNWIND_USER
+	select ` + HookSelects + `
 `
+
+// HookSelects is the symbol HookSymbol selects.
+const HookSelects = "UNWIND_USER"
 
 // x86Fragment is the x86_64 configuration's fragment: 64-bit with IA32
 // emulation and perf events, the generic unwinder forced on.

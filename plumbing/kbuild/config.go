@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -95,6 +96,20 @@ func Check(cfg, want map[string]string, src string) []ConfigProblem {
 		probs = append(probs, ConfigProblem{Symbol: s, Want: want[s], Got: got, Why: Explain(src, s, cfg)})
 	}
 	return probs
+}
+
+// Selectors returns the symbols whose entries select sym in the Kconfig
+// files under src (conditions aside; arch/ other than x86 skipped, as
+// Explain reads them), each once.
+func Selectors(src, sym string) []string {
+	_, sels := scanKconfig(src, sym)
+	var out []string
+	for _, s := range sels {
+		if s.by != "" && !slices.Contains(out, s.by) {
+			out = append(out, s.by)
+		}
+	}
+	return out
 }
 
 // Explain says why symbol sym may not be enabled: where it is defined
