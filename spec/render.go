@@ -169,9 +169,9 @@ func (r *Revision) execute(f *File, step int) ([]byte, int, error) {
 
 // renderData is what r's templates see after step patches.
 func (r *Revision) renderData(step int) RenderData {
-	d := RenderData{Version: r.guardVersion(), Step: step}
-	if r.Prerequisite != nil {
-		d.Stack, d.StackVersion = r.Series, r.Version
+	d := RenderData{Version: r.guardVersion(), Step: step, Stack: r.StackName()}
+	if d.Stack != "" {
+		d.StackVersion = r.Version
 	}
 	return d
 }

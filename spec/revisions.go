@@ -327,6 +327,15 @@ func (s *Spec) Select(v int, stack string, on int) (*Revision, error) {
 	return r.On(on)
 }
 
+// StackName is the name of the stacked series r is a revision of ("x86"
+// for x86 v2), "" for the main series.
+func (r *Revision) StackName() string {
+	if r.Prerequisite == nil {
+		return ""
+	}
+	return r.Series
+}
+
 // Name names the revision as reports do: "v16" for the main series, "x86
 // v2 on v16" for a stacked one, and "x86 v2 on v15 (posted on v16)" for a
 // stacked one laid on another revision than it was posted on.

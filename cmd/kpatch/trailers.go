@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"kpatch/plumbing/mail"
 	"kpatch/plumbing/outdir"
 	"kpatch/revision/trailers"
 	"kpatch/series"
-	"kpatch/spec"
 )
 
 func cmdTrailers(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -57,10 +57,7 @@ stay as they were.`)
 		return err // a damaged copy or a revision it lacks: the error says what to mend
 	}
 	rev := sel.Revision
-	name := fmt.Sprintf("v%d", rev.Version)
-	if rev.Prerequisite != nil {
-		name = rev.Series + " " + name
-	}
+	name := strings.TrimSpace(fmt.Sprintf("%s v%d", rev.StackName(), rev.Version)) // "x86 v2", "v12"
 	var msgs []*mail.Message
 	for _, f := range files {
 		ms, err := mail.LoadMessages(f)
@@ -106,7 +103,7 @@ stay as they were.`)
 			Added     []trailers.Added `json:"added"`
 			Unmatched []trailers.Given `json:"unmatched"`
 			Invalid   []trailers.Given `json:"left_out"`
-		}{stackName(rev), rev.Version, *dry, len(given), added, unmatched, invalid}
+		}{rev.StackName(), rev.Version, *dry, len(given), added, unmatched, invalid}
 		return writeJSON(stdout, &rep)
 	}
 	verb := "added"
@@ -129,13 +126,4 @@ stay as they were.`)
 	}
 	fmt.Fprintf(stderr, "kpatch trailers: %d trailers in the replies; %s %d to %s, %d for patches %s does not have%s\n", len(given), verb, len(added), name, len(unmatched), name, left)
 	return nil
-}
-
-// stackName is the name of the stacked series rev is of, "" for the
-// main series.
-func stackName(rev *spec.Revision) string {
-	if rev.Prerequisite == nil {
-		return ""
-	}
-	return rev.Series
 }

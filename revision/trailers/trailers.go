@@ -177,10 +177,7 @@ func Plan(rev *spec.Revision, given []Given, ids map[int]string) ([]Added, []Giv
 	var added []Added
 	var unmatched []Given
 	seen := map[string]bool{}
-	stack, patches := "", rev.Patches
-	if rev.Prerequisite != nil {
-		stack, patches = rev.Series, rev.Patches[rev.Own:]
-	}
+	stack, patches := rev.StackName(), rev.Patches[rev.Own:] // Own: 0 for the main series
 	add := func(p *spec.Patch, g Given, by string) {
 		key := p.ID + "\x00" + g.Line
 		if seen[key] || hasTrailer(p.Log, g.Line) {
