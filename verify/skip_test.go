@@ -7,8 +7,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-
-	"kpatch/internal/testenv"
 )
 
 // TestUnreadableMailOneError: ../shared's hh-misc holds twelve patch
@@ -16,7 +14,7 @@ import (
 // e-mail address"). verify refused the whole series (exit 2); it is one
 // PATCH_APPLY error naming that file, and the eleven others are checked.
 func TestUnreadableMailOneError(t *testing.T) {
-	dir := foreignSeriesDir(t, "hh-misc")
+	dir := foreignDir(t, "hh-misc")
 	files, _ := filepath.Glob(filepath.Join(dir, "*.patch"))
 	s, err := ReadMail(dir, nil)
 	if err != nil {
@@ -41,7 +39,7 @@ func TestUnreadableMailOneError(t *testing.T) {
 // places among the patches read, and names the unreadable mail by its
 // place among the files.
 func TestPositionsAsPosted(t *testing.T) {
-	src := foreignSeriesDir(t, "amd-tlb")
+	src := foreignDir(t, "amd-tlb")
 	files, _ := filepath.Glob(filepath.Join(src, "00*.patch"))
 	if len(files) < 4 {
 		t.Fatalf("amd-tlb has %d patch files", len(files))
@@ -83,17 +81,4 @@ func TestPositionsAsPosted(t *testing.T) {
 			t.Errorf("the unreadable mail: %s", f.Message)
 		}
 	}
-}
-
-// foreignSeriesDir returns the directory of the series name in
-// ../shared/foreign-series.
-func foreignSeriesDir(t *testing.T, name string) string {
-	t.Helper()
-	for _, fs := range testenv.ForeignSeries(t) {
-		if fs.Name == name {
-			return fs.Path
-		}
-	}
-	t.Fatalf("no %s in ../shared/foreign-series", name)
-	return ""
 }
