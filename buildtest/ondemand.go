@@ -45,6 +45,9 @@ type lazyBase struct {
 	Objects map[string]lazyObj  // objects asked about
 	Full    bool                // the whole base was built: All holds every warning
 	All     map[string][]string // object -> warning keys, when Full
+	// Link answers objtool's warnings on vmlinux.o without the base's
+	// whole link (askBaseLink): warning key -> the base's link gives it.
+	Link map[string]bool
 }
 
 // lazyObj is the base's answer for one object.
@@ -495,6 +498,9 @@ func (r *runner) isBaseWarning(obj string, d Diag) (bool, error) {
 		return base[d.Key()] || r.baseWarn[d.Key()] && !strings.HasSuffix(d.File, ".c"), nil
 	}
 	if obj == LinkObject {
+		if at, ok := r.state.Lazy.Link[d.Key()]; ok && !r.state.Lazy.Full {
+			return at, nil
+		}
 		if err := r.buildBaseFull(); err != nil {
 			return false, err
 		}

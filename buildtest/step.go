@@ -191,6 +191,11 @@ func (r *runner) step(ctx context.Context, k int, overlay map[string][]byte, cha
 		if _, err := r.baseObjects(ask); err != nil {
 			return nil, nil, err
 		}
+		if res := results[LinkObject]; res != nil && len(res.Warnings) > 0 {
+			if err := r.askBaseLink(res.Warnings); err != nil {
+				return nil, nil, err
+			}
+		}
 	}
 	// The cell: errors, and warnings the base did not have.
 	seen := map[string]bool{}

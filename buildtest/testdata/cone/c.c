@@ -1,0 +1,4 @@
+void other(void)
+{
+	asm volatile("");
+}

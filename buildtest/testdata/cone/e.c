@@ -1,0 +1,6 @@
+/* A dead end. */
+void last(int x)
+{
+	for (;;)
+		asm volatile("" : : "r"(x));
+}
