@@ -75,9 +75,15 @@ type ConfigResult struct {
 	BaseBuilt bool   `json:"base_built"` // the base was built in this run (false: reused)
 	// BaseOnDemand says the base was compiled only where a warning asked
 	// (Options.BaseBuild), not built in full.
-	BaseOnDemand bool    `json:"base_on_demand,omitempty"`
-	BaseError    string  `json:"base_error,omitempty"`
-	BaseSecs     float64 `json:"base_seconds"`
+	BaseOnDemand bool `json:"base_on_demand,omitempty"`
+	// BaseAsked is, on demand, how many of the base's objects were
+	// compiled for the questions (in this run or an earlier one of the
+	// same base); BaseWhole says a question needed the whole base, built
+	// and linked in full.
+	BaseAsked int     `json:"base_asked,omitempty"`
+	BaseWhole bool    `json:"base_whole,omitempty"`
+	BaseError string  `json:"base_error,omitempty"`
+	BaseSecs  float64 `json:"base_seconds"`
 	// BaseCPUSecs is the CPU time (user and system) of the base build's
 	// make and compilers, 0 when the base was not built in this run.
 	BaseCPUSecs float64  `json:"base_cpu_seconds,omitempty"`
@@ -156,8 +162,10 @@ func (r *Report) WriteText(w io.Writer) {
 			s = "-"
 		case c.BaseError != "":
 			s = "FAIL"
+		case c.BaseOnDemand && c.BaseWhole:
+			s = "whole"
 		case c.BaseOnDemand:
-			s = "asked"
+			s = fmt.Sprintf("asked %d", c.BaseAsked)
 		case !c.BaseBuilt:
 			s = "cached"
 		}

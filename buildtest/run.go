@@ -222,6 +222,8 @@ func Run(ctx context.Context, s *series.Series, o Options) (*Report, error) {
 	for _, r := range runners {
 		if r.lazy() {
 			r.res.BaseCPUSecs = r.baseCPU.Seconds() // the base's objects compiled on demand
+			r.res.BaseWhole = r.state.Lazy.Full
+			r.res.BaseAsked = len(r.state.Lazy.Objects)
 		}
 		rep.Configs = append(rep.Configs, *r.res)
 	}
