@@ -402,6 +402,26 @@ func (r *runner) hybridLink(roots []string) (map[string]bool, []string, error) {
 			subst[m] = true
 		}
 	}
+	tool := filepath.Join(b.d.Obj, "tools", "objtool", "objtool")
+	if _, err := os.Stat(tool); err != nil {
+		return nil, nil, fmt.Errorf("the base's objtool is not built")
+	}
+	keys, err := relink(lc, byArchive, file, r.d.Obj, dir, tool, r.runTool)
+	if err != nil {
+		return nil, nil, err
+	}
+	used := sortedKeys(subst)
+	return keys, used, nil
+}
+
+// toolRunner runs a program in a directory, returning its output and
+// error streams.
+type toolRunner func(dir, name string, args ...string) (string, string, error)
+
+// relink links vmlinux.o in dir as kbuild's command lc did in objDir,
+// each archive's members read from file(member), runs objtool on it and
+// returns the keys of its warnings.
+func relink(lc linkCommand, byArchive map[string][]string, file func(string) string, objDir, dir, objtool string, run toolRunner) (map[string]bool, error) {
 	ld := append([]string(nil), lc.ld...)
 	for i, w := range ld {
 		if ms, ok := byArchive[w]; ok {
@@ -410,26 +430,22 @@ func (r *runner) hybridLink(roots []string) (map[string]bool, []string, error) {
 			for _, m := range ms {
 				args = append(args, file(m))
 			}
-			if _, _, err := r.runTool(dir, "ar", args...); err != nil {
-				return nil, nil, err
+			if _, _, err := run(dir, "ar", args...); err != nil {
+				return nil, err
 			}
 			ld[i] = a
 		} else if !strings.HasPrefix(w, "-") && w != LinkObject && i > 0 {
-			if _, err := os.Stat(filepath.Join(r.d.Obj, w)); err == nil {
-				ld[i] = filepath.Join(r.d.Obj, w)
+			if _, err := os.Stat(filepath.Join(objDir, w)); err == nil {
+				ld[i] = filepath.Join(objDir, w)
 			}
 		}
 	}
-	if _, _, err := r.runTool(dir, ld[0], ld[1:]...); err != nil {
-		return nil, nil, err
+	if _, _, err := run(dir, ld[0], ld[1:]...); err != nil {
+		return nil, err
 	}
-	tool := filepath.Join(b.d.Obj, "tools", "objtool", "objtool")
-	if _, err := os.Stat(tool); err != nil {
-		return nil, nil, fmt.Errorf("the base's objtool is not built")
-	}
-	out, errOut, err := r.runTool(dir, tool, lc.objtool[1:]...)
+	out, errOut, err := run(dir, objtool, lc.objtool[1:]...)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	keys := map[string]bool{}
 	for _, l := range strings.Split(out+"\n"+errOut, "\n") {
@@ -437,8 +453,7 @@ func (r *runner) hybridLink(roots []string) (map[string]bool, []string, error) {
 			keys[Diag{File: LinkObject, Severity: m[2], Message: m[3]}.Key()] = true
 		}
 	}
-	used := sortedKeys(subst)
-	return keys, used, nil
+	return keys, nil
 }
 
 // runTool runs a program in dir, returning what it wrote to its output

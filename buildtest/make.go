@@ -19,8 +19,11 @@ func (r *runner) make(ctx context.Context, p *outputParser, few bool, targets ..
 }
 
 // makeWith is make, adding the CPU time make and its children took to
-// cpu unless it is nil.
+// cpu, or to the configuration's other CPU time when cpu is nil.
 func (r *runner) makeWith(ctx context.Context, p *outputParser, few bool, cpu *time.Duration, targets ...string) error {
+	if cpu == nil {
+		cpu = r.otherCPU
+	}
 	var progress kbuild.Progress
 	var mu sync.Mutex
 	var lw io.Writer = lineFunc(func(l string) {

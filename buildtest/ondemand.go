@@ -211,7 +211,7 @@ func (r *runner) restoreBaseConfig(ctx context.Context) error {
 	if err := os.WriteFile(filepath.Join(r.d.Obj, ".config"), r.state.BaseConfRaw, 0o644); err != nil {
 		return err
 	}
-	if err := r.d.MakeWith(ctx, kbuild.MakeOptions{Arch: r.cfg.Arch, Jobs: 1, Args: r.flags, Env: r.env(), NoStepCount: true}, "olddefconfig"); err != nil {
+	if err := r.d.MakeWith(ctx, kbuild.MakeOptions{Arch: r.cfg.Arch, Jobs: 1, Args: r.flags, Env: r.env(), NoStepCount: true, CPU: r.otherCPU}, "olddefconfig"); err != nil {
 		return err
 	}
 	return r.loadConfig()
@@ -237,7 +237,7 @@ func (r *runner) baseRunner() (*runner, error) {
 	}
 	// include/config/ and auto.conf, which say what the configuration
 	// builds (enabledObjects).
-	if err := b.d.MakeWith(r.ctx, kbuild.MakeOptions{Arch: b.cfg.Arch, Jobs: 1, Args: b.flags, Env: b.env(), NoStepCount: true}, "syncconfig"); err != nil {
+	if err := b.d.MakeWith(r.ctx, kbuild.MakeOptions{Arch: b.cfg.Arch, Jobs: 1, Args: b.flags, Env: b.env(), NoStepCount: true, CPU: &r.baseCPU}, "syncconfig"); err != nil {
 		return nil, err
 	}
 	r.baseR = &b

@@ -86,10 +86,14 @@ type ConfigResult struct {
 	BaseSecs  float64 `json:"base_seconds"`
 	// BaseCPUSecs is the CPU time (user and system) of the base build's
 	// make and compilers, 0 when the base was not built in this run.
-	BaseCPUSecs float64  `json:"base_cpu_seconds,omitempty"`
-	Flags       []string `json:"flags"`              // the make variables of its builds
-	Compiler    string   `json:"compiler,omitempty"` // the first line of its --version
-	Cells       []Cell   `json:"cells"`              // Cells[k-1] is patch k
+	BaseCPUSecs float64 `json:"base_cpu_seconds,omitempty"`
+	// CPUSecs is the CPU time (user and system) of the builds this
+	// configuration ran in this run: its makes (base, series, steps,
+	// olddefconfig) and the tools the base's questions ran.
+	CPUSecs  float64  `json:"cpu_seconds,omitempty"`
+	Flags    []string `json:"flags"`              // the make variables of its builds
+	Compiler string   `json:"compiler,omitempty"` // the first line of its --version
+	Cells    []Cell   `json:"cells"`              // Cells[k-1] is patch k
 	// Check marks a column that is a check on the lines the series adds
 	// (CheckW2, CheckKernelDoc), not a configuration: its warnings are
 	// reported, and fail nothing.

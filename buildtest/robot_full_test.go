@@ -2,7 +2,10 @@ package buildtest
 
 import (
 	"context"
+	"maps"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -116,6 +119,44 @@ func TestKCSANObjtoolNoinstr(t *testing.T) {
 	}
 	if found == 0 {
 		t.Fatalf("no objtool warning on __kcsan_check_access() in vmlinux.o: %+v", cell.Warnings)
+	}
+	// On demand, the warnings' cone answered: the base was not linked whole.
+	if c.BaseOnDemand && c.BaseWhole {
+		t.Errorf("the base was built and linked whole for objtool's warnings: the cone did not answer them")
+	}
+	// The relink the cone's question uses, with every object the series'
+	// own, gives exactly the warnings kbuild's link of vmlinux.o gave.
+	obj := filepath.Join(c.BuildDir, "obj")
+	lc, err := readLinkCommand(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byArchive := map[string][]string{}
+	for _, a := range lc.archives {
+		if byArchive[a], err = archiveMembersOf(context.Background(), obj, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(dir, name string, args ...string) (string, string, error) {
+		cmd := exec.Command(name, args...)
+		cmd.Dir = dir
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		return string(out), stderr.String(), err
+	}
+	keys, err := relink(lc, byArchive, func(m string) string { return filepath.Join(obj, m) }, obj, t.TempDir(), filepath.Join(obj, "tools", "objtool", "objtool"), run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	linked := map[string]bool{}
+	for _, w := range cell.Warnings {
+		if w.File == LinkObject {
+			linked[w.Key()] = true
+		}
+	}
+	if !maps.Equal(keys, linked) {
+		t.Errorf("relinked: %v\nkbuild's link: %v", sortedKeys(keys), sortedKeys(linked))
 	}
 }
 

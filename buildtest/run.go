@@ -134,7 +134,7 @@ func Run(ctx context.Context, s *series.Series, o Options) (*Report, error) {
 	runners := make([]*runner, len(cfgs))
 	for i, c := range cfgs {
 		root := filepath.Join(o.BuildRoot, "matrix-"+c.Name)
-		runners[i] = &runner{o: o, cfg: c, st: st, flags: o.flagsFor(c, sparse), jobs: jobs, log: o.Log, ctx: ctx,
+		runners[i] = &runner{o: o, cfg: c, st: st, flags: o.flagsFor(c, sparse), jobs: jobs, log: o.Log, ctx: ctx, otherCPU: new(time.Duration),
 			d: &kbuild.Dir{Root: root, Src: src.Src, Obj: filepath.Join(root, "obj")}}
 		if err := runners[i].lock(ctx); err != nil {
 			return nil, err
@@ -225,6 +225,7 @@ func Run(ctx context.Context, s *series.Series, o Options) (*Report, error) {
 			r.res.BaseWhole = r.state.Lazy.Full
 			r.res.BaseAsked = len(r.state.Lazy.Objects)
 		}
+		r.res.CPUSecs = (r.baseCPU + r.finalCPU + *r.otherCPU).Seconds()
 		rep.Configs = append(rep.Configs, *r.res)
 	}
 	if w2 != nil {

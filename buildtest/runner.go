@@ -44,6 +44,7 @@ type runner struct {
 	baseR    *runner         // the base's object tree, once a question needed it
 	fullBase bool            // the series did not build at its end: the base is built in full
 	finalCPU time.Duration   // CPU time of the full build at the series' end
+	otherCPU *time.Duration  // CPU time of the steps' makes (shared with the base's runner)
 }
 
 func (r *runner) logf(format string, args ...any) {

@@ -91,7 +91,7 @@ func (r *runner) step(ctx context.Context, k int, overlay map[string][]byte, cha
 		// The configuration after patch k: the previous one brought up to
 		// date with the Kconfig files now (olddefconfig: new symbols get
 		// their defaults and selects), as a developer's build tree would.
-		if err := r.d.MakeWith(ctx, kbuild.MakeOptions{Arch: r.cfg.Arch, Jobs: 1, Args: r.flags, Env: r.env(), NoStepCount: true}, "olddefconfig"); err != nil {
+		if err := r.d.MakeWith(ctx, kbuild.MakeOptions{Arch: r.cfg.Arch, Jobs: 1, Args: r.flags, Env: r.env(), NoStepCount: true, CPU: r.otherCPU}, "olddefconfig"); err != nil {
 			return nil, nil, err
 		}
 		if err := r.loadConfig(); err != nil {
@@ -112,7 +112,7 @@ func (r *runner) step(ctx context.Context, k int, overlay map[string][]byte, cha
 	if kconf {
 		// Bring include/config/ and auto.conf up to date for the query
 		// of enabled objects below.
-		if err := r.d.MakeWith(ctx, kbuild.MakeOptions{Arch: r.cfg.Arch, Jobs: 1, Args: r.flags, Env: r.env(), NoStepCount: true}, "syncconfig"); err != nil {
+		if err := r.d.MakeWith(ctx, kbuild.MakeOptions{Arch: r.cfg.Arch, Jobs: 1, Args: r.flags, Env: r.env(), NoStepCount: true, CPU: r.otherCPU}, "syncconfig"); err != nil {
 			return nil, nil, err
 		}
 	}
