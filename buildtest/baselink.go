@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"kpatch/plumbing/kbuild"
 	"kpatch/plumbing/objcode"
@@ -36,7 +37,7 @@ import (
 // its callees, a configuration that changes objtool's arguments — is
 // answered by the base's whole link, as before.
 
-// linkKinds are the objtool messages about vmlinux.o whose verdict the
+// linkKindRE matches the objtool messages about vmlinux.o whose verdict the
 // cone settles: those of validate_call() and validate_return() in
 // noinstr code.
 var linkKindRE = sync.OnceValue(func() *regexp.Regexp {
@@ -98,7 +99,7 @@ func readLinkCommand(objDir string) (linkCommand, error) {
 	return linkCommand{}, fmt.Errorf(".vmlinux.o.cmd has no savedcmd_vmlinux.o")
 }
 
-// objtoolConfigSymbols are the configuration symbols the objtool
+// objtoolConfigRE finds the configuration symbols the objtool
 // arguments of a link depend on: those kbuild's objtool rules name.
 var objtoolConfigRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`CONFIG_[A-Z0-9_]+`) })
 
@@ -279,7 +280,7 @@ func partSet(o *objcode.Object, fn string) map[string]bool {
 	return s
 }
 
-// archiveMembers lists a thin archive's members (relative to dir).
+// archiveMembersOf lists a thin archive's members (relative to dir).
 func archiveMembersOf(ctx context.Context, dir, archive string) ([]string, error) {
 	cmd := exec.CommandContext(ctx, "ar", "t", archive)
 	cmd.Dir = dir
@@ -459,13 +460,19 @@ func relink(lc linkCommand, byArchive map[string][]string, file func(string) str
 // runTool runs a program in dir, returning what it wrote to its output
 // and to its error stream, and counts its CPU time as the base's.
 func (r *runner) runTool(dir, name string, args ...string) (string, string, error) {
-	cmd := exec.CommandContext(r.ctx, name, args...)
+	return runIn(r.ctx, &r.baseCPU, dir, name, args...)
+}
+
+// runIn runs a program in dir, returning what it wrote to its output and
+// to its error stream, and adds its CPU time to cpu unless it is nil.
+func runIn(ctx context.Context, cpu *time.Duration, dir, name string, args ...string) (string, string, error) {
+	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
-	if ps := cmd.ProcessState; ps != nil {
-		r.baseCPU += ps.UserTime() + ps.SystemTime()
+	if ps := cmd.ProcessState; ps != nil && cpu != nil {
+		*cpu += ps.UserTime() + ps.SystemTime()
 	}
 	if err != nil {
 		return string(out), stderr.String(), fmt.Errorf("%s: %w: %s", filepath.Base(name), err, firstLine(stderr.String()))

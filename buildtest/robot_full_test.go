@@ -4,7 +4,6 @@ import (
 	"context"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -138,12 +137,7 @@ func TestKCSANObjtoolNoinstr(t *testing.T) {
 		}
 	}
 	run := func(dir, name string, args ...string) (string, string, error) {
-		cmd := exec.Command(name, args...)
-		cmd.Dir = dir
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		return string(out), stderr.String(), err
+		return runIn(context.Background(), nil, dir, name, args...)
 	}
 	keys, err := relink(lc, byArchive, func(m string) string { return filepath.Join(obj, m) }, obj, t.TempDir(), filepath.Join(obj, "tools", "objtool", "objtool"), run)
 	if err != nil {
